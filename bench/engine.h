@@ -1,0 +1,81 @@
+/* twinbench load engine: T threads with an epoll loop each, C clients per
+ * thread, pipeline depth P, closed loop or open loop (--rate) with latency
+ * measured from the intended send time. */
+#ifndef TB_ENGINE_H
+#define TB_ENGINE_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "hist.h"
+#include "ketama.h"
+#include "workload.h"
+
+enum proto_kind { PROTO_RESP, PROTO_MC };
+
+#define TARGET_MAX_HOSTS 32
+
+/* One server or one sharded group of servers (ketama). Read-only once set up. */
+struct target {
+    char name[64];                  /* label in reports */
+    char url[512];                  /* as given */
+    enum proto_kind proto;
+    uint32_t nhosts;
+    char hosts[TARGET_MAX_HOSTS][128];  /* "host:port" */
+    struct sockaddr_storage addr[TARGET_MAX_HOSTS];
+    socklen_t addrlen[TARGET_MAX_HOSTS];
+    struct ketama ring;             /* when nhosts > 1 */
+    int pids[TARGET_MAX_HOSTS];     /* server PIDs for CPU accounting, 0 = unknown */
+    uint32_t npids;
+};
+
+/* Parse "NAME=redis://h:p[,h:p...]" or "memcache://..." (NAME optional).
+ * layout picks the ketama point layout. Returns 0 or -1 with err set. */
+int target_parse(struct target *t, const char *spec, enum ketama_layout layout, char *err,
+                 size_t errlen);
+
+/* One measured run. */
+struct run_spec {
+    const struct target *tgt;
+    const struct workload *wl;
+    uint32_t threads;          /* OS threads */
+    uint32_t conns;            /* clients in total, spread over threads */
+    uint32_t pipeline;         /* max requests in flight per client */
+    uint64_t requests_per_conn;/* 0 = not limited per client */
+    uint64_t total_requests;   /* 0 = not limited in total (split per thread) */
+    double duration;           /* seconds, 0 = until the request budget is used */
+    double rate;               /* open loop: total requests/s; 0 = closed loop */
+    int poisson;               /* open loop arrivals: 1 Poisson, 0 uniform */
+    double timeout_ms;         /* per-request timeout, 0 = none */
+    int progress;              /* draw a progress bar on stderr (tty only) */
+    uint64_t seed;
+    const char *label;         /* run label for reports */
+};
+
+struct run_result {
+    struct hist hist;          /* merged latency histogram (ns) */
+    uint64_t ops, hits, misses, errors, timeouts, conn_errors, sets, gets;
+    double elapsed_s;          /* first send to last reply */
+    double ops_per_sec;
+    double client_cpu_s;       /* twinbench CPU time during the run */
+    double server_cpu_s;       /* summed over target pids; < 0 if unknown */
+    uint32_t threads, conns, pipeline;
+    uint64_t requests_per_conn;
+    double rate;
+    char label[96];
+    char error[256];           /* non-empty when the run failed */
+};
+
+/* Execute spec and fill res (res->hist is initialised here; release with
+ * run_result_deinit). Returns 0, or -1 with res->error set. */
+int engine_run(const struct run_spec *spec, struct run_result *res);
+void run_result_deinit(struct run_result *res);
+
+/* Fetch INFO (RESP) or stats + stats settings (memcached) from the first host
+ * into out (malloc'ed, caller frees). Returns 0 or -1. Not on any hot path. */
+int target_fetch_info(const struct target *t, char **out);
+/* Send FLUSHALL / flush_all to every host. */
+int target_flush(const struct target *t);
+
+#endif

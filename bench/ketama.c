@@ -1,0 +1,83 @@
+/* Ketama continuum, see ketama.h. Point naming follows libmemcached's
+ * update_continuum() and twemproxy's nc_ketama.c. */
+#include "ketama.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "md5.h"
+
+static uint32_t md5_word(const char *s, size_t len, unsigned alignment)
+{
+    uint8_t d[16];
+    md5_digest(s, len, d);
+    return (uint32_t)d[3 + alignment * 4] << 24 | (uint32_t)d[2 + alignment * 4] << 16 |
+           (uint32_t)d[1 + alignment * 4] << 8 | d[alignment * 4];
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    const struct ketama_point *x = a, *y = b;
+    if (x->value != y->value) return x->value < y->value ? -1 : 1;
+    return 0;
+}
+
+int ketama_layout_parse(const char *name)
+{
+    if (!strcmp(name, "libmemcached")) return KETAMA_LIBMEMCACHED;
+    if (!strcmp(name, "ketama") || !strcmp(name, "twemproxy") || !strcmp(name, "weighted"))
+        return KETAMA_WEIGHTED;
+    if (!strcmp(name, "spy") || !strcmp(name, "spymemcached")) return KETAMA_SPY;
+    return -1;
+}
+
+int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
+                uint32_t nhosts)
+{
+    uint32_t per_server = layout == KETAMA_LIBMEMCACHED ? 100 : 160;
+    uint32_t per_hash = layout == KETAMA_LIBMEMCACHED ? 1 : 4;
+    k->npoints = 0;
+    k->points = calloc((size_t)nhosts * per_server + 1, sizeof(*k->points));
+    if (!k->points) return -1;
+    for (uint32_t h = 0; h < nhosts; h++) {
+        char name[300];
+        snprintf(name, sizeof(name), "%s", hosts[h]);
+        size_t nl = strlen(name);
+        if (layout != KETAMA_SPY && nl > 6 && !strcmp(name + nl - 6, ":11211"))
+            name[nl - 6] = 0; /* libmemcached/twemproxy compatibility quirk */
+        for (uint32_t i = 0; i < per_server / per_hash; i++) {
+            char buf[340];
+            int n = layout == KETAMA_SPY ? snprintf(buf, sizeof(buf), "/%s-%u", name, i)
+                                         : snprintf(buf, sizeof(buf), "%s-%u", name, i);
+            for (uint32_t x = 0; x < per_hash; x++) {
+                k->points[k->npoints].value = md5_word(buf, (size_t)n, x);
+                k->points[k->npoints].host = h;
+                k->npoints++;
+            }
+        }
+    }
+    qsort(k->points, k->npoints, sizeof(*k->points), point_cmp);
+    return 0;
+}
+
+void ketama_deinit(struct ketama *k)
+{
+    free(k->points);
+    k->points = NULL;
+    k->npoints = 0;
+}
+
+uint32_t ketama_pick(const struct ketama *k, const char *key, size_t len)
+{
+    if (k->npoints == 0) return 0;
+    uint32_t hash = md5_word(key, len, 0);
+    uint32_t lo = 0, hi = k->npoints;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (k->points[mid].value < hash) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == k->npoints) lo = 0;
+    return k->points[lo].host;
+}

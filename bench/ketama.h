@@ -1,0 +1,36 @@
+/* Ketama consistent hashing over a target's hosts, with the point layouts of
+ * the common clients so keys land where those clients and proxies put them. */
+#ifndef TB_KETAMA_H
+#define TB_KETAMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ketama_layout {
+    KETAMA_LIBMEMCACHED,  /* libmemcached MEMCACHED_BEHAVIOR_KETAMA: 100 points, 1 per MD5 */
+    KETAMA_WEIGHTED,      /* libketama / twemproxy / libmemcached KETAMA_WEIGHTED: 160, 4 per MD5 */
+    KETAMA_SPY,           /* spymemcached / xmemcached: "/ip:port-N", 160 points, 4 per MD5 */
+};
+
+struct ketama_point {
+    uint32_t value;  /* position on the circle */
+    uint32_t host;   /* index into the host list */
+};
+
+struct ketama {
+    struct ketama_point *points;  /* sorted by value, owned */
+    uint32_t npoints;
+};
+
+/* Build the continuum for hosts given as "host:port" strings (borrowed).
+ * The libmemcached/twemproxy layouts drop ":11211" from the point name as
+ * those clients do. Returns 0 or -1 (out of memory / bad layout). */
+int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
+                uint32_t nhosts);
+void ketama_deinit(struct ketama *k);
+/* Host index owning key (MD5 key hash, first point >= hash, wrapping). */
+uint32_t ketama_pick(const struct ketama *k, const char *key, size_t len);
+/* Parse a layout name: libmemcached, ketama|twemproxy|weighted, spy|spymemcached. -1 if unknown. */
+int ketama_layout_parse(const char *name);
+
+#endif
