@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything twincache needs to build, run and test, from Debian 12's archive.
+# Idempotent: skips apt-get when every package is already installed.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
+      libjemalloc-dev libxxhash-dev
+      redis-server redis-tools memcached libmemcached-tools
+      python3 python3-pytest python3-redis python3-pymemcache
+      default-jdk-headless libspymemcached-java procps iproute2 nutcracker)
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    # Debian starts redis-server and memcached as services on 6379/11211, the ports twincache
+    # uses by default. Tests use their own ports; stop the services so `make run` can bind.
+    for s in redis-server memcached; do
+        if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$s" 2>/dev/null; then
+            $SUDO systemctl disable --now "$s" >/dev/null 2>&1 || true
+        elif command -v service >/dev/null 2>&1; then
+            $SUDO service "$s" stop >/dev/null 2>&1 || true
+        fi
+    done
+fi

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fresh Debian 12 to a full test run: install dependencies, build the release and the
+# sanitizer (ASan+UBSan) variants, run the unit tests of both, the integration suites against
+# the release build and the concurrency/hostile-input suites against the ASan build.
+# Exit status is non-zero if anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh release
+./scripts/build.sh asan
+PY=/usr/bin/python3
+export PYTHONDONTWRITEBYTECODE=1
+
+echo "== unit tests (release) =="
+ctest --test-dir build --output-on-failure -j2
+echo "== unit tests (asan) =="
+ctest --test-dir build-asan --output-on-failure -j2
+
+echo "== integration tests (release build) =="
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
+
+if [ -d tests/bench ]; then
+    echo "== twinbench tests =="
+    $PY -m pytest -q -p no:cacheprovider tests/bench
+fi
+
+echo "== integration tests under ASan+UBSan (protocol, hostile input, concurrency) =="
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
+echo "ALL TESTS PASSED"

@@ -1,0 +1,609 @@
+/* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT COMMAND. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/config.h"
+
+#define TC_VERSION "7.0.15"
+
+static void ping_command(struct conn *c)
+{
+    if (c->argc > 2) {
+        reply_arity_error(c, "ping");
+        return;
+    }
+    if (c->argc == 1)
+        reply_lit(c, "+PONG\r\n");
+    else
+        reply_bulk(c, c->argv[1].p, c->argv[1].n);
+}
+
+static void echo_command(struct conn *c)
+{
+    reply_bulk(c, c->argv[1].p, c->argv[1].n);
+}
+
+static void quit_command(struct conn *c)
+{
+    reply_ok(c);
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+}
+
+static void select_command(struct conn *c)
+{
+    long long db;
+
+    if (arg_ll(c, 1, &db, "ERR invalid DB index"))
+        return;
+    if (db < 0 || db >= cfg.databases) {
+        reply_error(c, ERR_DBRANGE);
+        return;
+    }
+    c->db = (int)db;
+    reply_ok(c);
+}
+
+static int check_password(struct conn *c, int ui, int pi)
+{
+    const struct slice *p = &c->argv[pi];
+    size_t n = strlen(cfg.requirepass);
+
+    if (ui >= 0 && !util_eq_nocase(c->argv[ui].p, c->argv[ui].n, "default"))
+        return 0;
+    /* constant-time-ish comparison */
+    int diff = p->n != n;
+    for (size_t i = 0; i < p->n && i < n; i++)
+        diff |= p->p[i] ^ cfg.requirepass[i];
+    return !diff;
+}
+
+static void set_authed(struct conn *c, int v)
+{
+    c->authed = v;
+    c->rp.unauth = !v;
+}
+
+static void auth_command(struct conn *c)
+{
+    if (c->argc > 3) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (c->argc == 2 && !cfg.requirepass[0]) {
+        reply_error(c, "ERR AUTH <password> called without any password configured for the "
+                       "default user. Are you sure your configuration is correct?");
+        return;
+    }
+    if ((!cfg.requirepass[0] && c->argc == 3 && util_eq_nocase(c->argv[1].p, c->argv[1].n, "default")) ||
+        (cfg.requirepass[0] && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
+        set_authed(c, 1);
+        reply_ok(c);
+        return;
+    }
+    reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+}
+
+static int valid_name(const struct slice *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->p[i] < '!' || s->p[i] > '~')
+            return 0;
+    return 1;
+}
+
+static void set_name(struct conn *c, const struct slice *s)
+{
+    size_t n = s->n < sizeof(c->name) - 1 ? s->n : sizeof(c->name) - 1;
+    pthread_mutex_lock(&c->w->list_lock);
+    memcpy(c->name, s->p, n);
+    c->name[n] = '\0';
+    pthread_mutex_unlock(&c->w->list_lock);
+}
+
+static void hello_command(struct conn *c)
+{
+    long long ver = c->resp;
+    int i = 1;
+
+    if (c->argc >= 2) {
+        if (!util_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
+            reply_error(c, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        i = 2;
+        if (ver < 2 || ver > 3) {
+            reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const struct slice *name = NULL;
+    for (; i < c->argc; i++) {
+        int more = c->argc - i - 1;
+        if (arg_is(c, i, "auth") && more >= 2) {
+            if (!cfg.requirepass[0] ? !util_eq_nocase(c->argv[i + 1].p, c->argv[i + 1].n, "default")
+                                    : !check_password(c, i + 1, i + 2)) {
+                if (!cfg.requirepass[0]) {
+                    reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                    return;
+                }
+                reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                return;
+            }
+            set_authed(c, 1);
+            i += 2;
+        } else if (arg_is(c, i, "setname") && more >= 1) {
+            if (!valid_name(&c->argv[i + 1])) {
+                reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+            name = &c->argv[i + 1];
+            i++;
+        } else {
+            char opt[64];
+            arg_cstr(c, i, opt, sizeof(opt));
+            reply_errorf(c, "ERR Syntax error in HELLO option '%s'", opt);
+            return;
+        }
+    }
+    if (!c->authed) {
+        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
+                       "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                       "authenticate the client and select the RESP protocol version at the "
+                       "same time");
+        return;
+    }
+    if (name)
+        set_name(c, name);
+    c->resp = (uint8_t)ver;
+    reply_map(c, 7);
+    reply_cstr(c, "server");
+    reply_cstr(c, "redis");
+    reply_cstr(c, "version");
+    reply_cstr(c, TC_VERSION);
+    reply_cstr(c, "proto");
+    reply_int(c, c->resp);
+    reply_cstr(c, "id");
+    reply_int(c, (long long)c->id);
+    reply_cstr(c, "mode");
+    reply_cstr(c, "standalone");
+    reply_cstr(c, "role");
+    reply_cstr(c, "master");
+    reply_cstr(c, "modules");
+    reply_array(c, 0);
+}
+
+static void reset_command(struct conn *c)
+{
+    c->db = 0;
+    c->resp = 2;
+    set_authed(c, cfg.requirepass[0] == '\0');
+    pthread_mutex_lock(&c->w->list_lock);
+    c->name[0] = '\0';
+    pthread_mutex_unlock(&c->w->list_lock);
+    reply_lit(c, "+RESET\r\n");
+}
+
+/* ---- CLIENT ---- */
+
+static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
+{
+    int64_t now = c->w->now_ms;
+    return snprintf(out, cap,
+                    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d "
+                    "sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
+                    "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
+                    "cmd=%s user=default redir=-1 resp=%d\n",
+                    (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
+                    (long long)((now - x->ctime_ms) / 1000), (long long)((now - x->last_ms) / 1000),
+                    x->db, x == c ? 0 : buf_len(&x->rbuf), x->rbuf.cap - x->rbuf.wpos,
+                    x->rbuf.cap, x == c ? 0 : x->wbuf.wpos, x == c ? 0 : x->nrefs,
+                    x->wbuf.cap, x->rbuf.cap + x->wbuf.cap + sizeof(*x),
+                    x->lastcmd[0] ? x->lastcmd : "NULL", x->resp);
+}
+
+/* Visit every connection of every worker under its list lock. */
+typedef int client_visit_fn(struct conn *c, struct conn *x, void *arg);
+static void clients_visit(struct conn *c, client_visit_fn *fn, void *arg)
+{
+    struct srv *srv = c->w->srv;
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        int stop = 0;
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *x = w->conns; x && !stop; x = x->next)
+            if (x->proto == PROTO_RESP)
+                stop = fn(c, x, arg);
+        pthread_mutex_unlock(&w->list_lock);
+        if (stop)
+            break;
+    }
+}
+
+struct list_arg {
+    struct buf out;
+    long long *ids;
+    int nids;
+};
+
+static int list_one(struct conn *c, struct conn *x, void *arg)
+{
+    struct list_arg *a = arg;
+    char line[1024];
+    int n;
+
+    if (a->nids) {
+        int hit = 0;
+        for (int i = 0; i < a->nids; i++)
+            hit |= (unsigned long long)a->ids[i] == x->id;
+        if (!hit)
+            return 0;
+    }
+    n = client_info(c, x, line, sizeof(line));
+    if (n > (int)sizeof(line) - 1)
+        n = (int)sizeof(line) - 1;
+    buf_append(&a->out, line, (size_t)n);
+    return 0;
+}
+
+struct kill_arg {
+    int by_id;
+    unsigned long long id;
+    char addr[128];
+    char laddr[128];
+    int skipme;
+    int killed;
+    int self;
+};
+
+static int kill_one(struct conn *c, struct conn *x, void *arg)
+{
+    struct kill_arg *a = arg;
+
+    if (a->by_id && x->id != a->id)
+        return 0;
+    if (a->addr[0] && strcmp(a->addr, x->addr))
+        return 0;
+    if (a->laddr[0] && strcmp(a->laddr, x->laddr))
+        return 0;
+    if (x == c) {
+        if (a->skipme)
+            return 0;
+        a->self = 1;
+    } else {
+        atomic_store(&x->kill, 1);
+        worker_wake(x->w);
+    }
+    a->killed++;
+    return 0;
+}
+
+static void client_command(struct conn *c)
+{
+    if (arg_is(c, 1, "id") && c->argc == 2) {
+        reply_int(c, (long long)c->id);
+    } else if (arg_is(c, 1, "getname") && c->argc == 2) {
+        if (c->name[0])
+            reply_cstr(c, c->name);
+        else
+            reply_null(c);
+    } else if (arg_is(c, 1, "setname") && c->argc == 3) {
+        if (!valid_name(&c->argv[2])) {
+            reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+            return;
+        }
+        set_name(c, &c->argv[2]);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "info") && c->argc == 2) {
+        char line[1024];
+        int n = client_info(c, c, line, sizeof(line));
+        reply_verbatim(c, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+    } else if (arg_is(c, 1, "list")) {
+        struct list_arg a = {{0}, NULL, 0};
+        long long ids[64];
+        for (int i = 2; i < c->argc; i++) {
+            if (arg_is(c, i, "type") && i + 1 < c->argc) {
+                if (!arg_is(c, i + 1, "normal") && !arg_is(c, i + 1, "master") &&
+                    !arg_is(c, i + 1, "replica") && !arg_is(c, i + 1, "pubsub")) {
+                    char t[64];
+                    arg_cstr(c, i + 1, t, sizeof(t));
+                    reply_errorf(c, "ERR Unknown client type '%s'", t);
+                    return;
+                }
+                if (!arg_is(c, i + 1, "normal")) {
+                    reply_verbatim(c, "", 0);
+                    return;
+                }
+                i++;
+            } else if (arg_is(c, i, "id") && i + 1 < c->argc) {
+                for (i++; i < c->argc && a.nids < 64; i++) {
+                    if (!util_str2ll(c->argv[i].p, c->argv[i].n, &ids[a.nids]) || ids[a.nids] <= 0) {
+                        reply_error(c, "ERR Invalid client ID");
+                        return;
+                    }
+                    a.nids++;
+                }
+                a.ids = ids;
+            } else {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        }
+        clients_visit(c, list_one, &a);
+        reply_verbatim(c, a.out.data ? a.out.data : "", buf_len(&a.out));
+        buf_deinit(&a.out);
+    } else if (arg_is(c, 1, "kill") && c->argc >= 3) {
+        struct kill_arg a;
+        memset(&a, 0, sizeof(a));
+        if (c->argc == 3) {
+            arg_cstr(c, 2, a.addr, sizeof(a.addr));
+            clients_visit(c, kill_one, &a);
+            if (!a.killed) {
+                reply_error(c, "ERR No such client");
+                return;
+            }
+            reply_ok(c);
+        } else {
+            a.skipme = 1;
+            if ((c->argc - 2) % 2) {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+            for (int i = 2; i < c->argc; i += 2) {
+                if (arg_is(c, i, "id")) {
+                    long long id;
+                    if (!util_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
+                        reply_error(c, "ERR client-id should be greater than 0");
+                        return;
+                    }
+                    a.by_id = 1;
+                    a.id = (unsigned long long)id;
+                } else if (arg_is(c, i, "addr")) {
+                    arg_cstr(c, i + 1, a.addr, sizeof(a.addr));
+                } else if (arg_is(c, i, "laddr")) {
+                    arg_cstr(c, i + 1, a.laddr, sizeof(a.laddr));
+                } else if (arg_is(c, i, "skipme")) {
+                    if (arg_is(c, i + 1, "yes"))
+                        a.skipme = 1;
+                    else if (arg_is(c, i + 1, "no"))
+                        a.skipme = 0;
+                    else {
+                        reply_error(c, ERR_SYNTAX);
+                        return;
+                    }
+                } else if (arg_is(c, i, "type") || arg_is(c, i, "user") || arg_is(c, i, "maxage")) {
+                    /* single user, single client type: accepted, matches everyone */
+                } else {
+                    reply_error(c, ERR_SYNTAX);
+                    return;
+                }
+            }
+            clients_visit(c, kill_one, &a);
+            reply_int(c, a.killed);
+        }
+        if (a.self)
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+    } else if (arg_is(c, 1, "setinfo") && c->argc == 4) {
+        reply_ok(c);
+    } else if (arg_is(c, 1, "no-evict") || arg_is(c, 1, "no-touch")) {
+        reply_ok(c);
+    } else if (arg_is(c, 1, "help")) {
+        static const char *help[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME", "    Return the name of the current connection.",
+            "ID", "    Return the ID of the current connection.",
+            "INFO", "    Return information about the current client connection.",
+            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+            "LIST [options ...]", "    Return information about client connections.",
+            "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "HELP", "    Print this help."};
+        reply_array(c, sizeof(help) / sizeof(help[0]));
+        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+            reply_status(c, help[i]);
+    } else {
+        char sub[64];
+        arg_cstr(c, 1, sub, sizeof(sub));
+        if (arg_is(c, 1, "id") || arg_is(c, 1, "getname") || arg_is(c, 1, "setname") ||
+            arg_is(c, 1, "info") || arg_is(c, 1, "kill") || arg_is(c, 1, "setinfo")) {
+            for (char *p = sub; *p; p++)
+                *p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+            reply_errorf(c, "ERR wrong number of arguments for 'client|%s' command", sub);
+            return;
+        }
+        reply_errorf(c, "ERR unknown subcommand '%s'. Try CLIENT HELP.", sub);
+    }
+}
+
+/* ---- COMMAND ---- */
+
+static void flag_names(struct conn *c, uint32_t f)
+{
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
+        {CMD_ADMIN, "admin"}, {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"},
+        {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
+        {CMD_FAST, "fast"}, {CMD_NOAUTH, "no_auth"}, {CMD_MOVABLE, "movablekeys"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        n += (f & names[i].bit) != 0;
+    reply_set(c, n);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (f & names[i].bit)
+            reply_status(c, names[i].name);
+}
+
+static void command_info_one(struct conn *c, const struct cmd *cmd)
+{
+    reply_array(c, 10);
+    reply_cstr(c, cmd->name);
+    reply_int(c, cmd->arity);
+    flag_names(c, cmd->flags);
+    reply_int(c, cmd->first);
+    reply_int(c, cmd->last);
+    reply_int(c, cmd->step);
+    reply_set(c, 1);
+    reply_status(c, cmd->group ? cmd->group : "server");
+    reply_array(c, 0);
+    if (cmd->first > 0) {
+        /* one key spec describing the key range */
+        reply_array(c, 1);
+        reply_map(c, 3);
+        reply_cstr(c, "flags");
+        reply_set(c, 1);
+        reply_status(c, cmd->flags & CMD_WRITE ? "RW" : "RO");
+        reply_cstr(c, "begin_search");
+        reply_map(c, 2);
+        reply_cstr(c, "type");
+        reply_cstr(c, "index");
+        reply_cstr(c, "spec");
+        reply_map(c, 1);
+        reply_cstr(c, "index");
+        reply_int(c, cmd->first);
+        reply_cstr(c, "find_keys");
+        reply_map(c, 2);
+        reply_cstr(c, "type");
+        reply_cstr(c, "range");
+        reply_cstr(c, "spec");
+        reply_map(c, 3);
+        reply_cstr(c, "lastkey");
+        reply_int(c, cmd->last < 0 ? cmd->last : cmd->last - cmd->first);
+        reply_cstr(c, "keystep");
+        reply_int(c, cmd->step);
+        reply_cstr(c, "limit");
+        reply_int(c, 0);
+    } else {
+        reply_array(c, 0);
+    }
+    reply_array(c, 0);
+}
+
+static void command_docs_one(struct conn *c, const struct cmd *cmd)
+{
+    reply_cstr(c, cmd->name);
+    reply_map(c, 3);
+    reply_cstr(c, "summary");
+    reply_cstr(c, cmd->summary ? cmd->summary : "");
+    reply_cstr(c, "since");
+    reply_cstr(c, "1.0.0");
+    reply_cstr(c, "group");
+    reply_cstr(c, cmd->group ? cmd->group : "server");
+}
+
+static void command_command(struct conn *c)
+{
+    int n = cmd_count();
+
+    if (c->argc == 1) {
+        reply_array(c, n);
+        for (int i = 0; i < n; i++)
+            command_info_one(c, cmd_at(i));
+    } else if (arg_is(c, 1, "count") && c->argc == 2) {
+        reply_int(c, n);
+    } else if (arg_is(c, 1, "info")) {
+        reply_array(c, c->argc - 2 ? c->argc - 2 : n);
+        if (c->argc == 2) {
+            for (int i = 0; i < n; i++)
+                command_info_one(c, cmd_at(i));
+        }
+        for (int i = 2; i < c->argc; i++) {
+            const struct cmd *cmd = cmd_lookup(c->argv[i].p, c->argv[i].n);
+            if (cmd)
+                command_info_one(c, cmd);
+            else
+                reply_null_array(c);
+        }
+    } else if (arg_is(c, 1, "docs")) {
+        if (c->argc == 2) {
+            reply_map(c, n);
+            for (int i = 0; i < n; i++)
+                command_docs_one(c, cmd_at(i));
+        } else {
+            int found = 0;
+            for (int i = 2; i < c->argc; i++)
+                found += cmd_lookup(c->argv[i].p, c->argv[i].n) != NULL;
+            reply_map(c, found);
+            for (int i = 2; i < c->argc; i++) {
+                const struct cmd *cmd = cmd_lookup(c->argv[i].p, c->argv[i].n);
+                if (cmd)
+                    command_docs_one(c, cmd);
+            }
+        }
+    } else if (arg_is(c, 1, "list")) {
+        const char *pattern = NULL;
+        char pat[256];
+        if (c->argc == 5 && arg_is(c, 2, "filterby") && arg_is(c, 3, "pattern")) {
+            arg_cstr(c, 4, pat, sizeof(pat));
+            pattern = pat;
+        } else if (c->argc != 2) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            m += !pattern || util_glob_match(pattern, strlen(pattern), cmd_at(i)->name,
+                                             strlen(cmd_at(i)->name), 1);
+        reply_array(c, m);
+        for (int i = 0; i < n; i++)
+            if (!pattern || util_glob_match(pattern, strlen(pattern), cmd_at(i)->name,
+                                            strlen(cmd_at(i)->name), 1))
+                reply_cstr(c, cmd_at(i)->name);
+    } else if (arg_is(c, 1, "getkeys") && c->argc >= 3) {
+        const struct cmd *cmd = cmd_lookup(c->argv[2].p, c->argv[2].n);
+        int argc = c->argc - 2;
+        if (!cmd) {
+            reply_error(c, "ERR Invalid command specified");
+            return;
+        }
+        if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+            reply_error(c, "ERR Invalid number of arguments specified for command");
+            return;
+        }
+        if (cmd->first <= 0) {
+            reply_error(c, "ERR The command has no key arguments");
+            return;
+        }
+        int last = cmd->last < 0 ? argc + cmd->last : cmd->last;
+        int m = 0;
+        for (int i = cmd->first; i <= last; i += cmd->step)
+            m++;
+        reply_array(c, m);
+        for (int i = cmd->first; i <= last; i += cmd->step)
+            reply_bulk(c, c->argv[2 + i].p, c->argv[2 + i].n);
+    } else if (arg_is(c, 1, "help")) {
+        static const char *help[] = {
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)", "    Return details about all Redis commands.",
+            "COUNT", "    Return the total number of commands in this Redis server.",
+            "LIST", "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+            "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+            "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+            "HELP", "    Print this help."};
+        reply_array(c, sizeof(help) / sizeof(help[0]));
+        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+            reply_status(c, help[i]);
+    } else {
+        char sub[64];
+        arg_cstr(c, 1, sub, sizeof(sub));
+        reply_errorf(c, "ERR unknown subcommand '%s'. Try COMMAND HELP.", sub);
+    }
+}
+
+static const struct cmd cmds[] = {
+    {"ping", ping_command, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "Ping the server", NULL},
+    {"echo", echo_command, 2, CMD_FAST, 0, 0, 0, "connection", "Echo the given string", NULL},
+    {"quit", quit_command, -1, CMD_FAST | CMD_NOAUTH | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection", "Close the connection", NULL},
+    {"select", select_command, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Change the selected database for the current connection", NULL},
+    {"auth", auth_command, -2, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Authenticate to the server", NULL},
+    {"hello", hello_command, -1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Handshake with Redis", NULL},
+    {"reset", reset_command, 1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Reset the connection", NULL},
+    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", NULL},
+    {"command", command_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", NULL},
+};
+
+void cmd_conn_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}

@@ -1,0 +1,625 @@
+/* Key-space commands: DEL UNLINK EXISTS TYPE EXPIRE* TTL PTTL PERSIST RENAME(NX) KEYS SCAN
+ * RANDOMKEY TOUCH COPY MOVE OBJECT. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/keyset.h"
+#include "core/config.h"
+
+static const char *type_name(int t)
+{
+    static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"};
+    return t >= 0 && t <= 5 ? names[t] : "none";
+}
+
+static void del_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    int n = c->argc - 1, deleted = 0;
+    struct skey *keys = keyset_resolve(c, 1, 1, n);
+
+    if (!keys)
+        return;
+    store_lock_keys(s, keys, n);
+    for (int i = 0; i < n; i++)
+        deleted += store_delete_locked(s, &keys[i], conn_now(c));
+    store_unlock_keys(s, keys, n);
+    reply_int(c, deleted);
+}
+
+static void exists_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    int n = c->argc - 1, found = 0;
+    struct skey *keys = keyset_resolve(c, 1, 1, n);
+
+    if (!keys)
+        return;
+    store_lock_keys(s, keys, n);
+    for (int i = 0; i < n; i++)
+        found += store_lookup_read_locked(s, &keys[i], conn_now(c)) != NULL;
+    store_unlock_keys(s, keys, n);
+    reply_int(c, found);
+}
+
+static void touch_command(struct conn *c)
+{
+    exists_command(c);
+}
+
+static void type_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    reply_status(c, it ? type_name(it->type) : "none");
+    store_unlock(s, k.stripe);
+}
+
+#define EXP_NX 1
+#define EXP_XX 2
+#define EXP_GT 4
+#define EXP_LT 8
+
+/* EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT */
+static void expire_generic(struct conn *c, int unit_ms, int absolute)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long when;
+    int flags = 0;
+    int64_t now = conn_now(c), cur;
+    char name[16];
+
+    for (int i = 3; i < c->argc; i++) {
+        if (arg_is(c, i, "nx"))
+            flags |= EXP_NX;
+        else if (arg_is(c, i, "xx"))
+            flags |= EXP_XX;
+        else if (arg_is(c, i, "gt"))
+            flags |= EXP_GT;
+        else if (arg_is(c, i, "lt"))
+            flags |= EXP_LT;
+        else {
+            char opt[128];
+            arg_cstr(c, i, opt, sizeof(opt));
+            reply_errorf(c, "ERR Unsupported option %s", opt);
+            return;
+        }
+    }
+    if ((flags & EXP_NX) && (flags & (EXP_XX | EXP_GT | EXP_LT))) {
+        reply_error(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if ((flags & EXP_GT) && (flags & EXP_LT)) {
+        reply_error(c, "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    if (arg_ll(c, 2, &when, NULL))
+        return;
+    arg_cstr(c, 0, name, sizeof(name));
+    for (char *p = name; *p; p++)
+        *p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+    if (unit_ms == 1000 && (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000)) {
+        reply_errorf(c, "ERR invalid expire time in '%s' command", name);
+        return;
+    }
+    when *= unit_ms;
+    if (!absolute) {
+        if ((when > 0 && now > LLONG_MAX - when) || (when < 0 && now < LLONG_MIN - when)) {
+            reply_errorf(c, "ERR invalid expire time in '%s' command", name);
+            return;
+        }
+        when += now;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, now);
+    if (!it) {
+        reply_int(c, 0);
+        goto out;
+    }
+    cur = item_expire(it); /* 0: persistent, i.e. infinite */
+    if (((flags & EXP_NX) && cur) || ((flags & EXP_XX) && !cur) ||
+        ((flags & EXP_GT) && (!cur || when <= cur)) || ((flags & EXP_LT) && cur && when >= cur)) {
+        reply_int(c, 0);
+        goto out;
+    }
+    if (when <= now) {
+        store_delete_locked(s, &k, now);
+        reply_int(c, 1);
+        goto out;
+    }
+    if (!store_set_expire_locked(s, &k, it, when)) {
+        reply_error(c, "ERR out of memory");
+        goto out;
+    }
+    reply_int(c, 1);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void expire_command(struct conn *c)
+{
+    expire_generic(c, 1000, 0);
+}
+static void pexpire_command(struct conn *c)
+{
+    expire_generic(c, 1, 0);
+}
+static void expireat_command(struct conn *c)
+{
+    expire_generic(c, 1000, 1);
+}
+static void pexpireat_command(struct conn *c)
+{
+    expire_generic(c, 1, 1);
+}
+
+/* TTL PTTL EXPIRETIME PEXPIRETIME */
+static void ttl_generic(struct conn *c, int ms, int absolute)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int64_t exp;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (!it) {
+        reply_int(c, -2);
+    } else if (!(exp = item_expire(it))) {
+        reply_int(c, -1);
+    } else if (absolute) {
+        reply_int(c, ms ? exp : exp / 1000);
+    } else {
+        int64_t left = exp - conn_now(c);
+        if (left < 0)
+            left = 0;
+        reply_int(c, ms ? left : (left + 500) / 1000);
+    }
+    store_unlock(s, k.stripe);
+}
+
+static void ttl_command(struct conn *c)
+{
+    ttl_generic(c, 0, 0);
+}
+static void pttl_command(struct conn *c)
+{
+    ttl_generic(c, 1, 0);
+}
+static void expiretime_command(struct conn *c)
+{
+    ttl_generic(c, 0, 1);
+}
+static void pexpiretime_command(struct conn *c)
+{
+    ttl_generic(c, 1, 1);
+}
+
+static void persist_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (it && item_expire(it)) {
+        store_set_expire_locked(s, &k, it, 0);
+        reply_int(c, 1);
+    } else {
+        reply_int(c, 0);
+    }
+    store_unlock(s, k.stripe);
+}
+
+/* A copy of it under a new key (deep for strings; collections move their pointer when move
+ * is set, otherwise they need the type's copier). NULL when out of memory. */
+static struct item *item_with_key(struct item *it, const struct skey *nk)
+{
+    struct item *n = item_create(it->type, nk->p, nk->n, it->vlen,
+                                 (uint8_t)(it->bits & (IT_TTL | IT_FLAGS)));
+    if (!n)
+        return NULL;
+    n->enc = it->enc;
+    n->lru = it->lru;
+    if (it->bits & IT_TTL)
+        item_set_expire_field(n, item_expire(it));
+    if (it->bits & IT_FLAGS)
+        memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
+    memcpy(item_value(n), item_value(it), it->vlen);
+    return n;
+}
+
+static void rename_generic(struct conn *c, int nx)
+{
+    struct store *s = conn_store(c);
+    struct skey k[2];
+    struct item *it, *n;
+    int64_t now = conn_now(c);
+
+    arg_key(c, 1, &k[0]);
+    arg_key(c, 2, &k[1]);
+    store_lock_keys(s, k, 2);
+    it = store_lookup_write_locked(s, &k[0], now);
+    if (!it) {
+        reply_error(c, ERR_NOKEY);
+        goto out;
+    }
+    if (k[0].n == k[1].n && !memcmp(k[0].p, k[1].p, k[0].n)) {
+        if (nx)
+            reply_int(c, 0);
+        else
+            reply_ok(c);
+        goto out;
+    }
+    if (nx && store_lookup_write_locked(s, &k[1], now)) {
+        reply_int(c, 0);
+        goto out;
+    }
+    n = item_with_key(it, &k[1]);
+    if (!n) {
+        reply_error(c, "ERR out of memory");
+        goto out;
+    }
+    /* the value structure (collections) moves to n: unlink the old shell without freeing it */
+    it = store_unlink_locked(s, &k[0], now);
+    it->type = OBJ_STRING;
+    item_release(it);
+    if (store_put_locked(s, &k[1], n)) {
+        reply_error(c, "ERR out of memory");
+        goto out;
+    }
+    if (nx)
+        reply_int(c, 1);
+    else
+        reply_ok(c);
+out:
+    store_unlock_keys(s, k, 2);
+}
+
+static void rename_command(struct conn *c)
+{
+    rename_generic(c, 0);
+}
+static void renamenx_command(struct conn *c)
+{
+    rename_generic(c, 1);
+}
+
+/* Deep-copy hook for collection types, set by their modules. */
+typedef void *value_copy_fn(void *ptr);
+static value_copy_fn *copiers[8];
+void cmd_keys_set_copier(int type, value_copy_fn *fn)
+{
+    copiers[type & 7] = fn;
+}
+
+static void copy_move(struct conn *c, int move)
+{
+    struct store *s = conn_store(c);
+    struct skey k[2];
+    struct item *it, *n;
+    long long db = c->db;
+    int replace = 0;
+    int64_t now = conn_now(c);
+
+    if (move) {
+        if (arg_ll(c, 2, &db, NULL))
+            return;
+        if (db < 0 || db >= cfg.databases) {
+            reply_error(c, ERR_DBRANGE);
+            return;
+        }
+        if (db == c->db) {
+            reply_error(c, "ERR source and destination objects are the same");
+            return;
+        }
+    } else {
+        for (int i = 3; i < c->argc; i++) {
+            if (arg_is(c, i, "replace")) {
+                replace = 1;
+            } else if (arg_is(c, i, "db") && i + 1 < c->argc) {
+                if (arg_ll(c, ++i, &db, NULL))
+                    return;
+                if (db < 0 || db >= cfg.databases) {
+                    reply_error(c, ERR_DBRANGE);
+                    return;
+                }
+            } else {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        }
+    }
+    arg_key(c, 1, &k[0]);
+    store_key(s, &k[1], (int)db, c->argv[move ? 1 : 2].p, c->argv[move ? 1 : 2].n);
+    if (!move && db == c->db && k[0].n == k[1].n && !memcmp(k[0].p, k[1].p, k[0].n)) {
+        reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    store_lock_keys(s, k, 2);
+    it = store_lookup_write_locked(s, &k[0], now);
+    if (!it) {
+        reply_int(c, 0);
+        goto out;
+    }
+    if (store_lookup_write_locked(s, &k[1], now) && !replace) {
+        reply_int(c, 0);
+        goto out;
+    }
+    n = item_with_key(it, &k[1]);
+    if (!n) {
+        reply_error(c, "ERR out of memory");
+        goto out;
+    }
+    if (move) {
+        it = store_unlink_locked(s, &k[0], now);
+        it->type = OBJ_STRING; /* the structure moved to n */
+        item_release(it);
+    } else if (n->type != OBJ_STRING) {
+        void *copy = copiers[n->type & 7] ? copiers[n->type & 7](item_ptr(it)) : NULL;
+        if (!copy) {
+            n->type = OBJ_STRING;
+            item_release(n);
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+        memcpy(item_value(n), &copy, sizeof(copy));
+    }
+    if (store_put_locked(s, &k[1], n)) {
+        reply_error(c, "ERR out of memory");
+        goto out;
+    }
+    reply_int(c, 1);
+out:
+    store_unlock_keys(s, k, 2);
+}
+
+static void copy_command(struct conn *c)
+{
+    copy_move(c, 0);
+}
+static void move_command(struct conn *c)
+{
+    copy_move(c, 1);
+}
+
+/* ---- KEYS / SCAN ---- */
+
+struct collect {
+    struct conn *c;
+    struct buf out;     /* bulk replies, built while the stripe is locked */
+    long long n;
+    const char *pat;
+    size_t plen;
+    int type;           /* -1: any */
+};
+
+static int collect_key(struct item *it, void *arg)
+{
+    struct collect *a = arg;
+    const char *k = item_key(it);
+    size_t kl = item_klen(it);
+
+    if (a->type >= 0 && it->type != a->type)
+        return 0;
+    if (a->pat && !(a->plen == 1 && a->pat[0] == '*') &&
+        !util_glob_match(a->pat, a->plen, k, kl, 0))
+        return 0;
+    if (resp_add_bulk(&a->out, k, kl))
+        return 1;
+    a->n++;
+    return 0;
+}
+
+static void keys_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct collect a = {c, {0}, 0, c->argv[1].p, c->argv[1].n, -1};
+
+    for (uint32_t i = 0; i < s->nstripes; i++)
+        store_visit_stripe(s, c->db, i, conn_now(c), collect_key, &a);
+    reply_array(c, a.n);
+    reply_raw(c, a.out.data ? a.out.data : "", buf_len(&a.out));
+    buf_deinit(&a.out);
+}
+
+static int type_from_name(struct conn *c, int i)
+{
+    static const char *names[] = {"string", "list", "set", "zset", "hash", "stream"};
+    for (int t = 0; t < 6; t++)
+        if (arg_is(c, i, names[t]))
+            return t;
+    return 99; /* unknown types match nothing, like Redis */
+}
+
+static void scan_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    unsigned long long cursor;
+    long long count = 10;
+    struct collect a = {c, {0}, 0, NULL, 0, -1};
+
+    if (!util_str2ull(c->argv[1].p, c->argv[1].n, &cursor)) {
+        reply_error(c, "ERR invalid cursor");
+        return;
+    }
+    for (int i = 2; i < c->argc; i++) {
+        if (i + 1 >= c->argc) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(c, i, "count")) {
+            if (arg_ll(c, i + 1, &count, NULL))
+                return;
+            if (count < 1) {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        } else if (arg_is(c, i, "match")) {
+            a.pat = c->argv[i + 1].p;
+            a.plen = c->argv[i + 1].n;
+        } else if (arg_is(c, i, "type")) {
+            a.type = type_from_name(c, i + 1);
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        i++;
+    }
+    /* The cursor is a stripe index; each stripe is visited whole under its lock, so every key
+     * present for the whole scan is returned. Visiting at least count slots worth of keys per
+     * call keeps calls cheap and bounded. */
+    uint32_t st = cursor >= s->nstripes ? s->nstripes : (uint32_t)cursor;
+    long long visited = 0;
+    while (st < s->nstripes && visited < count) {
+        visited += s->stripes[st].db[c->db].count + 1;
+        store_visit_stripe(s, c->db, st, conn_now(c), collect_key, &a);
+        st++;
+    }
+    if (st >= s->nstripes)
+        st = 0;
+    reply_array(c, 2);
+    reply_bulk_ll(c, st);
+    reply_array(c, a.n);
+    reply_raw(c, a.out.data ? a.out.data : "", buf_len(&a.out));
+    buf_deinit(&a.out);
+}
+
+static void randomkey_command(struct conn *c)
+{
+    struct buf k = {0};
+
+    if (store_random_key(conn_store(c), c->db, conn_now(c), &k))
+        reply_null(c);
+    else
+        reply_bulk(c, k.data, buf_len(&k));
+    buf_deinit(&k);
+}
+
+/* ---- OBJECT ---- */
+
+typedef const char *encoding_fn(struct item *it);
+static encoding_fn *encoders[8];
+void cmd_keys_set_encoder(int type, encoding_fn *fn)
+{
+    encoders[type & 7] = fn;
+}
+
+static const char *string_encoding(struct item *it)
+{
+    long long v;
+    if (it->vlen <= 20 && util_str2ll(item_value(it), it->vlen, &v))
+        return "int";
+    return it->vlen <= 44 ? "embstr" : "raw";
+}
+
+static int lfu_policy(void)
+{
+    return cfg.maxmemory_policy == MM_ALLKEYS_LFU || cfg.maxmemory_policy == MM_VOLATILE_LFU;
+}
+
+static void object_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    if (arg_is(c, 1, "help")) {
+        static const char *help[] = {
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP", "    Print this help."};
+        reply_array(c, sizeof(help) / sizeof(help[0]));
+        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+            reply_status(c, help[i]);
+        return;
+    }
+    if (c->argc != 3 || !(arg_is(c, 1, "encoding") || arg_is(c, 1, "freq") ||
+                          arg_is(c, 1, "idletime") || arg_is(c, 1, "refcount"))) {
+        char sub[64];
+        arg_cstr(c, 1, sub, sizeof(sub));
+        reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%s'. Try OBJECT HELP.", sub);
+        return;
+    }
+    arg_key(c, 2, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (!it) {
+        reply_null(c);
+    } else if (arg_is(c, 1, "encoding")) {
+        const char *e = it->type == OBJ_STRING ? string_encoding(it)
+                        : encoders[it->type & 7] ? encoders[it->type & 7](it) : "unknown";
+        reply_cstr(c, e);
+    } else if (arg_is(c, 1, "freq")) {
+        if (!lfu_policy())
+            reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not "
+                           "tracked. Please note that when switching between policies at runtime "
+                           "LRU and LFU data will take some time to adjust.");
+        else
+            reply_int(c, it->lru & 0xff);
+    } else if (arg_is(c, 1, "idletime")) {
+        if (lfu_policy()) {
+            reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                           "Please note that when switching between policies at runtime LRU and "
+                           "LFU data will take some time to adjust.");
+        } else {
+            uint32_t now = store_lru_now(), lru = it->lru & LRU_CLOCK_MAX;
+            uint32_t idle = now >= lru ? now - lru : now + (LRU_CLOCK_MAX - lru);
+            reply_int(c, idle);
+        }
+    } else {
+        reply_int(c, 1);
+    }
+    store_unlock(s, k.stripe);
+}
+
+static const struct cmd cmds[] = {
+    {"del", del_command, -2, CMD_WRITE, 1, -1, 1, "generic", "Delete a key", NULL},
+    {"unlink", del_command, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", NULL},
+    {"exists", exists_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Determine if a key exists", NULL},
+    {"touch", touch_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Alters the last access time of a key(s). Returns the number of existing keys specified.", NULL},
+    {"type", type_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Determine the type stored at key", NULL},
+    {"expire", expire_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in seconds", NULL},
+    {"pexpire", pexpire_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in milliseconds", NULL},
+    {"expireat", expireat_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp", NULL},
+    {"pexpireat", pexpireat_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", NULL},
+    {"ttl", ttl_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in seconds", NULL},
+    {"pttl", pttl_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in milliseconds", NULL},
+    {"expiretime", expiretime_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key", NULL},
+    {"pexpiretime", pexpiretime_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key in milliseconds", NULL},
+    {"persist", persist_command, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Remove the expiration from a key", NULL},
+    {"rename", rename_command, 3, CMD_WRITE, 1, 2, 1, "generic", "Rename a key", NULL},
+    {"renamenx", renamenx_command, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, "generic", "Rename a key, only if the new key does not exist", NULL},
+    {"copy", copy_command, -3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "Copy a key", NULL},
+    {"move", move_command, 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Move a key to another database", NULL},
+    {"keys", keys_command, 2, CMD_READONLY, 0, 0, 0, "generic", "Find all keys matching the given pattern", NULL},
+    {"scan", scan_command, -2, CMD_READONLY, 0, 0, 0, "generic", "Incrementally iterate the keys space", NULL},
+    {"randomkey", randomkey_command, 1, CMD_READONLY, 0, 0, 0, "generic", "Return a random key from the keyspace", NULL},
+    {"object", object_command, -2, CMD_READONLY, 2, 2, 1, "generic", "A container for object introspection commands", NULL},
+};
+
+void cmd_keys_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}

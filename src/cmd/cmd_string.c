@@ -1,0 +1,651 @@
+/* String commands with Redis 7.0 semantics. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/keyset.h"
+#include "core/config.h"
+
+/* Reply WRONGTYPE and return 1 when it holds something other than a string. */
+static int not_string(struct conn *c, struct item *it)
+{
+    if (it && it->type != OBJ_STRING) {
+        reply_error(c, ERR_WRONGTYPE);
+        return 1;
+    }
+    return 0;
+}
+
+/* A new string item for k with room for vlen bytes, keeping the expire time and memcached
+ * flags of old when keep is set. Not stored. NULL when out of memory. */
+static struct item *new_string_like(const struct skey *k, struct item *old, size_t vlen, int keep)
+{
+    uint8_t bits = old && keep ? (uint8_t)(old->bits & (IT_TTL | IT_FLAGS)) : 0;
+    int64_t exp = bits & IT_TTL ? item_expire(old) : 0;
+    struct item *it;
+
+    if (exp == 0)
+        bits &= (uint8_t)~IT_TTL;
+    it = item_create(OBJ_STRING, k->p, k->n, vlen, bits);
+    if (!it)
+        return NULL;
+    if (bits & IT_TTL)
+        item_set_expire_field(it, exp);
+    if (bits & IT_FLAGS)
+        memcpy(item_opt(it, IT_FLAGS), item_opt(old, IT_FLAGS), 4);
+    return it;
+}
+
+/* Store a new string value under k (see new_string_like). Returns the new item or NULL (an
+ * error was replied). */
+static struct item *put_string(struct conn *c, const struct skey *k, struct item *old,
+                               const char *v, size_t vlen, int keep)
+{
+    struct item *it = new_string_like(k, old, vlen, keep);
+
+    if (!it) {
+        reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    memcpy(item_value(it), v, vlen);
+    if (store_put_locked(conn_store(c), k, it)) {
+        reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    return it;
+}
+
+/* An in-place change of a value: any CAS handed out before must no longer match. */
+static void touched_in_place(struct item *it)
+{
+    if (it->bits & IT_CAS)
+        memset(item_opt(it, IT_CAS), 0, 8);
+}
+
+/* Parse an expire argument: unit_ms 1000 for seconds; absolute for EXAT/PXAT. Sets *when to
+ * an absolute unix time in ms. Replies the error and returns -1 on failure. */
+static int parse_expire(struct conn *c, int i, int unit_ms, int absolute, const char *cmdname,
+                        int64_t *when)
+{
+    long long v;
+
+    if (arg_ll(c, i, &v, NULL))
+        return -1;
+    if (v <= 0 || (unit_ms == 1000 && v > LLONG_MAX / 1000)) {
+        reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
+        return -1;
+    }
+    v *= unit_ms;
+    if (!absolute) {
+        if (v > LLONG_MAX - conn_now(c)) {
+            reply_errorf(c, "ERR invalid expire time in '%s' command", cmdname);
+            return -1;
+        }
+        v += conn_now(c);
+    }
+    *when = v;
+    return 0;
+}
+
+#define SET_NX 1
+#define SET_XX 2
+#define SET_GET 4
+#define SET_KEEPTTL 8
+#define SET_EXPIRE 16
+
+/* The body of SET and its variants once options are parsed. */
+static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi, int reply_int_)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it, *old;
+    const struct slice *v = &c->argv[vi];
+
+    arg_key(c, ki, &k);
+    it = item_create(OBJ_STRING, k.p, k.n, v->n, (flags & SET_EXPIRE) ? IT_TTL : 0);
+    if (!it) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    memcpy(item_value(it), v->p, v->n);
+    if (flags & SET_EXPIRE)
+        item_set_expire_field(it, when);
+    store_lock(s, k.stripe);
+    old = store_lookup_write_locked(s, &k, conn_now(c));
+    if ((flags & SET_GET) && old && old->type != OBJ_STRING) {
+        store_unlock(s, k.stripe);
+        item_release(it);
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    if (flags & SET_GET) {
+        if (old)
+            reply_item_value(c, old);
+        else
+            reply_null(c);
+    }
+    if (((flags & SET_NX) && old) || ((flags & SET_XX) && !old)) {
+        store_unlock(s, k.stripe);
+        item_release(it);
+        if (reply_int_)
+            reply_int(c, 0);
+        else if (!(flags & SET_GET))
+            reply_null(c);
+        return;
+    }
+    if ((flags & SET_KEEPTTL) && old && item_expire(old)) {
+        struct item *n = item_recreate(it, IT_TTL);
+        item_release(it);
+        it = n;
+        if (!it) {
+            store_unlock(s, k.stripe);
+            reply_error(c, "ERR out of memory");
+            return;
+        }
+        item_set_expire_field(it, item_expire(old));
+    }
+    if (store_put_locked(s, &k, it)) {
+        store_unlock(s, k.stripe);
+        if (!(flags & SET_GET))
+            reply_error(c, "ERR out of memory");
+        return;
+    }
+    store_unlock(s, k.stripe);
+    if (reply_int_)
+        reply_int(c, 1);
+    else if (!(flags & SET_GET))
+        reply_ok(c);
+}
+
+static void set_command(struct conn *c)
+{
+    int flags = 0;
+    int64_t when = 0;
+
+    for (int i = 3; i < c->argc; i++) {
+        int has_next = i + 1 < c->argc;
+        if (arg_is(c, i, "nx") && !(flags & SET_XX)) {
+            flags |= SET_NX;
+        } else if (arg_is(c, i, "xx") && !(flags & SET_NX)) {
+            flags |= SET_XX;
+        } else if (arg_is(c, i, "get")) {
+            flags |= SET_GET;
+        } else if (arg_is(c, i, "keepttl") && !(flags & SET_EXPIRE)) {
+            flags |= SET_KEEPTTL;
+        } else if (has_next && !(flags & (SET_EXPIRE | SET_KEEPTTL)) &&
+                   (arg_is(c, i, "ex") || arg_is(c, i, "px") || arg_is(c, i, "exat") ||
+                    arg_is(c, i, "pxat"))) {
+            /* Redis checks the syntax of every option before parsing the number */
+            flags |= SET_EXPIRE;
+            i++;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (flags & SET_EXPIRE) {
+        for (int i = 3; i < c->argc; i++) {
+            if (arg_is(c, i, "ex") || arg_is(c, i, "px") || arg_is(c, i, "exat") ||
+                arg_is(c, i, "pxat")) {
+                int unit = (c->argv[i].p[0] | 0x20) == 'e' ? 1000 : 1;
+                int abs = c->argv[i].n == 4;
+                if (parse_expire(c, i + 1, unit, abs, "set", &when))
+                    return;
+                break;
+            }
+        }
+    }
+    set_generic(c, flags, when, 1, 2, 0);
+}
+
+static void setnx_command(struct conn *c)
+{
+    set_generic(c, SET_NX, 0, 1, 2, 1);
+}
+
+static void setex_command(struct conn *c)
+{
+    int64_t when;
+    int ms = c->argv[0].n == 6; /* psetex */
+
+    if (parse_expire(c, 2, ms ? 1 : 1000, 0, ms ? "psetex" : "setex", &when))
+        return;
+    set_generic(c, SET_EXPIRE, when, 1, 3, 0);
+}
+
+static void getset_command(struct conn *c)
+{
+    set_generic(c, SET_GET, 0, 1, 2, 0);
+}
+
+static void get_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (!it)
+        reply_null(c);
+    else if (it->type != OBJ_STRING)
+        reply_error(c, ERR_WRONGTYPE);
+    else
+        reply_item_value(c, it);
+    store_unlock(s, k.stripe);
+}
+
+static void getdel_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (!it) {
+        reply_null(c);
+    } else if (!not_string(c, it)) {
+        reply_item_value(c, it);
+        store_delete_locked(s, &k, conn_now(c));
+    }
+    store_unlock(s, k.stripe);
+}
+
+static void getex_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int64_t when = 0;
+    int persist = 0, have = 0;
+
+    for (int i = 2; i < c->argc; i++) {
+        if (arg_is(c, i, "persist") && !have) {
+            persist = have = 1;
+        } else if (i + 1 < c->argc && !have &&
+                   (arg_is(c, i, "ex") || arg_is(c, i, "px") || arg_is(c, i, "exat") ||
+                    arg_is(c, i, "pxat"))) {
+            int unit = (c->argv[i].p[0] | 0x20) == 'e' ? 1000 : 1;
+            int abs = c->argv[i].n == 4;
+            if (parse_expire(c, i + 1, unit, abs, "getex", &when))
+                return;
+            have = 1;
+            i++;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (!it) {
+        reply_null(c);
+    } else if (!not_string(c, it)) {
+        reply_item_value(c, it);
+        if (when && when <= conn_now(c)) {
+            store_delete_locked(s, &k, conn_now(c));
+        } else if (when) {
+            store_set_expire_locked(s, &k, it, when);
+        } else if (persist) {
+            store_set_expire_locked(s, &k, it, 0);
+        }
+    }
+    store_unlock(s, k.stripe);
+}
+
+static void mget_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    int n = c->argc - 1;
+    struct skey *keys = keyset_resolve(c, 1, 1, n);
+
+    if (!keys)
+        return;
+    store_lock_keys(s, keys, n);
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) {
+        struct item *it = store_lookup_read_locked(s, &keys[i], conn_now(c));
+        if (!it || it->type != OBJ_STRING)
+            reply_null(c);
+        else
+            reply_item_value(c, it);
+    }
+    store_unlock_keys(s, keys, n);
+}
+
+static void mset_generic(struct conn *c, int nx)
+{
+    struct store *s = conn_store(c);
+    int n = (c->argc - 1) / 2;
+    struct skey *keys;
+    int ok = 1;
+
+    if ((c->argc - 1) % 2) {
+        reply_arity_error(c, nx ? "msetnx" : "mset");
+        return;
+    }
+    keys = keyset_resolve(c, 1, 2, n);
+    if (!keys)
+        return;
+    store_lock_keys(s, keys, n);
+    if (nx) {
+        for (int i = 0; i < n && ok; i++)
+            if (store_lookup_write_locked(s, &keys[i], conn_now(c)))
+                ok = 0;
+    }
+    for (int i = 0; i < n && ok; i++) {
+        const struct slice *v = &c->argv[2 + i * 2];
+        struct item *it = item_create(OBJ_STRING, keys[i].p, keys[i].n, v->n, 0);
+        if (!it || store_put_locked(s, &keys[i], it)) {
+            store_unlock_keys(s, keys, n);
+            reply_error(c, "ERR out of memory");
+            return;
+        }
+        memcpy(item_value(it), v->p, v->n);
+    }
+    store_unlock_keys(s, keys, n);
+    if (nx)
+        reply_int(c, ok);
+    else
+        reply_ok(c);
+}
+
+static void mset_command(struct conn *c)
+{
+    mset_generic(c, 0);
+}
+
+static void msetnx_command(struct conn *c)
+{
+    mset_generic(c, 1);
+}
+
+static void incr_generic(struct conn *c, long long delta)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long v = 0;
+    char buf[24];
+    int n;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (not_string(c, it))
+        goto out;
+    if (it && !util_str2ll(item_value(it), it->vlen, &v)) {
+        reply_error(c, ERR_NOTINT);
+        goto out;
+    }
+    if ((delta < 0 && v < 0 && delta < LLONG_MIN - v) ||
+        (delta > 0 && v > 0 && delta > LLONG_MAX - v)) {
+        reply_error(c, ERR_OVERFLOW);
+        goto out;
+    }
+    v += delta;
+    n = util_ll2str(buf, v);
+    if (it && it->vlen == (uint32_t)n && item_writable(it)) {
+        memcpy(item_value(it), buf, (size_t)n);
+        touched_in_place(it);
+    } else if (!put_string(c, &k, it, buf, (size_t)n, 1)) {
+        goto out;
+    }
+    reply_int(c, v);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void incr_command(struct conn *c)
+{
+    incr_generic(c, 1);
+}
+
+static void decr_command(struct conn *c)
+{
+    incr_generic(c, -1);
+}
+
+static void incrby_command(struct conn *c)
+{
+    long long d;
+    if (arg_ll(c, 2, &d, NULL))
+        return;
+    incr_generic(c, d);
+}
+
+static void decrby_command(struct conn *c)
+{
+    long long d;
+    if (arg_ll(c, 2, &d, NULL))
+        return;
+    if (d == LLONG_MIN) {
+        reply_error(c, "ERR decrement would overflow");
+        return;
+    }
+    incr_generic(c, -d);
+}
+
+static void incrbyfloat_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long double v = 0, d;
+    char buf[5200];
+    int n;
+
+    if (!util_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
+        reply_error(c, ERR_NOTFLOAT);
+        return;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (not_string(c, it))
+        goto out;
+    if (it && !util_str2ld(item_value(it), it->vlen, &v)) {
+        reply_error(c, ERR_NOTFLOAT);
+        goto out;
+    }
+    v += d;
+    if (isnan(v) || isinf(v)) {
+        reply_error(c, "ERR increment would produce NaN or Infinity");
+        goto out;
+    }
+    n = util_ld2str(buf, sizeof(buf), v);
+    if (!put_string(c, &k, it, buf, (size_t)n, 1))
+        goto out;
+    reply_bulk(c, buf, (size_t)n);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void append_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    const struct slice *v = &c->argv[2];
+    size_t total;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (not_string(c, it))
+        goto out;
+    if (!it) {
+        if (put_string(c, &k, NULL, v->p, v->n, 0))
+            reply_int(c, (long long)v->n);
+        goto out;
+    }
+    total = (size_t)it->vlen + v->n;
+    if ((long long)total > cfg.proto_max_bulk_len) {
+        reply_error(c, ERR_BIGSTR);
+        goto out;
+    }
+    if (item_writable(it) && !(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
+        (size_t)(item_value(it) - (char *)it) + total <= item_alloc_size(it)) {
+        /* the allocation has room: grow in place */
+        memcpy(item_value(it) + it->vlen, v->p, v->n);
+        it->vlen = (uint32_t)total;
+        touched_in_place(it);
+    } else {
+        struct item *n = new_string_like(&k, it, total, 1);
+        if (!n) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+        memcpy(item_value(n), item_value(it), it->vlen);
+        memcpy(item_value(n) + it->vlen, v->p, v->n);
+        if (store_put_locked(s, &k, n)) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+    }
+    reply_int(c, (long long)total);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void strlen_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (!not_string(c, it))
+        reply_int(c, it ? (long long)it->vlen : 0);
+    store_unlock(s, k.stripe);
+}
+
+static void getrange_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long start, end, len;
+
+    if (arg_ll(c, 2, &start, NULL) || arg_ll(c, 3, &end, NULL))
+        return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    if (not_string(c, it))
+        goto out;
+    len = it ? it->vlen : 0;
+    if (start < 0 && end < 0 && start > end) {
+        reply_bulk(c, "", 0);
+        goto out;
+    }
+    if (start < 0)
+        start += len;
+    if (end < 0)
+        end += len;
+    if (start < 0)
+        start = 0;
+    if (end < 0)
+        end = 0;
+    if (end >= len)
+        end = len - 1;
+    if (start > end || len == 0)
+        reply_bulk(c, "", 0);
+    else
+        reply_bulk(c, item_value(it) + start, (size_t)(end - start + 1));
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void setrange_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long off;
+    const struct slice *v = &c->argv[3];
+    size_t total;
+
+    if (arg_ll(c, 2, &off, NULL))
+        return;
+    if (off < 0) {
+        reply_error(c, "ERR offset is out of range");
+        return;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (not_string(c, it))
+        goto out;
+    if (v->n == 0) {
+        reply_int(c, it ? (long long)it->vlen : 0);
+        goto out;
+    }
+    if ((unsigned long long)off + v->n > (unsigned long long)cfg.proto_max_bulk_len) {
+        reply_error(c, ERR_BIGSTR);
+        goto out;
+    }
+    total = (size_t)off + v->n;
+    if (it && total <= it->vlen && item_writable(it)) {
+        memcpy(item_value(it) + off, v->p, v->n);
+        touched_in_place(it);
+        total = it->vlen;
+    } else {
+        size_t oldlen = it ? it->vlen : 0;
+        if (total < oldlen)
+            total = oldlen;
+        struct item *n = new_string_like(&k, it, total, 1);
+        if (!n) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+        memset(item_value(n), 0, total);
+        if (it)
+            memcpy(item_value(n), item_value(it), oldlen);
+        memcpy(item_value(n) + off, v->p, v->n);
+        if (store_put_locked(s, &k, n)) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+    }
+    reply_int(c, (long long)total);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static const struct cmd cmds[] = {
+    {"get", get_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "Get the value of a key", NULL},
+    {"set", set_command, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the string value of a key", NULL},
+    {"setnx", setnx_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Set the value of a key, only if the key does not exist", NULL},
+    {"setex", setex_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the value and expiration of a key", NULL},
+    {"psetex", setex_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the value and expiration in milliseconds of a key", NULL},
+    {"getset", getset_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Set the string value of a key and return its old value", NULL},
+    {"getdel", getdel_command, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "Get the value of a key and delete the key", NULL},
+    {"getex", getex_command, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "Get the value of a key and optionally set its expiration", NULL},
+    {"mget", mget_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "string", "Get the values of all the given keys", NULL},
+    {"mset", mset_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, "string", "Set multiple keys to multiple values", NULL},
+    {"msetnx", msetnx_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, "string", "Set multiple keys to multiple values, only if none of the keys exist", NULL},
+    {"incr", incr_command, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the integer value of a key by one", NULL},
+    {"decr", decr_command, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Decrement the integer value of a key by one", NULL},
+    {"incrby", incrby_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the integer value of a key by the given amount", NULL},
+    {"decrby", decrby_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Decrement the integer value of a key by the given number", NULL},
+    {"incrbyfloat", incrbyfloat_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the float value of a key by the given amount", NULL},
+    {"append", append_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Append a value to a key", NULL},
+    {"strlen", strlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "Get the length of the value stored in a key", NULL},
+    {"getrange", getrange_command, 4, CMD_READONLY, 1, 1, 1, "string", "Get a substring of the string stored at a key", NULL},
+    {"substr", getrange_command, 4, CMD_READONLY, 1, 1, 1, "string", "Get a substring of the string stored at a key", NULL},
+    {"setrange", setrange_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Overwrite part of a string at key starting at the specified offset", NULL},
+};
+
+void cmd_string_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}

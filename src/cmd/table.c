@@ -1,0 +1,203 @@
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/slowlog.h"
+#include "core/config.h"
+#include "core/log.h"
+
+#define TABLE_SIZE 1024 /* power of two, well above the number of commands */
+#define MAX_CMDS 512
+
+static const struct cmd *table[TABLE_SIZE];
+static const struct cmd *all[MAX_CMDS];
+static int ncmds;
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)tolower((unsigned char)s[i])) * 16777619u;
+    return h;
+}
+
+void cmd_register(const struct cmd *cmds, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const struct cmd *c = &cmds[i];
+        uint32_t h = name_hash(c->name, strlen(c->name)) & (TABLE_SIZE - 1);
+        while (table[h])
+            h = (h + 1) & (TABLE_SIZE - 1);
+        table[h] = c;
+        if (ncmds < MAX_CMDS)
+            all[ncmds++] = c;
+    }
+}
+
+const struct cmd *cmd_lookup(const char *name, size_t len)
+{
+    uint32_t h;
+
+    if (len > 32)
+        return NULL;
+    h = name_hash(name, len) & (TABLE_SIZE - 1);
+    while (table[h]) {
+        const struct cmd *c = table[h];
+        if (util_eq_nocase(name, len, c->name))
+            return c;
+        h = (h + 1) & (TABLE_SIZE - 1);
+    }
+    return NULL;
+}
+
+int cmd_count(void)
+{
+    return ncmds;
+}
+
+const struct cmd *cmd_at(int i)
+{
+    return all[i];
+}
+
+void cmd_setup(void)
+{
+    cmd_string_setup();
+    cmd_keys_setup();
+    cmd_conn_setup();
+    cmd_server_setup();
+}
+
+void reply_arity_error(struct conn *c, const char *name)
+{
+    reply_errorf(c, "ERR wrong number of arguments for '%s' command", name);
+}
+
+int arg_ll(struct conn *c, int i, long long *v, const char *msg)
+{
+    if (util_str2ll(c->argv[i].p, c->argv[i].n, v))
+        return 0;
+    reply_error(c, msg ? msg : ERR_NOTINT);
+    return -1;
+}
+
+void arg_cstr(struct conn *c, int i, char *out, size_t cap)
+{
+    size_t n = c->argv[i].n < cap - 1 ? c->argv[i].n : cap - 1;
+    memcpy(out, c->argv[i].p, n);
+    out[n] = '\0';
+}
+
+void reply_item_value(struct conn *c, struct item *it)
+{
+    if (it->bits & IT_REF) {
+        reply_check(c, resp_add_bulk_hdr(&c->wbuf, it->vlen));
+        reply_check(c, conn_add_ref(c, it, item_value(it), it->vlen));
+        reply_lit(c, "\r\n");
+        return;
+    }
+    reply_bulk(c, item_value(it), it->vlen);
+}
+
+static void unknown_command(struct conn *c)
+{
+    char msg[1024];
+    int n = snprintf(msg, sizeof(msg), "ERR unknown command '%.*s', with args beginning with: ",
+                     (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n), c->argv[0].p);
+    for (int i = 1; i < c->argc && n < (int)sizeof(msg) - 140; i++)
+        n += snprintf(msg + n, sizeof(msg) - (size_t)n, "'%.*s' ",
+                      (int)(c->argv[i].n > 128 ? 128 : c->argv[i].n), c->argv[i].p);
+    reply_error(c, msg);
+}
+
+void cmd_call(struct conn *c)
+{
+    const struct cmd *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    int64_t start;
+
+    c->w->st.commands++;
+    c->tot_cmds++;
+    if (TC_UNLIKELY(!cmd)) {
+        if (util_eq_nocase(c->argv[0].p, c->argv[0].n, "post") ||
+            util_eq_nocase(c->argv[0].p, c->argv[0].n, "host:")) {
+            log_warn("Possible SECURITY ATTACK detected. It looks like somebody is sending POST "
+                     "or Host: commands to Redis. Connection from %s aborted.", c->addr);
+            c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        unknown_command(c);
+        return;
+    }
+    if (TC_UNLIKELY((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity)) {
+        reply_arity_error(c, cmd->name);
+        return;
+    }
+    if (TC_UNLIKELY(!c->authed) && !(cmd->flags & CMD_NOAUTH)) {
+        reply_error(c, "NOAUTH Authentication required.");
+        return;
+    }
+    memcpy(c->lastcmd, cmd->name, strlen(cmd->name) + 1 > sizeof(c->lastcmd) ? sizeof(c->lastcmd) - 1 : strlen(cmd->name) + 1);
+    c->lastcmd[sizeof(c->lastcmd) - 1] = '\0';
+    if (cfg.slowlog_log_slower_than < 0) {
+        cmd->fn(c);
+        return;
+    }
+    start = util_mono_us();
+    cmd->fn(c);
+    int64_t dur = util_mono_us() - start;
+    if (TC_UNLIKELY(dur >= cfg.slowlog_log_slower_than))
+        slowlog_push(c, dur);
+}
+
+void cmd_resp_input(struct conn *c)
+{
+    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
+        char *base = c->rbuf.data + c->rbuf.rpos;
+        size_t used = 0;
+        int r;
+
+        if (conn_pending(c) > CONN_OUT_PAUSE_BYTES)
+            break;
+        r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
+        if (r == RESP_NEED_MORE)
+            break;
+        if (r < 0) {
+            char tmp[128];
+            reply_error(c, resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)));
+            log_verbose("Protocol error (%s) from client: id=%llu addr=%s",
+                        resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)),
+                        (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            c->rbuf.rpos = c->rbuf.wpos;
+            resp_parser_reset(&c->rp);
+            break;
+        }
+        if (c->rp.argc > c->argv_cap) {
+            int cap = c->argv_cap ? c->argv_cap : 16;
+            while (cap < c->rp.argc)
+                cap *= 2;
+            struct slice *a = realloc(c->argv, (size_t)cap * sizeof(*a));
+            if (!a) {
+                c->flags |= CONN_CLOSE_ASAP;
+                break;
+            }
+            c->argv = a;
+            c->argv_cap = cap;
+        }
+        c->argc = (int)c->rp.argc;
+        for (int i = 0; i < c->argc; i++) {
+            c->argv[i].p = base + c->rp.argv[i].off;
+            c->argv[i].n = c->rp.argv[i].len;
+        }
+        c->rbuf.rpos += used;
+        c->rp.argc = 0;
+        if (c->argc == 0)
+            continue;
+        cmd_call(c);
+        c->argc = 0;
+    }
+    if (c->rbuf.rpos == c->rbuf.wpos)
+        c->rbuf.rpos = c->rbuf.wpos = 0;
+}

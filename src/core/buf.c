@@ -1,0 +1,73 @@
+#include "core/buf.h"
+
+#include <stdlib.h>
+
+int buf_reserve(struct buf *b, size_t n)
+{
+    size_t need, cap;
+    char *p;
+
+    if (b->cap - b->wpos >= n)
+        return 0;
+    if (b->rpos > 0 && b->cap - (b->wpos - b->rpos) >= n && b->rpos >= b->cap / 2) {
+        buf_compact(b);
+        return 0;
+    }
+    need = b->wpos + n;
+    cap = b->cap ? b->cap : 1024;
+    while (cap < need)
+        cap *= 2;
+    p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int buf_append(struct buf *b, const void *p, size_t n)
+{
+    if (buf_reserve(b, n))
+        return -1;
+    memcpy(b->data + b->wpos, p, n);
+    b->wpos += n;
+    return 0;
+}
+
+void buf_compact(struct buf *b)
+{
+    size_t n = b->wpos - b->rpos;
+
+    if (b->rpos == 0)
+        return;
+    if (n)
+        memmove(b->data, b->data + b->rpos, n);
+    b->rpos = 0;
+    b->wpos = n;
+}
+
+void buf_deinit(struct buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->rpos = b->wpos = b->cap = 0;
+}
+
+void buf_shrink(struct buf *b, size_t keep)
+{
+    size_t n = b->wpos - b->rpos;
+    char *p;
+
+    if (b->cap <= keep || n > keep)
+        return;
+    buf_compact(b);
+    if (n == 0) {
+        buf_deinit(b);
+        return;
+    }
+    p = realloc(b->data, keep);
+    if (p) {
+        b->data = p;
+        b->cap = keep;
+    }
+}

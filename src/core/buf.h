@@ -1,0 +1,37 @@
+/* A growable byte buffer with a read and a write position. Owned by its holder; not
+ * thread-safe. Capacity grows by doubling; the data pointer may move on any reserve. */
+#ifndef TC_BUF_H
+#define TC_BUF_H
+
+#include <stddef.h>
+#include <string.h>
+
+struct buf {
+    char *data;  /* storage, NULL until first reserve */
+    size_t rpos; /* first unread byte */
+    size_t wpos; /* one past the last written byte */
+    size_t cap;  /* allocated size */
+};
+
+/* Make room for at least n more bytes after wpos. Returns 0, or -1 when out of memory. */
+int buf_reserve(struct buf *b, size_t n);
+/* Append n bytes. Returns 0 or -1 (out of memory). */
+int buf_append(struct buf *b, const void *p, size_t n);
+/* Drop consumed bytes (move unread bytes to the front). */
+void buf_compact(struct buf *b);
+/* Release the storage. */
+void buf_deinit(struct buf *b);
+/* Shrink a large idle buffer back to at most keep bytes of capacity. */
+void buf_shrink(struct buf *b, size_t keep);
+
+static inline size_t buf_len(const struct buf *b)
+{
+    return b->wpos - b->rpos;
+}
+
+static inline size_t buf_free(const struct buf *b)
+{
+    return b->cap - b->wpos;
+}
+
+#endif

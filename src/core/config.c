@@ -1,0 +1,320 @@
+#define _GNU_SOURCE
+#include "core/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+
+struct config cfg;
+
+enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL };
+
+struct setting {
+    const char *name;
+    enum ctype type;
+    void *ptr;
+    size_t cap;        /* for strings */
+    long long min, max;
+    int mutable_;
+    const char *const *enums;
+};
+
+static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu",
+                                        "allkeys-random", "volatile-lru", "volatile-lfu",
+                                        "volatile-random", "volatile-ttl", NULL};
+static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+
+#define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
+static struct setting settings[] = {
+    {"port", C_INT, &cfg.port, 0, 0, 65535, 0, NULL},
+    {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 0, NULL},
+    S("bind", bind, 0),
+    S("unixsocket", unixsocket, 0),
+    {"unixsocketperm", C_INT, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
+    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
+    {"io-threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
+    {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
+    {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL},
+    S("requirepass", requirepass, 1),
+    {"timeout", C_INT, &cfg.timeout, 0, 0, 0x7fffffff, 1, NULL},
+    {"tcp-keepalive", C_INT, &cfg.tcp_keepalive, 0, 0, 0x7fffffff, 1, NULL},
+    {"tcp-backlog", C_INT, &cfg.tcp_backlog, 0, 0, 0x7fffffff, 0, NULL},
+    {"maxclients", C_INT, &cfg.maxclients, 0, 1, 0x7fffffff, 1, NULL},
+    {"loglevel", C_LOGLEVEL, &cfg.loglevel, 0, 0, 0, 1, loglevels},
+    S("logfile", logfile, 0),
+    S("dir", dir, 1),
+    S("dbfilename", dbfilename, 1),
+    S("pidfile", pidfile, 0),
+    S("save", save, 1),
+    {"appendonly", C_BOOL, &cfg.appendonly, 0, 0, 1, 1, NULL},
+    S("appendfilename", appendfilename, 0),
+    {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
+    {"proto-max-bulk-len", C_MEM, &cfg.proto_max_bulk_len, 0, 1024 * 1024, 1LL << 40, 1, NULL},
+    {"client-query-buffer-limit", C_MEM, &cfg.client_query_buffer_limit, 0, 1024 * 1024,
+     1LL << 40, 1, NULL},
+    {"maxmemory", C_MEM, &cfg.maxmemory, 0, 0, 1LL << 50, 1, NULL},
+    {"maxmemory-policy", C_ENUM, &cfg.maxmemory_policy, 0, 0, 0, 1, policies},
+    {"maxmemory-samples", C_INT, &cfg.maxmemory_samples, 0, 1, 64, 1, NULL},
+    {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
+    {"lfu-decay-time", C_INT, &cfg.lfu_decay_time, 0, 0, 0x7fffffff, 1, NULL},
+    {"hz", C_INT, &cfg.hz, 0, 1, 500, 1, NULL},
+    {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
+    {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
+    {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
+    {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
+    {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+void config_defaults(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.port = 6379;
+    cfg.memcache_port = 11211;
+    strcpy(cfg.bind, "127.0.0.1");
+    cfg.unixsocketperm = 0;
+    cfg.threads = n > 0 ? (int)n : 1;
+    cfg.databases = 16;
+    cfg.stripes = 1024;
+    cfg.tcp_keepalive = 300;
+    cfg.tcp_backlog = 511;
+    cfg.maxclients = 10000;
+    cfg.loglevel = LOG_NOTICE;
+    strcpy(cfg.dir, ".");
+    strcpy(cfg.dbfilename, "dump.rdb");
+    strcpy(cfg.appendfilename, "appendonly.aof");
+    strcpy(cfg.save, "");
+    cfg.appendfsync = 1;
+    cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
+    cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;
+    cfg.maxmemory_policy = MM_ALLKEYS_LRU;
+    cfg.maxmemory_samples = 5;
+    cfg.lfu_log_factor = 10;
+    cfg.lfu_decay_time = 1;
+    cfg.hz = 10;
+    cfg.item_size_max = 1024 * 1024;
+    cfg.slowlog_log_slower_than = 10000;
+    cfg.slowlog_max_len = 128;
+    cfg.protected_mode = 1;
+}
+
+const char *config_policy_name(int policy)
+{
+    return policies[policy];
+}
+
+static struct setting *find(const char *name)
+{
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (!strcasecmp(settings[i].name, name))
+            return &settings[i];
+    return NULL;
+}
+
+static int parse_bool(const char *v)
+{
+    if (!strcasecmp(v, "yes"))
+        return 1;
+    if (!strcasecmp(v, "no"))
+        return 0;
+    return -1;
+}
+
+int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
+{
+    struct setting *s = find(name);
+    char joined[1024];
+    const char *v;
+    long long ll;
+
+    if (!s) {
+        snprintf(err, errcap, "Unknown option or number of args for CONFIG SET - '%s'", name);
+        return -1;
+    }
+    if (!boot && !s->mutable_) {
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", s->name);
+        return -1;
+    }
+    /* multi-word values (save "900 1 300 10", bind "a b") are joined */
+    joined[0] = '\0';
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
+        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 1);
+    }
+    v = joined;
+    switch (s->type) {
+    case C_INT:
+    case C_LL:
+        if (!util_str2ll(v, strlen(v), &ll) || ll < s->min || ll > s->max)
+            goto bad;
+        if (s->type == C_INT)
+            *(int *)s->ptr = (int)ll;
+        else
+            *(long long *)s->ptr = ll;
+        break;
+    case C_MEM:
+        if (!util_parse_memsize(v, &ll) || ll < s->min || ll > s->max)
+            goto bad;
+        *(long long *)s->ptr = ll;
+        break;
+    case C_STR:
+        if (strlen(v) >= s->cap)
+            goto bad;
+        strcpy((char *)s->ptr, v);
+        break;
+    case C_BOOL: {
+        int b = parse_bool(v);
+        if (b < 0)
+            goto bad;
+        *(int *)s->ptr = b;
+        break;
+    }
+    case C_ENUM:
+    case C_LOGLEVEL:
+        for (int i = 0; s->enums[i]; i++) {
+            if (!strcasecmp(s->enums[i], v)) {
+                *(int *)s->ptr = i;
+                if (s->type == C_LOGLEVEL)
+                    log_setup(i, NULL);
+                return 0;
+            }
+        }
+        goto bad;
+    }
+    return 0;
+bad:
+    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", s->name);
+    if (s->type == C_ENUM || s->type == C_LOGLEVEL || s->type == C_BOOL)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: %s", s->name,
+                 s->type == C_BOOL ? "yes, no" : "the documented values");
+    else if (s->type == C_MEM)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value", s->name);
+    return -1;
+}
+
+int config_format(const char *name, char *out, size_t cap)
+{
+    struct setting *s = find(name);
+
+    if (!s)
+        return -1;
+    switch (s->type) {
+    case C_INT:
+        snprintf(out, cap, "%d", *(int *)s->ptr);
+        break;
+    case C_LL:
+    case C_MEM:
+        snprintf(out, cap, "%lld", *(long long *)s->ptr);
+        break;
+    case C_STR:
+        snprintf(out, cap, "%s", (char *)s->ptr);
+        break;
+    case C_BOOL:
+        snprintf(out, cap, "%s", *(int *)s->ptr ? "yes" : "no");
+        break;
+    case C_ENUM:
+    case C_LOGLEVEL:
+        snprintf(out, cap, "%s", s->enums[*(int *)s->ptr]);
+        break;
+    }
+    return 0;
+}
+
+int config_get(const char *pattern, config_visit_fn *cb, void *arg)
+{
+    char val[1100];
+    int n = 0;
+
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        if (util_glob_match(pattern, strlen(pattern), settings[i].name, strlen(settings[i].name), 1)) {
+            if (!strcmp(settings[i].name, "io-threads") && strcasecmp(pattern, "io-threads"))
+                continue;
+            config_format(settings[i].name, val, sizeof(val));
+            cb(settings[i].name, val, arg);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Split a config line into words, honouring double and single quotes. */
+static int split_words(char *line, char **words, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    while (*p) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        if (n == max)
+            return -1;
+        if (*p == '"' || *p == '\'') {
+            char q = *p++;
+            char *w = p;
+            words[n++] = w;
+            while (*p && *p != q) {
+                if (*p == '\\' && q == '"' && p[1])
+                    p++;
+                *w++ = *p++;
+            }
+            if (*p != q)
+                return -1;
+            p++;
+            *w = '\0';
+            if (*p && !isspace((unsigned char)*p))
+                return -1;
+        } else {
+            words[n++] = p;
+            while (*p && !isspace((unsigned char)*p))
+                p++;
+            if (*p)
+                *p++ = '\0';
+        }
+    }
+    return n;
+}
+
+int config_load_file(const char *path, char *err, size_t errcap)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096], e[512];
+    int lineno = 0;
+
+    if (!f) {
+        snprintf(err, errcap, "can't open config file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *words[64];
+        int n;
+        lineno++;
+        n = split_words(line, words, 64);
+        if (n < 0) {
+            snprintf(err, errcap, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
+            fclose(f);
+            return -1;
+        }
+        if (n == 0 || words[0][0] == '#')
+            continue;
+        if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
+            snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
+}

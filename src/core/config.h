@@ -1,0 +1,77 @@
+/* The server configuration: one global, written at startup by the config file and command
+ * line, and afterwards only by CONFIG SET (fields that may change at runtime are read by
+ * workers with relaxed loads; a torn read of an int is impossible on our targets). The table
+ * of settings (names as in Redis) serves the parser, CONFIG GET/SET and INFO. */
+#ifndef TC_CONFIG_H
+#define TC_CONFIG_H
+
+#include <stddef.h>
+
+enum maxmem_policy {
+    MM_NOEVICTION = 0,
+    MM_ALLKEYS_LRU,
+    MM_ALLKEYS_LFU,
+    MM_ALLKEYS_RANDOM,
+    MM_VOLATILE_LRU,
+    MM_VOLATILE_LFU,
+    MM_VOLATILE_RANDOM,
+    MM_VOLATILE_TTL,
+};
+
+struct config {
+    int port;               /* RESP TCP port, 0 = off */
+    int memcache_port;      /* memcached TCP port, 0 = off */
+    char bind[256];         /* space-separated addresses */
+    char unixsocket[256];   /* RESP unix socket path or "" */
+    int unixsocketperm;
+    int threads;            /* worker threads */
+    int databases;
+    int stripes;            /* store stripes (power of two) */
+    char requirepass[512];
+    int timeout;            /* idle client timeout in seconds, 0 = never */
+    int tcp_keepalive;
+    int tcp_backlog;
+    int maxclients;
+    int loglevel;
+    char logfile[1024];
+    char dir[1024];
+    char dbfilename[256];
+    char pidfile[1024];
+    char save[256];
+    int appendonly;
+    char appendfilename[256];
+    int appendfsync;        /* 0 no, 1 everysec, 2 always */
+    long long proto_max_bulk_len;
+    long long client_query_buffer_limit;
+    long long maxmemory;
+    int maxmemory_policy;
+    int maxmemory_samples;
+    int lfu_log_factor;
+    int lfu_decay_time;
+    int hz;
+    long long item_size_max;
+    long long slowlog_log_slower_than;
+    int slowlog_max_len;
+    int daemonize;
+    int protected_mode;
+    long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
+};
+
+extern struct config cfg;
+
+/* Fill cfg with the defaults (threads = number of cores). */
+void config_defaults(void);
+/* Apply one setting. argv are the value words (usually one). At startup (boot=1) every
+ * setting may be set; at runtime only mutable ones. Returns 0, or -1 with err set to the
+ * text after "ERR " (Redis's CONFIG SET wording is built by the caller). */
+int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap);
+/* Load a redis.conf-style file. Returns 0 or -1 with err (file:line: reason). */
+int config_load_file(const char *path, char *err, size_t errcap);
+/* Iterate settings matching a glob: cb(name, value) for each. */
+typedef void config_visit_fn(const char *name, const char *value, void *arg);
+int config_get(const char *pattern, config_visit_fn *cb, void *arg);
+/* Format one setting's value; returns 0 or -1 if unknown. */
+int config_format(const char *name, char *out, size_t cap);
+const char *config_policy_name(int policy);
+
+#endif

@@ -1,0 +1,75 @@
+#include "core/log.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int log_level = LOG_NOTICE;
+static int log_fd = 2;
+static const char *names[] = {"debug", "verbose", "notice", "warning"};
+static const char marks[] = {'.', '-', '*', '#'};
+
+int log_setup(int level, const char *path)
+{
+    if (level >= LOG_DEBUG && level <= LOG_WARNING)
+        log_level = level;
+    if (path && path[0]) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return -1;
+        if (log_fd > 2)
+            close(log_fd);
+        log_fd = fd;
+    }
+    return 0;
+}
+
+int log_level_parse(const char *s)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+const char *log_level_name(int level)
+{
+    return names[level & 3];
+}
+
+int log_level_get(void)
+{
+    return log_level;
+}
+
+void log_write(int level, const char *fmt, ...)
+{
+    char line[1024];
+    struct timeval tv;
+    struct tm tm;
+    va_list ap;
+    int n;
+
+    if (level < log_level)
+        return;
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    n = snprintf(line, sizeof(line), "%d:M ", (int)getpid());
+    n += (int)strftime(line + n, sizeof(line) - (size_t)n, "%d %b %Y %H:%M:%S", &tm);
+    n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c ", (int)(tv.tv_usec / 1000),
+                  marks[level & 3]);
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (write(log_fd, line, (size_t)n) < 0) {
+        /* nothing sensible to do */
+    }
+}

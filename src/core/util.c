@@ -1,0 +1,361 @@
+#define _GNU_SOURCE
+#include "core/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+int util_str2ll(const char *s, size_t n, long long *out)
+{
+    const char *p = s;
+    size_t left = n;
+    int neg = 0;
+    unsigned long long v;
+
+    if (n == 0 || n > 20)
+        return 0;
+    if (n == 1 && s[0] == '0') {
+        *out = 0;
+        return 1;
+    }
+    if (*p == '-') {
+        neg = 1;
+        p++;
+        left--;
+        if (left == 0)
+            return 0;
+    }
+    if (*p < '1' || *p > '9')
+        return 0;
+    v = (unsigned long long)(*p - '0');
+    p++;
+    left--;
+    while (left--) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        if (v > ULLONG_MAX / 10)
+            return 0;
+        v *= 10;
+        if (v > ULLONG_MAX - (unsigned long long)(*p - '0'))
+            return 0;
+        v += (unsigned long long)(*p - '0');
+        p++;
+    }
+    if (neg) {
+        if (v > (unsigned long long)LLONG_MAX + 1)
+            return 0;
+        *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
+    } else {
+        if (v > LLONG_MAX)
+            return 0;
+        *out = (long long)v;
+    }
+    return 1;
+}
+
+int util_str2ull(const char *s, size_t n, unsigned long long *out)
+{
+    unsigned long long v = 0;
+
+    if (n == 0 || n > 20)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9)
+            return 0;
+        if (v > ULLONG_MAX / 10 || v * 10 > ULLONG_MAX - d)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+int util_str2ld(const char *s, size_t n, long double *out)
+{
+    char buf[5120];
+    char *end;
+    long double v;
+
+    if (n == 0 || n >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (isspace((unsigned char)buf[0]))
+        return 0;
+    errno = 0;
+    v = strtold(buf, &end);
+    if ((size_t)(end - buf) != n || (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)) ||
+        isnan(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int util_str2d(const char *s, size_t n, double *out)
+{
+    char buf[5120];
+    char *end;
+    double v;
+
+    if (n == 0 || n >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (isspace((unsigned char)buf[0]))
+        return 0;
+    errno = 0;
+    v = strtod(buf, &end);
+    if ((size_t)(end - buf) != n || (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) ||
+        isnan(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int util_ull2str(char *buf, unsigned long long v)
+{
+    char tmp[24];
+    int n = 0;
+
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+int util_ll2str(char *buf, long long v)
+{
+    if (v < 0) {
+        buf[0] = '-';
+        return 1 + util_ull2str(buf + 1, (unsigned long long)(-(v + 1)) + 1);
+    }
+    return util_ull2str(buf, (unsigned long long)v);
+}
+
+int util_ld2str(char *buf, size_t cap, long double v)
+{
+    int n;
+
+    if (isinf(v))
+        return snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+    n = snprintf(buf, cap, "%.17Lf", v);
+    if (n < 0 || (size_t)n >= cap)
+        return snprintf(buf, cap, "%.17Lg", v);
+    if (strchr(buf, '.')) {
+        char *p = buf + n - 1;
+        while (*p == '0') {
+            p--;
+            n--;
+        }
+        if (*p == '.')
+            n--;
+        buf[n] = '\0';
+    }
+    if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+        buf[0] = '0';
+        buf[1] = '\0';
+        n = 1;
+    }
+    return n;
+}
+
+int util_d2str(char *buf, size_t cap, double v)
+{
+    if (isinf(v))
+        return snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+    if (v == 0)
+        return snprintf(buf, cap, "%s", signbit(v) ? "-0" : "0");
+    return snprintf(buf, cap, "%.17g", v);
+}
+
+static int glob_match(const char *p, size_t pl, const char *s, size_t sl, int nocase, int depth)
+{
+    if (depth > 1000)
+        return 0;
+    while (pl && sl) {
+        switch (*p) {
+        case '*':
+            while (pl > 1 && p[1] == '*') {
+                p++;
+                pl--;
+            }
+            if (pl == 1)
+                return 1;
+            while (sl) {
+                if (glob_match(p + 1, pl - 1, s, sl, nocase, depth + 1))
+                    return 1;
+                s++;
+                sl--;
+            }
+            return 0;
+        case '?':
+            s++;
+            sl--;
+            break;
+        case '[': {
+            int neg, match = 0;
+            p++;
+            pl--;
+            neg = pl && *p == '^';
+            if (neg) {
+                p++;
+                pl--;
+            }
+            while (1) {
+                if (pl == 0)
+                    break;
+                if (*p == '\\' && pl >= 2) {
+                    p++;
+                    pl--;
+                    if (*p == *s)
+                        match = 1;
+                } else if (*p == ']') {
+                    break;
+                } else if (pl >= 3 && p[1] == '-') {
+                    int a = (unsigned char)p[0], b = (unsigned char)p[2], c = (unsigned char)*s;
+                    if (a > b) {
+                        int t = a;
+                        a = b;
+                        b = t;
+                    }
+                    if (nocase) {
+                        a = tolower(a);
+                        b = tolower(b);
+                        c = tolower(c);
+                    }
+                    p += 2;
+                    pl -= 2;
+                    if (c >= a && c <= b)
+                        match = 1;
+                } else if (nocase ? tolower((unsigned char)*p) == tolower((unsigned char)*s)
+                                  : *p == *s) {
+                    match = 1;
+                }
+                p++;
+                pl--;
+            }
+            if (pl == 0) {
+                /* unterminated class: Redis treats the end as the class end */
+                p--;
+                pl++;
+            }
+            if (neg)
+                match = !match;
+            if (!match)
+                return 0;
+            s++;
+            sl--;
+            break;
+        }
+        case '\\':
+            if (pl >= 2) {
+                p++;
+                pl--;
+            }
+            /* fall through */
+        default:
+            if (nocase ? tolower((unsigned char)*p) != tolower((unsigned char)*s) : *p != *s)
+                return 0;
+            s++;
+            sl--;
+            break;
+        }
+        p++;
+        pl--;
+        if (sl == 0) {
+            while (pl && *p == '*') {
+                p++;
+                pl--;
+            }
+            break;
+        }
+    }
+    return pl == 0 && sl == 0;
+}
+
+int util_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
+{
+    return glob_match(pat, plen, s, slen, nocase, 0);
+}
+
+int64_t util_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t util_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t util_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t util_hash(const void *p, size_t n)
+{
+    return XXH3_64bits(p, n);
+}
+
+int util_parse_memsize(const char *s, long long *out)
+{
+    char *end;
+    long long v, mul = 1;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 0)
+        return 0;
+    if (!strcasecmp(end, "") || !strcasecmp(end, "b"))
+        mul = 1;
+    else if (!strcasecmp(end, "k"))
+        mul = 1000;
+    else if (!strcasecmp(end, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(end, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(end, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(end, "g"))
+        mul = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(end, "gb"))
+        mul = 1024LL * 1024 * 1024;
+    else
+        return 0;
+    if (v > LLONG_MAX / mul)
+        return 0;
+    *out = v * mul;
+    return 1;
+}
+
+int util_eq_nocase(const char *s, size_t n, const char *w)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (w[i] == '\0' || (char)tolower((unsigned char)s[i]) != w[i])
+            return 0;
+    }
+    return w[i] == '\0';
+}

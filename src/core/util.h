@@ -1,0 +1,47 @@
+/* Small pure helpers shared by every layer: number parsing/formatting the way Redis does it,
+ * glob matching, clocks, hashing. No allocation, thread-safe. */
+#ifndef TC_UTIL_H
+#define TC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Parse s[0..n) as a signed 64-bit decimal with Redis's strictness (no spaces, no '+',
+ * no leading zeros, fits in int64). Returns 1 on success, 0 otherwise. */
+int util_str2ll(const char *s, size_t n, long long *out);
+/* Parse an unsigned 64-bit decimal (memcached numbers). Returns 1 on success. */
+int util_str2ull(const char *s, size_t n, unsigned long long *out);
+/* Parse a long double like Redis's string2ld (no spaces, not nan). Returns 1 on success. */
+int util_str2ld(const char *s, size_t n, long double *out);
+/* Parse a double like Redis's getDoubleFromObject (accepts inf, rejects nan). */
+int util_str2d(const char *s, size_t n, double *out);
+/* Format v into buf (>= 21 bytes); returns length. */
+int util_ll2str(char *buf, long long v);
+int util_ull2str(char *buf, unsigned long long v);
+/* Format a long double the way INCRBYFLOAT replies (%.17Lg, trailing zeros trimmed). */
+int util_ld2str(char *buf, size_t cap, long double v);
+/* Format a double as Redis does for RESP (%.17g, inf/-inf). */
+int util_d2str(char *buf, size_t cap, double v);
+
+/* Redis-compatible glob match ('*', '?', '[...]', '\\' escapes). nocase: ASCII fold. */
+int util_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
+
+/* Wall clock in milliseconds / microseconds since the epoch. */
+int64_t util_now_ms(void);
+int64_t util_now_us(void);
+/* Monotonic clock in microseconds. */
+int64_t util_mono_us(void);
+
+/* The key hash used everywhere (xxh3 64-bit). */
+uint64_t util_hash(const void *p, size_t n);
+
+/* Parse a memory size like "1gb", "512mb", "100k", "42". Returns 1 on success. */
+int util_parse_memsize(const char *s, long long *out);
+
+/* Case-insensitive equality of s[0..n) with the NUL-terminated lowercase word w. */
+int util_eq_nocase(const char *s, size_t n, const char *w);
+
+#endif

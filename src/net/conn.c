@@ -1,0 +1,149 @@
+#define _GNU_SOURCE
+#include "net/conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "store/item.h"
+
+int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len)
+{
+    if (c->nrefs == c->refs_cap) {
+        uint32_t cap = c->refs_cap ? c->refs_cap * 2 : 8;
+        struct oref *r = realloc(c->refs, cap * sizeof(*r));
+        if (!r)
+            return -1;
+        c->refs = r;
+        c->refs_cap = cap;
+    }
+    item_ref(it);
+    c->refs[c->nrefs].at = c->wbuf.wpos;
+    c->refs[c->nrefs].ptr = ptr;
+    c->refs[c->nrefs].len = len;
+    c->refs[c->nrefs].it = it;
+    c->nrefs++;
+    return 0;
+}
+
+size_t conn_pending(const struct conn *c)
+{
+    size_t n = c->wbuf.wpos - c->wbuf.rpos;
+    for (uint32_t i = c->ref_sent; i < c->nrefs; i++)
+        n += c->refs[i].len;
+    return n - (c->ref_sent < c->nrefs ? c->ref_off : 0);
+}
+
+void conn_reset_output(struct conn *c)
+{
+    for (uint32_t i = 0; i < c->nrefs; i++)
+        item_release(c->refs[i].it);
+    c->nrefs = 0;
+    c->ref_sent = 0;
+    c->ref_off = 0;
+    c->wbuf.rpos = c->wbuf.wpos = 0;
+}
+
+int conn_flush(struct conn *c)
+{
+    for (;;) {
+        struct iovec iov[64];
+        int n = 0;
+        size_t pos = c->wbuf.rpos;
+        uint32_t r = c->ref_sent;
+        ssize_t w;
+
+        /* Interleave buffer bytes and references in order. */
+        while (n < 64) {
+            size_t until = r < c->nrefs ? c->refs[r].at : c->wbuf.wpos;
+            if (pos < until) {
+                iov[n].iov_base = c->wbuf.data + pos;
+                iov[n].iov_len = until - pos;
+                n++;
+                pos = until;
+                continue;
+            }
+            if (r < c->nrefs && n < 64) {
+                size_t off = r == c->ref_sent ? c->ref_off : 0;
+                iov[n].iov_base = (void *)(c->refs[r].ptr + off);
+                iov[n].iov_len = c->refs[r].len - off;
+                n++;
+                r++;
+                continue;
+            }
+            break;
+        }
+        if (n == 0) {
+            conn_reset_output(c);
+            return 0;
+        }
+        w = writev(c->fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -1;
+        }
+        /* Advance through the same sequence by w bytes. */
+        size_t left = (size_t)w;
+        while (left) {
+            size_t until = c->ref_sent < c->nrefs ? c->refs[c->ref_sent].at : c->wbuf.wpos;
+            if (c->wbuf.rpos < until) {
+                size_t k = until - c->wbuf.rpos;
+                if (k > left)
+                    k = left;
+                c->wbuf.rpos += k;
+                left -= k;
+                continue;
+            }
+            struct oref *ref = &c->refs[c->ref_sent];
+            size_t k = ref->len - c->ref_off;
+            if (k > left) {
+                c->ref_off += left;
+                left = 0;
+            } else {
+                left -= k;
+                c->ref_off = 0;
+                c->ref_sent++;
+            }
+        }
+        if (c->wbuf.rpos == c->wbuf.wpos && c->ref_sent == c->nrefs) {
+            conn_reset_output(c);
+            return 0;
+        }
+    }
+}
+
+void conn_format_addr(int fd, int peer, char *out, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN];
+    int r = peer ? getpeername(fd, (struct sockaddr *)&ss, &len)
+                 : getsockname(fd, (struct sockaddr *)&ss, &len);
+
+    if (r < 0) {
+        snprintf(out, cap, "?:0");
+        return;
+    }
+    if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+        snprintf(out, cap, "%s:%d", ip, ntohs(s->sin_port));
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+        snprintf(out, cap, "%s:%d", ip, ntohs(s->sin6_port));
+    } else {
+        snprintf(out, cap, "/unix:0");
+    }
+}

@@ -1,0 +1,91 @@
+/* A client connection: socket, input buffer and parser, output buffer with zero-copy
+ * references to large items, and the per-client state commands use (database, protocol
+ * version, name, auth). A connection lives on one worker for its whole life; only that
+ * worker touches it, except the fields marked shared (read under the worker's list lock by
+ * CLIENT LIST, or atomic). */
+#ifndef TC_CONN_H
+#define TC_CONN_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "proto/resp.h"
+
+struct worker;
+struct item;
+
+enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
+
+#define CONN_CLOSE_AFTER_REPLY 0x01 /* flush the output, then close */
+#define CONN_CLOSE_ASAP 0x02        /* close without flushing */
+#define CONN_WANT_WRITE 0x04        /* EPOLLOUT is registered */
+#define CONN_PAUSED_READ 0x08       /* input paused until the output drains */
+#define CONN_UNIX 0x10
+
+/* Input is not processed while more than this many reply bytes wait to be written. */
+#define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
+
+struct slice {
+    const char *p;
+    size_t n;
+};
+
+/* An output reference: len bytes at ptr, owned by it, logically placed at offset at of wbuf. */
+struct oref {
+    size_t at;
+    const char *ptr;
+    size_t len;
+    struct item *it;
+};
+
+struct conn {
+    int fd;
+    uint8_t proto;         /* enum conn_proto */
+    uint8_t resp;          /* RESP version: 2 or 3 */
+    uint16_t flags;        /* CONN_* */
+    int db;                /* selected database */
+    int authed;            /* passed AUTH (or no password needed) */
+    uint64_t id;           /* CLIENT ID, unique for the process */
+    struct worker *w;      /* owner */
+    struct conn *prev, *next; /* worker's list (shared: under the list lock) */
+    struct buf rbuf;       /* input */
+    struct buf wbuf;       /* output bytes */
+    struct oref *refs;     /* output references, in order */
+    uint32_t nrefs, refs_cap;
+    uint32_t ref_sent;     /* refs fully written */
+    size_t ref_off;        /* bytes of refs[ref_sent] already written */
+    struct resp_parser rp; /* RESP parser state */
+    struct slice *argv;    /* the current command's arguments */
+    int argc;
+    int argv_cap;
+    void *mc;              /* memcached protocol state (owned by the mc module) */
+    _Atomic int kill;      /* shared: CLIENT KILL from another worker */
+    char name[64];         /* shared: CLIENT SETNAME */
+    char addr[64];         /* peer "ip:port" */
+    char laddr[64];        /* local "ip:port" */
+    int64_t ctime_ms;      /* creation time */
+    int64_t last_ms;       /* last interaction (idle timeout, CLIENT LIST idle) */
+    char lastcmd[24];      /* shared: last command name */
+    uint64_t tot_cmds;
+};
+
+/* Output helpers used by commands: everything goes to wbuf except large item values which
+ * are referenced (the reference is released once written). */
+static inline struct buf *conn_out(struct conn *c)
+{
+    return &c->wbuf;
+}
+/* Append the bytes of a refcounted item's value without copying; takes a reference. */
+int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len);
+/* Bytes waiting to be written. */
+size_t conn_pending(const struct conn *c);
+/* Write as much as possible (writev). Returns 0 (done or would block) or -1 (error: close). */
+int conn_flush(struct conn *c);
+/* Release the output references and reset the output buffers. */
+void conn_reset_output(struct conn *c);
+/* Format "ip:port" of a socket address. */
+void conn_format_addr(int fd, int peer, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,495 @@
+#define _GNU_SOURCE
+#include "net/worker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "store/store.h"
+
+#define READ_CHUNK 16384
+#define TAG_LISTEN 1
+#define TAG_EVENT 2
+
+/* epoll data: listeners and the eventfd carry small tags, connections their pointer. */
+static inline int is_tag(uint64_t u)
+{
+    return u < 64;
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int listen_tcp(const char *addr, int port, char *why, size_t cap)
+{
+    struct addrinfo hints, *res = NULL, *ai;
+    char portstr[16];
+    int fd = -1, one = 1, r;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    r = getaddrinfo(addr, portstr, &hints, &res);
+    if (r) {
+        snprintf(why, cap, "%s", gai_strerror(r));
+        return -1;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+        if (ai->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, cfg.tcp_backlog) == 0 &&
+            set_nonblock(fd) == 0)
+            break;
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static int listen_unix(const char *path, char *why, size_t cap)
+{
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || strlen(path) >= sizeof(sa.sun_path)) {
+        snprintf(why, cap, "bad unix socket path");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, cfg.tcp_backlog) ||
+        set_nonblock(fd)) {
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (cfg.unixsocketperm)
+        chmod(path, (mode_t)cfg.unixsocketperm);
+    return fd;
+}
+
+static int add_listener(struct srv *srv, struct worker *w, int fd, int proto)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    if (w->nl == 4)
+        return -1;
+    ev.data.u64 = TAG_LISTEN + 8 + (uint64_t)w->nl;
+    w->lfd[w->nl] = fd;
+    w->lproto[w->nl] = (uint8_t)proto;
+    w->nl++;
+    return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int srv_listen(struct srv *srv)
+{
+    char why[256];
+
+    srv->workers = calloc((size_t)srv->nworkers, sizeof(struct worker));
+    if (!srv->workers)
+        return -1;
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        struct epoll_event ev = {.events = EPOLLIN};
+        w->idx = i;
+        w->srv = srv;
+        pthread_mutex_init(&w->list_lock, NULL);
+        w->ep = epoll_create1(EPOLL_CLOEXEC);
+        w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->ep < 0 || w->evfd < 0)
+            return -1;
+        ev.data.u64 = TAG_EVENT;
+        epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev);
+        int ports[2] = {cfg.port, cfg.memcache_port};
+        for (int p = 0; p < 2; p++) {
+            char addrs[256], *save = NULL, *a;
+            if (!ports[p])
+                continue;
+            snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+            for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+                const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
+                int fd = listen_tcp(bindaddr, ports[p], why, sizeof(why));
+                if (fd < 0) {
+                    if (a[0] == '-')
+                        continue;
+                    log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
+                             ports[p], why);
+                    return -1;
+                }
+                if (add_listener(srv, w, fd, p == 0 ? PROTO_RESP : PROTO_MC)) {
+                    close(fd);
+                    log_warn("too many listening addresses");
+                    return -1;
+                }
+            }
+        }
+        if (i == 0 && cfg.unixsocket[0]) {
+            int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
+            if (fd < 0) {
+                log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
+                return -1;
+            }
+            add_listener(srv, w, fd, PROTO_RESP | 0x80);
+        }
+    }
+    return 0;
+}
+
+void worker_wake(struct worker *w)
+{
+    uint64_t one = 1;
+    if (write(w->evfd, &one, sizeof(one)) < 0) {
+        /* the counter is saturated: the worker is awake anyway */
+    }
+}
+
+void srv_request_shutdown(struct srv *srv, int exitcode)
+{
+    atomic_store(&srv->shutdown_exitcode, exitcode);
+    atomic_store(&srv->shutdown, 1);
+    for (int i = 0; i < srv->nworkers; i++)
+        worker_wake(&srv->workers[i]);
+}
+
+static void update_events(struct worker *w, struct conn *c)
+{
+    struct epoll_event ev;
+    int want_out = conn_pending(c) > 0;
+    int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY));
+    uint16_t nf = (uint16_t)(want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~CONN_WANT_WRITE));
+
+    ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0) | EPOLLRDHUP;
+    ev.data.ptr = c;
+    epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->flags = nf;
+}
+
+void worker_close_conn(struct worker *w, struct conn *c)
+{
+    struct srv *srv = w->srv;
+
+    epoll_ctl(w->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    pthread_mutex_lock(&w->list_lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    w->nconns--;
+    pthread_mutex_unlock(&w->list_lock);
+    if (srv->on_close[c->proto])
+        srv->on_close[c->proto](c);
+    atomic_fetch_sub(&srv->nclients, 1);
+    conn_reset_output(c);
+    buf_deinit(&c->rbuf);
+    buf_deinit(&c->wbuf);
+    free(c->refs);
+    free(c->argv);
+    resp_parser_deinit(&c->rp);
+    free(c);
+}
+
+static void accept_all(struct worker *w, int li)
+{
+    struct srv *srv = w->srv;
+    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80;
+
+    for (int n = 0; n < 64; n++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+        struct conn *c;
+        struct epoll_event ev;
+
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                static _Atomic int64_t last_log;
+                int64_t prev = atomic_load(&last_log);
+                if (w->now_ms - prev > 1000 && atomic_compare_exchange_strong(&last_log, &prev, w->now_ms))
+                    log_warn("Error accepting a client connection: %s", strerror(errno));
+            }
+            return;
+        }
+        if (atomic_fetch_add(&srv->nclients, 1) >= cfg.maxclients) {
+            const char *msg = proto == PROTO_RESP ? "-ERR max number of clients reached\r\n"
+                                                  : "ERROR Too many open connections\r\n";
+            if (write(fd, msg, strlen(msg)) < 0) {
+                /* best effort */
+            }
+            close(fd);
+            atomic_fetch_sub(&srv->nclients, 1);
+            w->st.rejected++;
+            continue;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+            close(fd);
+            atomic_fetch_sub(&srv->nclients, 1);
+            continue;
+        }
+        if (!is_unix) {
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            if (cfg.tcp_keepalive > 0) {
+                int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1,
+                    cnt = 3;
+                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+            }
+            conn_format_addr(fd, 1, c->addr, sizeof(c->addr));
+            conn_format_addr(fd, 0, c->laddr, sizeof(c->laddr));
+        } else {
+            c->flags |= CONN_UNIX;
+            snprintf(c->addr, sizeof(c->addr), "/unix:0");
+            snprintf(c->laddr, sizeof(c->laddr), "%.60s:0", cfg.unixsocket);
+        }
+        c->fd = fd;
+        c->proto = (uint8_t)proto;
+        c->resp = 2;
+        c->w = w;
+        c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
+        c->authed = cfg.requirepass[0] == '\0';
+        c->rp.max_bulk = cfg.proto_max_bulk_len;
+        c->rp.unauth = !c->authed;
+        resp_parser_reset(&c->rp);
+        c->ctime_ms = c->last_ms = w->now_ms;
+        pthread_mutex_lock(&w->list_lock);
+        c->next = w->conns;
+        if (w->conns)
+            w->conns->prev = c;
+        w->conns = c;
+        w->nconns++;
+        pthread_mutex_unlock(&w->list_lock);
+        w->st.conns_received++;
+        ev.events = EPOLLIN | EPOLLRDHUP;
+        ev.data.ptr = c;
+        if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev)) {
+            worker_close_conn(w, c);
+            continue;
+        }
+    }
+}
+
+/* After input was processed or output drained: write, pause or resume, or close. */
+static void after_io(struct worker *w, struct conn *c)
+{
+    if (c->flags & CONN_CLOSE_ASAP) {
+        worker_close_conn(w, c);
+        return;
+    }
+    if (conn_pending(c) && conn_flush(c)) {
+        worker_close_conn(w, c);
+        return;
+    }
+    if (conn_pending(c) == 0 && (c->flags & CONN_CLOSE_AFTER_REPLY)) {
+        worker_close_conn(w, c);
+        return;
+    }
+    int paused = (c->flags & CONN_PAUSED_READ) != 0;
+    int over = conn_pending(c) > CONN_OUT_PAUSE_BYTES;
+    if (over)
+        c->flags |= CONN_PAUSED_READ;
+    else
+        c->flags &= (uint16_t)~CONN_PAUSED_READ;
+    if (paused && !over && buf_len(&c->rbuf) && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
+        /* resume: run what was left in the input buffer */
+        w->srv->on_input[c->proto](c);
+        after_io(w, c);
+        return;
+    }
+    if (over != paused || (conn_pending(c) > 0) != ((c->flags & CONN_WANT_WRITE) != 0) ||
+        (c->flags & CONN_CLOSE_AFTER_REPLY))
+        update_events(w, c);
+}
+
+static void on_readable(struct worker *w, struct conn *c)
+{
+    size_t want = READ_CHUNK;
+    ssize_t n;
+
+    if (c->proto == PROTO_RESP && c->rp.bulklen >= 0) {
+        /* a big argument: grow geometrically towards its announced size */
+        size_t need = resp_want(&c->rp), have = buf_len(&c->rbuf);
+        if (need > have) {
+            size_t more = need - have;
+            size_t step = have > READ_CHUNK ? have : READ_CHUNK;
+            want = more < step ? more : step;
+            if (want < READ_CHUNK)
+                want = READ_CHUNK;
+        }
+    }
+    if (c->rbuf.rpos == c->rbuf.wpos)
+        c->rbuf.rpos = c->rbuf.wpos = 0;
+    if (buf_reserve(&c->rbuf, want)) {
+        worker_close_conn(w, c);
+        return;
+    }
+    n = read(c->fd, c->rbuf.data + c->rbuf.wpos, buf_free(&c->rbuf));
+    if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        worker_close_conn(w, c);
+        return;
+    }
+    c->rbuf.wpos += (size_t)n;
+    w->st.net_in += (uint64_t)n;
+    c->last_ms = w->now_ms;
+    if ((long long)buf_len(&c->rbuf) > cfg.client_query_buffer_limit) {
+        log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
+                 (unsigned long long)c->id, c->addr);
+        worker_close_conn(w, c);
+        return;
+    }
+    w->srv->on_input[c->proto](c);
+    after_io(w, c);
+}
+
+static void handle_kills(struct worker *w)
+{
+    uint64_t v;
+    struct conn *c, *next;
+
+    if (read(w->evfd, &v, sizeof(v)) < 0) {
+        /* spurious */
+    }
+    for (c = w->conns; c; c = next) {
+        next = c->next;
+        if (atomic_load(&c->kill))
+            worker_close_conn(w, c);
+    }
+}
+
+static void tick(struct worker *w)
+{
+    struct srv *srv = w->srv;
+    struct conn *c, *next;
+    int64_t budget;
+
+    if (w->idx == 0)
+        atomic_store_explicit(&store_lru_clock, (uint32_t)(w->now_ms / 1000) & LRU_CLOCK_MAX,
+                              memory_order_relaxed);
+    /* Active expiry: a small slice of time, more while many sampled keys were expired. */
+    budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
+    if (w->expire_effort > 10)
+        budget *= 10;
+    w->expire_effort = store_expire_cycle(srv->store, (uint32_t)w->idx, (uint32_t)srv->nworkers,
+                                          w->now_ms, budget, &w->expire_cursor);
+    if (cfg.timeout > 0) {
+        for (c = w->conns; c; c = next) {
+            next = c->next;
+            if (c->proto == PROTO_RESP && w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000)
+                worker_close_conn(w, c);
+        }
+    }
+    w->st.ops_idx = (w->st.ops_idx + 1) % 16;
+    w->st.ops_sample[w->st.ops_idx] = w->st.commands;
+    w->st.ops_sample_ms[w->st.ops_idx] = w->now_ms;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct srv *srv = w->srv;
+    struct epoll_event evs[256];
+    char tname[16];
+
+    snprintf(tname, sizeof(tname), "tc-worker-%d", w->idx);
+    pthread_setname_np(pthread_self(), tname);
+    w->now_ms = util_now_ms();
+    w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
+    while (!atomic_load_explicit(&srv->shutdown, memory_order_relaxed)) {
+        int timeout = (int)(w->next_tick_ms - w->now_ms);
+        int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
+        w->now_ms = util_now_ms();
+        for (int i = 0; i < n; i++) {
+            uint64_t u = evs[i].data.u64;
+            if (is_tag(u)) {
+                if (u == TAG_EVENT)
+                    handle_kills(w);
+                else
+                    accept_all(w, (int)(u - TAG_LISTEN - 8));
+                continue;
+            }
+            struct conn *c = evs[i].data.ptr;
+            if (evs[i].events & EPOLLOUT) {
+                if (conn_flush(c)) {
+                    worker_close_conn(w, c);
+                    continue;
+                }
+                if (conn_pending(c) == 0 || (c->flags & CONN_PAUSED_READ)) {
+                    after_io(w, c);
+                    continue;
+                }
+            }
+            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
+                if (c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) {
+                    if (evs[i].events & (EPOLLERR | EPOLLHUP))
+                        worker_close_conn(w, c);
+                    continue;
+                }
+                on_readable(w, c);
+            }
+        }
+        if (w->now_ms >= w->next_tick_ms) {
+            tick(w);
+            w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
+        }
+    }
+    /* shutdown: flush what can be flushed, then close everything */
+    while (w->conns) {
+        struct conn *c = w->conns;
+        if (conn_pending(c))
+            conn_flush(c);
+        worker_close_conn(w, c);
+    }
+    for (int i = 0; i < w->nl; i++)
+        close(w->lfd[i]);
+    return NULL;
+}
+
+int srv_start(struct srv *srv)
+{
+    for (int i = 0; i < srv->nworkers; i++) {
+        if (pthread_create(&srv->workers[i].tid, NULL, worker_main, &srv->workers[i]))
+            return -1;
+    }
+    return 0;
+}
+
+void srv_join(struct srv *srv)
+{
+    for (int i = 0; i < srv->nworkers; i++)
+        pthread_join(srv->workers[i].tid, NULL);
+}

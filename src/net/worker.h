@@ -1,0 +1,84 @@
+/* Worker threads, each with its own epoll loop, listeners (SO_REUSEPORT) and connections,
+ * and the process-wide context they share (struct srv: the store, the workers, counters).
+ * Commands run on the worker that owns the connection. */
+#ifndef TC_WORKER_H
+#define TC_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "net/conn.h"
+
+struct store;
+struct srv;
+struct skey;
+
+/* Per-protocol hooks, set by the server: parse and run what rbuf holds (consuming it); called
+ * after every read and when a paused connection drains. on_close frees protocol state. */
+typedef void conn_input_fn(struct conn *c);
+typedef void conn_close_fn(struct conn *c);
+
+struct worker_stats {
+    uint64_t commands;        /* total_commands_processed */
+    uint64_t net_in;          /* bytes read */
+    uint64_t net_out;         /* bytes written */
+    uint64_t conns_received;  /* total_connections_received */
+    uint64_t rejected;        /* rejected_connections */
+    uint64_t ops_sample[16];  /* commands at each of the last 16 ticks (instantaneous ops) */
+    int64_t ops_sample_ms[16];
+    int ops_idx;
+};
+
+struct worker {
+    int idx;
+    pthread_t tid;
+    int ep;                    /* epoll fd */
+    int evfd;                  /* eventfd: kill requests, shutdown */
+    int lfd[4];                /* listening sockets */
+    uint8_t lproto[4];         /* protocol of each listener */
+    int nl;
+    struct srv *srv;
+    pthread_mutex_t list_lock; /* guards the list links and the shared conn fields */
+    struct conn *conns;        /* all connections of this worker */
+    int nconns;
+    int64_t now_ms;            /* wall clock cached per loop turn */
+    int64_t next_tick_ms;
+    uint32_t expire_cursor;
+    int expire_effort;         /* last active-expire share of expired keys (0..100) */
+    struct worker_stats st;    /* written by this worker only, read racily by INFO */
+    struct skey *keys;         /* scratch array for multi-key commands */
+    int keys_cap;
+    char scratch[256];
+} __attribute__((aligned(64)));
+
+struct srv {
+    struct store *store;
+    struct worker *workers;
+    int nworkers;
+    _Atomic int shutdown;         /* 1: stop; workers close their connections and exit */
+    _Atomic int shutdown_exitcode;
+    _Atomic uint64_t next_client_id;
+    _Atomic int nclients;         /* connected clients, both protocols */
+    int64_t start_ms;
+    conn_input_fn *on_input[2];
+    conn_close_fn *on_close[2];
+    const char *executable;
+    const char *config_file;
+    _Atomic uint64_t stat_reset_ms;
+};
+
+/* Create the workers and their listeners (port/memcache port on every bind address). Returns
+ * 0 or -1 with a logged reason. Runs on the main thread before workers start. */
+int srv_listen(struct srv *srv);
+/* Start / join every worker thread. */
+int srv_start(struct srv *srv);
+void srv_join(struct srv *srv);
+/* Ask every worker to stop (any thread). */
+void srv_request_shutdown(struct srv *srv, int exitcode);
+/* Wake a worker so it handles kill requests (any thread). */
+void worker_wake(struct worker *w);
+/* Close c now (owner worker only). */
+void worker_close_conn(struct worker *w, struct conn *c);
+
+#endif

@@ -1,0 +1,164 @@
+/* twincache: the process. Reads the configuration (file and --name value arguments, like
+ * redis-server), sets up logging, the store, the command table and the workers, then waits
+ * for SIGTERM/SIGINT or SHUTDOWN and exits cleanly. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "net/worker.h"
+#include "store/store.h"
+
+#define TWINCACHE_VERSION "0.1.0"
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "Usage: twincache [/path/to/twincache.conf] [--name value ...]\n"
+            "       twincache -v | --version\n"
+            "       twincache -h | --help\n\n"
+            "Settings use redis.conf names, for example:\n"
+            "  --port 6379 --memcache-port 11211 --bind 127.0.0.1 --threads 2\n"
+            "  --maxmemory 1gb --maxmemory-policy allkeys-lru --requirepass secret\n"
+            "  --databases 16 --loglevel notice --logfile /tmp/twincache.log\n");
+}
+
+/* Parse "--name v1 v2 --other v" after an optional config file. */
+static int parse_args(int argc, char **argv, const char **config_file)
+{
+    char err[1024];
+    int i = 1;
+
+    if (argc >= 2 && argv[1][0] != '-') {
+        *config_file = argv[1];
+        if (config_load_file(argv[1], err, sizeof(err))) {
+            fprintf(stderr, "*** FATAL CONFIG FILE ERROR ***\n%s\n", err);
+            return -1;
+        }
+        i = 2;
+    }
+    while (i < argc) {
+        const char *name = argv[i];
+        const char *vals[16];
+        int n = 0;
+        if (strncmp(name, "--", 2) != 0) {
+            fprintf(stderr, "*** FATAL CONFIG ERROR *** unexpected argument '%s'\n", name);
+            return -1;
+        }
+        name += 2;
+        i++;
+        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 16)
+            vals[n++] = argv[i++];
+        if (n == 0) {
+            /* "--save" alone, or a flag followed directly by another: empty value */
+            vals[n++] = "";
+        }
+        if (config_set(name, vals, n, 1, err, sizeof(err))) {
+            fprintf(stderr, "*** FATAL CONFIG ERROR ***\n'%s': %s\n", name, err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct srv srv;
+    const char *config_file = NULL;
+    sigset_t set;
+    int sig, code;
+
+    if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+        printf("twincache v=%s (Redis protocol 7.0 compatible, memcached protocol 1.6 compatible)\n",
+               TWINCACHE_VERSION);
+        return 0;
+    }
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage();
+        return 0;
+    }
+    config_defaults();
+    if (parse_args(argc, argv, &config_file))
+        return 1;
+    if ((cfg.stripes & (cfg.stripes - 1)) != 0) {
+        fprintf(stderr, "*** FATAL CONFIG ERROR *** stripes must be a power of two\n");
+        return 1;
+    }
+    if (log_setup(cfg.loglevel, cfg.logfile)) {
+        fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
+
+    {
+        struct rlimit rl;
+        rlim_t want = (rlim_t)cfg.maxclients + 64;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+            rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
+
+    memset(&srv, 0, sizeof(srv));
+    srv.nworkers = cfg.threads;
+    srv.start_ms = util_now_ms();
+    srv.executable = argv[0];
+    srv.config_file = config_file;
+    srv.on_input[PROTO_RESP] = cmd_resp_input;
+    srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);
+    if (!srv.store) {
+        log_warn("Out of memory creating the store");
+        return 1;
+    }
+    atomic_store(&store_lru_clock, (uint32_t)(srv.start_ms / 1000) & LRU_CLOCK_MAX);
+    cmd_setup();
+    if (srv_listen(&srv))
+        return 1;
+    if (cfg.pidfile[0]) {
+        FILE *f = fopen(cfg.pidfile, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    log_notice("twincache %s started, pid=%d, threads=%d, port=%d, memcache-port=%d",
+               TWINCACHE_VERSION, (int)getpid(), srv.nworkers, cfg.port, cfg.memcache_port);
+    log_notice("Ready to accept connections tcp");
+    if (srv_start(&srv)) {
+        log_warn("Could not start worker threads");
+        return 1;
+    }
+    for (;;) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            srv_request_shutdown(&srv, 0);
+            break;
+        }
+        if (atomic_load(&srv.shutdown))
+            break;
+    }
+    srv_join(&srv);
+    code = atomic_load(&srv.shutdown_exitcode);
+    if (cfg.pidfile[0])
+        unlink(cfg.pidfile);
+    if (cfg.unixsocket[0])
+        unlink(cfg.unixsocket);
+    store_destroy(&srv.store);
+    log_warn("twincache is now ready to exit, bye bye...");
+    return code;
+}

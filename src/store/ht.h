@@ -1,0 +1,48 @@
+/* Open-addressing hash table of items for one stripe and one database: linear probing,
+ * 8-byte slots holding the item pointer tagged with 16 hash bits (so most mismatches are
+ * rejected without touching the item), backward-shift deletion (no tombstones).
+ * Not thread-safe: the caller holds the stripe lock (hence no _locked suffix here). */
+#ifndef TC_HT_H
+#define TC_HT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct item;
+
+struct ht {
+    uint64_t *slots;    /* tagged item pointers, 0 = empty; NULL until first insert */
+    uint32_t mask;      /* number of slots - 1 (0 when slots == NULL) */
+    uint32_t count;     /* items held */
+    uint32_t nvolatile; /* items with an expire time */
+    uint32_t sweep;     /* active-expire cursor (slot index) */
+};
+
+#define HT_SLOT_BITS 20 /* hash bits below this pick the stripe; the slot uses the rest */
+
+static inline struct item *ht_slot_item(uint64_t s)
+{
+    return (struct item *)(uintptr_t)(s & 0x0000ffffffffffffULL);
+}
+
+static inline uint32_t ht_size(const struct ht *t)
+{
+    return t->slots ? t->mask + 1 : 0;
+}
+
+/* Find key; returns the item and sets *pos, or NULL. */
+struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, uint32_t *pos);
+/* Insert an item whose key is not present. Grows first when needed. Returns 0 or -1 (OOM). */
+int ht_insert(struct ht *t, uint64_t hash, struct item *it);
+/* Put it in place of the item at pos (same key). */
+void ht_replace_at(struct ht *t, uint32_t pos, struct item *it);
+/* Remove the item at pos (not freed). Entries after it may move back by one slot. */
+void ht_delete_at(struct ht *t, uint32_t pos);
+/* Shrink when mostly empty (call after deletions). */
+void ht_maybe_shrink(struct ht *t);
+/* Free the slot array (not the items). */
+void ht_deinit(struct ht *t);
+/* Bytes used by the slot array. */
+size_t ht_mem(const struct ht *t);
+
+#endif

@@ -1,0 +1,117 @@
+#define _GNU_SOURCE
+#include "store/item.h"
+
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + (((b) & IT_TTL) ? 8 : 0) + \
+              (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0))
+#define O4(b) O(b), O(b + 1), O(b + 2), O(b + 3)
+#define O16(b) O4(b), O4(b + 4), O4(b + 8), O4(b + 12)
+const uint8_t item_opt_size[32] = {O16(0), O16(16)};
+
+static item_free_fn *destructors[8];
+static item_size_fn *sizers[8];
+
+void item_set_destructor(int type, item_free_fn *fn)
+{
+    destructors[type & 7] = fn;
+}
+
+void item_set_sizer(int type, item_size_fn *fn)
+{
+    sizers[type & 7] = fn;
+}
+
+struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen, uint8_t bits)
+{
+    struct item *it;
+    size_t opt;
+
+    bits &= IT_FLAGS | IT_TTL | IT_CAS;
+    if (klen > 255)
+        bits |= IT_KLONG;
+    if (vlen >= ITEM_REF_MIN)
+        bits |= IT_REF;
+    opt = item_opt_size[bits];
+    it = malloc(sizeof(*it) + opt + klen + vlen);
+    if (!it)
+        return NULL;
+    it->lru = 0;
+    it->bits = bits;
+    it->klen8 = (uint8_t)(klen > 255 ? 0 : klen);
+    it->type = type;
+    it->enc = 0;
+    it->vlen = (uint32_t)vlen;
+    memset(it->data, 0, opt);
+    if (bits & IT_REF) {
+        uint32_t one = 1;
+        memcpy(it->data, &one, 4);
+    }
+    if (bits & IT_KLONG) {
+        uint32_t k = (uint32_t)klen;
+        memcpy(item_opt(it, IT_KLONG), &k, 4);
+    }
+    memcpy(item_key(it), key, klen);
+    return it;
+}
+
+struct item *item_recreate(struct item *it, uint8_t bits)
+{
+    struct item *n = item_create(it->type, item_key(it), item_klen(it), it->vlen, bits);
+    if (!n)
+        return NULL;
+    n->lru = it->lru;
+    n->enc = it->enc;
+    if ((bits & IT_FLAGS) && (it->bits & IT_FLAGS))
+        memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
+    if ((bits & IT_TTL) && (it->bits & IT_TTL))
+        memcpy(item_opt(n, IT_TTL), item_opt(it, IT_TTL), 8);
+    if ((bits & IT_CAS) && (it->bits & IT_CAS))
+        memcpy(item_opt(n, IT_CAS), item_opt(it, IT_CAS), 8);
+    memcpy(item_value(n), item_value(it), it->vlen);
+    if (it->type != OBJ_STRING) {
+        /* the structure now belongs to n: free only the old shell */
+        it->type = OBJ_STRING;
+    }
+    return n;
+}
+
+size_t item_alloc_size(struct item *it)
+{
+    return malloc_usable_size(it);
+}
+
+size_t item_value_mem(struct item *it)
+{
+    if (it->type != OBJ_STRING && sizers[it->type & 7])
+        return sizers[it->type & 7](item_ptr(it));
+    return 0;
+}
+
+void item_ref(struct item *it)
+{
+    atomic_fetch_add_explicit((_Atomic uint32_t *)(void *)it->data, 1, memory_order_relaxed);
+}
+
+void item_release(struct item *it)
+{
+    if (!it)
+        return;
+    if (it->bits & IT_REF) {
+        if (atomic_fetch_sub_explicit((_Atomic uint32_t *)(void *)it->data, 1,
+                                      memory_order_acq_rel) != 1)
+            return;
+    }
+    if (it->type != OBJ_STRING && destructors[it->type & 7])
+        destructors[it->type & 7](item_ptr(it));
+    free(it);
+}
+
+int item_writable(struct item *it)
+{
+    if (!(it->bits & IT_REF))
+        return 1;
+    return atomic_load_explicit((_Atomic uint32_t *)(void *)it->data, memory_order_acquire) == 1;
+}

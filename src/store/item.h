@@ -1,0 +1,144 @@
+/* An item is one allocation holding a compact header, optional fields, the key and the value.
+ * Optional fields cost bytes only when present:
+ *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS][expire i64 if IT_TTL][cas u64 if IT_CAS]
+ *   [klen u32 if IT_KLONG] key value
+ * Strings keep their bytes inline; other types keep a pointer to their structure as value.
+ * Items are owned by the stripe table that holds them; the stripe lock protects every field
+ * except the refcount (atomic, only for large values read without the lock). */
+#ifndef TC_ITEM_H
+#define TC_ITEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 5 };
+
+#define IT_REF 0x01   /* has an atomic reference count (large values) */
+#define IT_FLAGS 0x02 /* has memcached client flags */
+#define IT_TTL 0x04   /* has an expire time field (0 = persistent) */
+#define IT_CAS 0x08   /* has a CAS value */
+#define IT_KLONG 0x10 /* key length > 255, stored as u32 */
+#define IT_OPT_MASK 0x1f
+
+/* Values at least this large are refcounted and written to sockets without a copy. */
+#define ITEM_REF_MIN 16384
+
+struct item {
+    uint32_t lru;   /* LRU clock (seconds, 24 bits) or LFU (minutes << 8 | counter) */
+    uint8_t bits;   /* IT_* */
+    uint8_t klen8;  /* key length when !IT_KLONG */
+    uint8_t type;   /* enum obj_type */
+    uint8_t enc;    /* type-specific encoding id */
+    uint32_t vlen;  /* value length in bytes */
+    char data[];    /* optional fields, key, value */
+};
+
+extern const uint8_t item_opt_size[32];
+
+static inline char *item_opt(struct item *it, int which)
+{
+    size_t off = 0;
+    if (which == IT_REF)
+        return it->data;
+    if (it->bits & IT_REF)
+        off += 4;
+    if (which == IT_FLAGS)
+        return it->data + off;
+    if (it->bits & IT_FLAGS)
+        off += 4;
+    if (which == IT_TTL)
+        return it->data + off;
+    if (it->bits & IT_TTL)
+        off += 8;
+    if (which == IT_CAS)
+        return it->data + off;
+    if (it->bits & IT_CAS)
+        off += 8;
+    return it->data + off; /* IT_KLONG */
+}
+
+static inline size_t item_klen(const struct item *it)
+{
+    if (it->bits & IT_KLONG) {
+        uint32_t n;
+        memcpy(&n, it->data + item_opt_size[it->bits & (IT_KLONG - 1)], 4);
+        return n;
+    }
+    return it->klen8;
+}
+
+static inline char *item_key(struct item *it)
+{
+    return (char *)it->data + item_opt_size[it->bits & IT_OPT_MASK];
+}
+
+static inline char *item_value(struct item *it)
+{
+    return item_key(it) + item_klen(it);
+}
+
+static inline int64_t item_expire(struct item *it)
+{
+    int64_t v;
+    if (!(it->bits & IT_TTL))
+        return 0;
+    memcpy(&v, item_opt(it, IT_TTL), 8);
+    return v;
+}
+
+static inline void item_set_expire_field(struct item *it, int64_t ms)
+{
+    memcpy(item_opt(it, IT_TTL), &ms, 8);
+}
+
+static inline uint32_t item_mcflags(struct item *it)
+{
+    uint32_t v;
+    if (!(it->bits & IT_FLAGS))
+        return 0;
+    memcpy(&v, item_opt(it, IT_FLAGS), 4);
+    return v;
+}
+
+static inline uint64_t item_cas_field(struct item *it)
+{
+    uint64_t v;
+    if (!(it->bits & IT_CAS))
+        return 0;
+    memcpy(&v, item_opt(it, IT_CAS), 8);
+    return v;
+}
+
+static inline void *item_ptr(struct item *it)
+{
+    void *p;
+    memcpy(&p, item_value(it), sizeof(p));
+    return p;
+}
+
+/* Allocate an item with room for the value (uninitialised). bits selects optional fields
+ * (IT_REF and IT_KLONG are added automatically). Fields are zeroed, except the refcount = 1.
+ * Returns NULL when out of memory. Any thread. */
+struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen, uint8_t bits);
+/* Copy it into a new item with optional fields bits (values kept where both have them).
+ * For non-string types the pointer value is moved, not deep-copied. */
+struct item *item_recreate(struct item *it, uint8_t bits);
+/* Usable size of the allocation (what memory accounting counts). */
+size_t item_alloc_size(struct item *it);
+/* Drop one reference (or free when not refcounted); frees the value structure of non-string
+ * types through the destructor table. */
+void item_release(struct item *it);
+/* Take one more reference of an IT_REF item. */
+void item_ref(struct item *it);
+/* Destructor for the pointer value of a type, set by the type's module at setup. */
+typedef void item_free_fn(void *ptr);
+void item_set_destructor(int type, item_free_fn *fn);
+/* Bytes held by the type structure behind a pointer value (for MEMORY USAGE / accounting). */
+typedef size_t item_size_fn(void *ptr);
+void item_set_sizer(int type, item_size_fn *fn);
+size_t item_value_mem(struct item *it);
+/* 1 when the value may be modified in place (no reader holds a reference). Under the lock. */
+int item_writable(struct item *it);
+
+#endif

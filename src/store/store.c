@@ -1,0 +1,479 @@
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/util.h"
+
+_Atomic uint32_t store_lru_clock;
+
+struct store *store_create(uint32_t nstripes, int ndb)
+{
+    struct store *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    s->nstripes = nstripes;
+    s->mask = nstripes - 1;
+    s->ndb = ndb;
+    if (posix_memalign((void **)&s->stripes, 64, sizeof(struct stripe) * nstripes))
+        goto out_free_store;
+    memset(s->stripes, 0, sizeof(struct stripe) * nstripes);
+    for (uint32_t i = 0; i < nstripes; i++) {
+        struct stripe *st = &s->stripes[i];
+        pthread_mutex_init(&st->lock, NULL);
+        st->db = calloc((size_t)ndb, sizeof(struct ht));
+        if (!st->db)
+            goto out_free_stripes;
+        st->cas = i; /* distinct starting points keep values unique across stripes */
+        st->cas <<= 32;
+    }
+    return s;
+out_free_stripes:
+    for (uint32_t i = 0; i < nstripes; i++)
+        free(s->stripes[i].db);
+    free(s->stripes);
+out_free_store:
+    free(s);
+    return NULL;
+}
+
+void store_destroy(struct store **sp)
+{
+    struct store *s = *sp;
+
+    if (!s)
+        return;
+    store_flush(s, -1);
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        for (int d = 0; d < s->ndb; d++)
+            ht_deinit(&s->stripes[i].db[d]);
+        free(s->stripes[i].db);
+        pthread_mutex_destroy(&s->stripes[i].lock);
+    }
+    free(s->stripes);
+    free(s);
+    *sp = NULL;
+}
+
+#define BITMAP_WORDS(s) (((s)->nstripes + 63) / 64)
+
+static void collect(struct store *s, const struct skey *keys, int n, uint64_t *bm)
+{
+    memset(bm, 0, BITMAP_WORDS(s) * 8);
+    for (int i = 0; i < n; i++)
+        bm[keys[i].stripe >> 6] |= 1ULL << (keys[i].stripe & 63);
+}
+
+void store_lock_keys(struct store *s, const struct skey *keys, int n)
+{
+    if (n == 1) {
+        store_lock(s, keys[0].stripe);
+        return;
+    }
+    uint64_t bm[BITMAP_WORDS(s)];
+    collect(s, keys, n, bm);
+    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
+        uint64_t b = bm[w];
+        while (b) {
+            store_lock(s, w * 64 + (uint32_t)__builtin_ctzll(b));
+            b &= b - 1;
+        }
+    }
+}
+
+void store_unlock_keys(struct store *s, const struct skey *keys, int n)
+{
+    if (n == 1) {
+        store_unlock(s, keys[0].stripe);
+        return;
+    }
+    uint64_t bm[BITMAP_WORDS(s)];
+    collect(s, keys, n, bm);
+    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
+        uint64_t b = bm[w];
+        while (b) {
+            store_unlock(s, w * 64 + (uint32_t)__builtin_ctzll(b));
+            b &= b - 1;
+        }
+    }
+}
+
+static inline int64_t item_mem(struct item *it)
+{
+    return (int64_t)(item_alloc_size(it) + item_value_mem(it));
+}
+
+/* Remove the item at pos of table t and release it. */
+static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t pos,
+                      struct item *it)
+{
+    size_t before = ht_mem(t);
+    if (item_expire(it))
+        t->nvolatile--;
+    st->mem -= item_mem(it);
+    ht_delete_at(t, pos);
+    ht_maybe_shrink(t);
+    st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+    item_release(it);
+}
+
+static struct item *lookup(struct store *s, const struct skey *k, int64_t now)
+{
+    struct stripe *st = &s->stripes[k->stripe];
+    struct ht *t = &st->db[k->db];
+    uint32_t pos;
+    struct item *it = ht_find(t, k->hash, k->p, k->n, &pos);
+    int64_t exp;
+
+    if (!it)
+        return NULL;
+    exp = item_expire(it);
+    if (TC_UNLIKELY(exp) && exp <= now) {
+        st->expired++;
+        remove_at(s, st, t, pos, it);
+        return NULL;
+    }
+    return it;
+}
+
+struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now)
+{
+    struct item *it = lookup(s, k, now);
+    struct stripe *st = &s->stripes[k->stripe];
+
+    if (it) {
+        st->hits++;
+        it->lru = store_lru_now();
+    } else {
+        st->misses++;
+    }
+    return it;
+}
+
+struct item *store_lookup_write_locked(struct store *s, const struct skey *k, int64_t now)
+{
+    return lookup(s, k, now);
+}
+
+int store_put_locked(struct store *s, const struct skey *k, struct item *it)
+{
+    struct stripe *st = &s->stripes[k->stripe];
+    struct ht *t = &st->db[k->db];
+    uint32_t pos;
+    struct item *old = ht_find(t, k->hash, k->p, k->n, &pos);
+
+    it->lru = store_lru_now();
+    st->stored++;
+    if (old) {
+        store_swap_locked(s, k, old, it);
+        return 0;
+    }
+    size_t before = ht_mem(t);
+    if (ht_insert(t, k->hash, it)) {
+        item_release(it);
+        return -1;
+    }
+    st->mem += (int64_t)ht_mem(t) - (int64_t)before + item_mem(it);
+    if (item_expire(it))
+        t->nvolatile++;
+    return 0;
+}
+
+void store_swap_locked(struct store *s, const struct skey *k, struct item *old, struct item *it)
+{
+    struct stripe *st = &s->stripes[k->stripe];
+    struct ht *t = &st->db[k->db];
+    uint32_t pos;
+
+    if (ht_find(t, k->hash, k->p, k->n, &pos) != old)
+        return;
+    ht_replace_at(t, pos, it);
+    t->nvolatile += (item_expire(it) != 0) - (item_expire(old) != 0);
+    st->mem += item_mem(it) - item_mem(old);
+    item_release(old);
+}
+
+int store_delete_locked(struct store *s, const struct skey *k, int64_t now)
+{
+    struct item *it = store_unlink_locked(s, k, now);
+
+    if (!it)
+        return 0;
+    item_release(it);
+    return 1;
+}
+
+struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t now)
+{
+    struct stripe *st = &s->stripes[k->stripe];
+    struct ht *t = &st->db[k->db];
+    uint32_t pos;
+    struct item *it = ht_find(t, k->hash, k->p, k->n, &pos);
+    int64_t exp;
+    size_t before;
+
+    if (!it)
+        return NULL;
+    exp = item_expire(it);
+    if (exp && exp <= now) {
+        st->expired++;
+        remove_at(s, st, t, pos, it);
+        return NULL;
+    }
+    before = ht_mem(t);
+    if (exp)
+        t->nvolatile--;
+    st->mem -= item_mem(it);
+    ht_delete_at(t, pos);
+    ht_maybe_shrink(t);
+    st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+    return it;
+}
+
+struct item *store_set_expire_locked(struct store *s, const struct skey *k, struct item *it,
+                                     int64_t ms)
+{
+    struct ht *t = &s->stripes[k->stripe].db[k->db];
+
+    if (it->bits & IT_TTL) {
+        t->nvolatile += (ms != 0) - (item_expire(it) != 0);
+        item_set_expire_field(it, ms);
+        return it;
+    }
+    if (ms == 0)
+        return it;
+    struct item *n = item_recreate(it, (uint8_t)(it->bits | IT_TTL));
+    if (!n)
+        return NULL;
+    item_set_expire_field(n, ms);
+    store_swap_locked(s, k, it, n);
+    return n;
+}
+
+uint64_t store_cas_locked(struct store *s, const struct skey *k, struct item **itp)
+{
+    struct item *it = *itp;
+    uint64_t cas;
+
+    if (it->bits & IT_CAS) {
+        cas = item_cas_field(it);
+        if (cas)
+            return cas;
+    } else {
+        struct item *n = item_recreate(it, (uint8_t)(it->bits | IT_CAS));
+        if (!n)
+            return 0;
+        store_swap_locked(s, k, it, n);
+        *itp = it = n;
+    }
+    cas = store_next_cas_locked(s, k->stripe);
+    memcpy(item_opt(it, IT_CAS), &cas, 8);
+    return cas;
+}
+
+void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
+                        store_visit_fn *cb, void *arg)
+{
+    struct stripe *st = &s->stripes[stripe];
+    struct ht *t;
+
+    store_lock(s, stripe);
+    t = &st->db[db];
+    for (uint32_t i = 0; i < ht_size(t); i++) {
+        uint64_t sl = t->slots[i];
+        struct item *it;
+        int64_t exp;
+        if (!sl)
+            continue;
+        it = ht_slot_item(sl);
+        exp = item_expire(it);
+        if (exp && exp <= now)
+            continue;
+        if (cb(it, arg))
+            break;
+    }
+    store_unlock(s, stripe);
+}
+
+int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
+{
+    for (int tries = 0; tries < 100000; tries++) {
+        uint32_t stripe;
+        struct ht *t;
+        int r = 1;
+
+        if ((tries & 63) == 0 && store_dbsize(s, db) == 0)
+            return -1;
+        stripe = (uint32_t)random() & s->mask;
+        t = &s->stripes[stripe].db[db];
+        store_lock(s, stripe);
+        if (t->count) {
+            uint32_t size = ht_size(t), start = (uint32_t)random() & t->mask;
+            for (uint32_t j = 0; j < size; j++) {
+                uint64_t sl = t->slots[(start + j) & t->mask];
+                struct item *it;
+                int64_t exp;
+                if (!sl)
+                    continue;
+                it = ht_slot_item(sl);
+                exp = item_expire(it);
+                if (exp && exp <= now)
+                    continue;
+                r = buf_append(out, item_key(it), item_klen(it));
+                break;
+            }
+        }
+        store_unlock(s, stripe);
+        if (r <= 0)
+            return r;
+    }
+    return -1;
+}
+
+uint64_t store_dbsize(struct store *s, int db)
+{
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; i < s->nstripes; i++)
+        n += __atomic_load_n(&s->stripes[i].db[db].count, __ATOMIC_RELAXED);
+    return n;
+}
+
+uint64_t store_db_expires(struct store *s, int db)
+{
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; i < s->nstripes; i++)
+        n += __atomic_load_n(&s->stripes[i].db[db].nvolatile, __ATOMIC_RELAXED);
+    return n;
+}
+
+uint64_t store_flush(struct store *s, int db)
+{
+    uint64_t removed = 0;
+
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct stripe *st = &s->stripes[i];
+        store_lock(s, i);
+        for (int d = 0; d < s->ndb; d++) {
+            struct ht *t = &st->db[d];
+            if (db >= 0 && d != db)
+                continue;
+            for (uint32_t j = 0; j < ht_size(t); j++) {
+                if (t->slots[j]) {
+                    struct item *it = ht_slot_item(t->slots[j]);
+                    st->mem -= item_mem(it);
+                    item_release(it);
+                    removed++;
+                }
+            }
+            st->mem -= (int64_t)ht_mem(t);
+            ht_deinit(t);
+        }
+        store_unlock(s, i);
+    }
+    return removed;
+}
+
+/* Examine up to max slots of t from its sweep cursor; delete expired items. */
+static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_t now, int max,
+                        int *sampled, int *expired)
+{
+    uint32_t i;
+    int removed = 0;
+
+    if (!t->nvolatile || !t->slots)
+        return;
+    i = t->sweep & t->mask;
+    for (int n = 0; n < max && t->nvolatile; n++) {
+        uint64_t sl = t->slots[i];
+        if (sl) {
+            struct item *it = ht_slot_item(sl);
+            int64_t exp = item_expire(it);
+            if (exp) {
+                (*sampled)++;
+                if (exp <= now) {
+                    (*expired)++;
+                    st->expired++;
+                    if (it->lru == 0)
+                        st->expired_unfetched++;
+                    if (item_expire(it))
+                        t->nvolatile--;
+                    st->mem -= item_mem(it);
+                    ht_delete_at(t, i);
+                    item_release(it);
+                    removed++;
+                    continue; /* an entry may have shifted into slot i */
+                }
+            }
+        }
+        i = (i + 1) & t->mask;
+    }
+    t->sweep = i;
+    if (removed) {
+        size_t before = ht_mem(t);
+        ht_maybe_shrink(t);
+        st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+    }
+}
+
+int store_expire_cycle(struct store *s, uint32_t first, uint32_t step, int64_t now,
+                       int64_t budget_us, uint32_t *cursor)
+{
+    int64_t start = util_mono_us();
+    int sampled = 0, expired = 0;
+    uint32_t nmine = (s->nstripes - first + step - 1) / step;
+
+    for (uint32_t n = 0; n < nmine; n++) {
+        uint32_t stripe = first + ((*cursor + n) % nmine) * step;
+        struct stripe *st = &s->stripes[stripe];
+        int any = 0;
+
+        for (int d = 0; d < s->ndb; d++)
+            any |= __atomic_load_n(&st->db[d].nvolatile, __ATOMIC_RELAXED) != 0;
+        if (!any)
+            continue;
+        store_lock(s, stripe);
+        for (int d = 0; d < s->ndb; d++)
+            sweep_table(s, st, &st->db[d], now, 256, &sampled, &expired);
+        store_unlock(s, stripe);
+        if ((n & 7) == 7 && util_mono_us() - start > budget_us) {
+            *cursor = (*cursor + n + 1) % nmine;
+            return sampled ? expired * 100 / sampled : 0;
+        }
+    }
+    return sampled ? expired * 100 / sampled : 0;
+}
+
+void store_totals(struct store *s, struct store_totals *t)
+{
+    memset(t, 0, sizeof(*t));
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct stripe *st = &s->stripes[i];
+        for (int d = 0; d < s->ndb; d++) {
+            t->keys += __atomic_load_n(&st->db[d].count, __ATOMIC_RELAXED);
+            t->expires += __atomic_load_n(&st->db[d].nvolatile, __ATOMIC_RELAXED);
+        }
+        t->hits += __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
+        t->misses += __atomic_load_n(&st->misses, __ATOMIC_RELAXED);
+        t->expired += __atomic_load_n(&st->expired, __ATOMIC_RELAXED);
+        t->evicted += __atomic_load_n(&st->evicted, __ATOMIC_RELAXED);
+        t->stored += __atomic_load_n(&st->stored, __ATOMIC_RELAXED);
+        t->expired_unfetched += __atomic_load_n(&st->expired_unfetched, __ATOMIC_RELAXED);
+        t->evicted_unfetched += __atomic_load_n(&st->evicted_unfetched, __ATOMIC_RELAXED);
+        t->mem += __atomic_load_n(&st->mem, __ATOMIC_RELAXED);
+    }
+}
+
+void store_reset_stats(struct store *s)
+{
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct stripe *st = &s->stripes[i];
+        store_lock(s, i);
+        st->hits = st->misses = st->expired = st->evicted = st->stored = 0;
+        st->expired_unfetched = st->evicted_unfetched = 0;
+        store_unlock(s, i);
+    }
+}

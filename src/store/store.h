@@ -1,0 +1,140 @@
+/* The keyspace: S stripes (power of two) chosen by key hash, each with its own lock, one hash
+ * table per database, memory and hit counters. Commands compute a struct skey once, lock the
+ * stripe(s) they need, work on items, unlock. Functions marked _locked need the key's stripe
+ * lock held by the caller. Items returned are owned by the store and valid only under the lock
+ * (take a reference with item_ref for IT_REF items to use them after unlocking). */
+#ifndef TC_STORE_H
+#define TC_STORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/util.h"
+#include "store/ht.h"
+#include "store/item.h"
+
+struct stripe {
+    pthread_mutex_t lock;
+    struct ht *db;      /* one table per database */
+    int64_t mem;        /* bytes of items, values and tables held */
+    uint64_t cas;       /* last CAS value handed out in this stripe */
+    uint64_t hits;      /* keyspace_hits */
+    uint64_t misses;    /* keyspace_misses */
+    uint64_t expired;   /* keys removed because their TTL passed */
+    uint64_t evicted;   /* keys removed for memory */
+    uint64_t stored;    /* items stored (memcached total_items) */
+    uint64_t expired_unfetched;
+    uint64_t evicted_unfetched;
+} __attribute__((aligned(64)));
+
+struct store {
+    struct stripe *stripes;
+    uint32_t nstripes; /* power of two */
+    uint32_t mask;     /* nstripes - 1 */
+    int ndb;           /* databases */
+};
+
+/* A key resolved once: the hash picks stripe and slot. Borrowed bytes. */
+struct skey {
+    const char *p;
+    size_t n;
+    uint64_t hash;
+    uint32_t stripe;
+    int db;
+};
+
+struct store_totals {
+    uint64_t keys, expires, hits, misses, expired, evicted, stored, expired_unfetched,
+        evicted_unfetched;
+    int64_t mem;
+};
+
+/* Global LRU clock in seconds (24 bits), advanced by the server's timer. */
+extern _Atomic uint32_t store_lru_clock;
+#define LRU_CLOCK_MAX ((1u << 24) - 1)
+
+struct store *store_create(uint32_t nstripes, int ndb);
+void store_destroy(struct store **s);
+
+static inline void store_key(struct store *s, struct skey *k, int db, const char *p, size_t n)
+{
+    k->p = p;
+    k->n = n;
+    k->hash = util_hash(p, n);
+    k->stripe = (uint32_t)k->hash & s->mask;
+    k->db = db;
+}
+
+static inline void store_lock(struct store *s, uint32_t stripe)
+{
+    pthread_mutex_lock(&s->stripes[stripe].lock);
+}
+
+static inline void store_unlock(struct store *s, uint32_t stripe)
+{
+    pthread_mutex_unlock(&s->stripes[stripe].lock);
+}
+
+/* Lock the stripes of n keys in ascending order (each once); unlock them. */
+void store_lock_keys(struct store *s, const struct skey *keys, int n);
+void store_unlock_keys(struct store *s, const struct skey *keys, int n);
+
+/* Find a live item; an expired one is deleted (counted in expired) and NULL returned.
+ * store_lookup_read also counts keyspace hits/misses and refreshes the LRU clock. */
+struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now);
+struct item *store_lookup_write_locked(struct store *s, const struct skey *k, int64_t now);
+/* Insert it under k, replacing (and releasing) any previous item. Returns 0 or -1 (OOM: it is
+ * released). */
+int store_put_locked(struct store *s, const struct skey *k, struct item *it);
+/* Replace the live item old (found by a lookup) with it (same key). */
+void store_swap_locked(struct store *s, const struct skey *k, struct item *old, struct item *it);
+/* Delete k. Returns 1 if a live item was removed. */
+int store_delete_locked(struct store *s, const struct skey *k, int64_t now);
+/* Remove k and hand its item to the caller (NULL if missing). */
+struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t now);
+/* Set (ms > 0) or clear (ms == 0) the expire time of the live item it. May reallocate the
+ * item; returns the item now in the table, or NULL when out of memory (it unchanged). */
+struct item *store_set_expire_locked(struct store *s, const struct skey *k, struct item *it,
+                                     int64_t ms);
+/* The CAS value of it, assigning a fresh one (and possibly reallocating) if it has none.
+ * *itp is updated to the item now in the table. Returns 0 when out of memory. */
+uint64_t store_cas_locked(struct store *s, const struct skey *k, struct item **itp);
+/* A fresh CAS value for an item of this stripe. */
+static inline uint64_t store_next_cas_locked(struct store *s, uint32_t stripe)
+{
+    return ++s->stripes[stripe].cas;
+}
+/* Account a change of size of a value (collections growing in place). */
+static inline void store_mem_adjust_locked(struct store *s, uint32_t stripe, int64_t delta)
+{
+    s->stripes[stripe].mem += delta;
+}
+
+/* Visit every live item of db in one stripe, under its lock (taken here). cb returns 0 to go
+ * on. Expired items are skipped. */
+typedef int store_visit_fn(struct item *it, void *arg);
+void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
+                        store_visit_fn *cb, void *arg);
+/* Append a random live key of db to out. Returns 0, or -1 if db is empty (or OOM). */
+struct buf;
+int store_random_key(struct store *s, int db, int64_t now, struct buf *out);
+
+uint64_t store_dbsize(struct store *s, int db);
+uint64_t store_db_expires(struct store *s, int db);
+/* Remove every item of db (db < 0: all databases). Returns items removed. */
+uint64_t store_flush(struct store *s, int db);
+/* Active expiry over stripes first, first+step, ... for at most budget_us. Returns the share
+ * (0..100) of sampled volatile items that were expired, to let the caller adapt its effort. */
+int store_expire_cycle(struct store *s, uint32_t first, uint32_t step, int64_t now,
+                       int64_t budget_us, uint32_t *cursor);
+void store_totals(struct store *s, struct store_totals *t);
+void store_reset_stats(struct store *s);
+
+static inline uint32_t store_lru_now(void)
+{
+    return atomic_load_explicit(&store_lru_clock, memory_order_relaxed);
+}
+
+#endif
