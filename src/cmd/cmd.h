@@ -56,6 +56,13 @@ void cmd_resp_input(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */
 void cmd_call(struct conn *c);
 
+/* Hooks for collection types (set by their modules at setup): deep copy of the value
+ * structure for COPY, and the OBJECT ENCODING name. */
+typedef void *value_copy_fn(void *ptr);
+typedef const char *encoding_fn(struct item *it);
+void cmd_keys_set_copier(int type, value_copy_fn *fn);
+void cmd_keys_set_encoder(int type, encoding_fn *fn);
+
 /* Families */
 void cmd_string_setup(void);
 void cmd_keys_setup(void);

@@ -299,8 +299,6 @@ static void renamenx_command(struct conn *c)
     rename_generic(c, 1);
 }
 
-/* Deep-copy hook for collection types, set by their modules. */
-typedef void *value_copy_fn(void *ptr);
 static value_copy_fn *copiers[8];
 void cmd_keys_set_copier(int type, value_copy_fn *fn)
 {
@@ -512,7 +510,6 @@ static void randomkey_command(struct conn *c)
 
 /* ---- OBJECT ---- */
 
-typedef const char *encoding_fn(struct item *it);
 static encoding_fn *encoders[8];
 void cmd_keys_set_encoder(int type, encoding_fn *fn)
 {
