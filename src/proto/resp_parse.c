@@ -59,6 +59,11 @@ static int hexval(char c)
 static int split_inline(struct resp_parser *rp, char *p, size_t len)
 {
     size_t i = 0;
+    char *nul = memchr(p, '\0', len);
+
+    /* Redis splits a C string: a NUL ends the line */
+    if (nul)
+        len = (size_t)(nul - p);
 
     while (1) {
         while (i < len && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t' ||
@@ -119,7 +124,7 @@ static int split_inline(struct resp_parser *rp, char *p, size_t len)
                     done = 1;
                 } else {
                     switch (p[i]) {
-                    case ' ': case '\n': case '\r': case '\t': case '\0':
+                    case ' ': case '\n': case '\r': case '\t':
                         done = 1;
                         break;
                     case '"':
