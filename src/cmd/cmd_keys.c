@@ -574,16 +574,14 @@ static void object_command(struct conn *c)
                            "tracked. Please note that when switching between policies at runtime "
                            "LRU and LFU data will take some time to adjust.");
         else
-            reply_int(c, it->lru & 0xff);
+            reply_int(c, store_lfu_freq(it));
     } else if (arg_is(c, 1, "idletime")) {
         if (lfu_policy()) {
             reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. "
                            "Please note that when switching between policies at runtime LRU and "
                            "LFU data will take some time to adjust.");
         } else {
-            uint32_t now = store_lru_now(), lru = it->lru & LRU_CLOCK_MAX;
-            uint32_t idle = now >= lru ? now - lru : now + (LRU_CLOCK_MAX - lru);
-            reply_int(c, idle);
+            reply_int(c, store_idle_seconds(it));
         }
     } else {
         reply_int(c, 1);

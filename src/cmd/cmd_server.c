@@ -6,12 +6,10 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#ifdef TC_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#endif
 
 #include "cmd/cmd.h"
 #include "cmd/slowlog.h"
+#include "core/alloc.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -77,31 +75,6 @@ static void shutdown_command(struct conn *c)
 
 /* ---- INFO ---- */
 
-static size_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, rss = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-            rss = 0;
-        fclose(f);
-    }
-    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static size_t allocator_allocated(void)
-{
-#ifdef TC_HAVE_JEMALLOC
-    uint64_t epoch = 1;
-    size_t sz = sizeof(epoch), allocated = 0;
-    mallctl("epoch", &epoch, &sz, &epoch, sz);
-    sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) == 0)
-        return allocated;
-#endif
-    return 0;
-}
-
 static void bytes_human(char *out, size_t cap, double n)
 {
     const char *u = "B";
@@ -140,11 +113,6 @@ static void info_command(struct conn *c)
     int64_t now = conn_now(c);
     struct rusage ru;
 
-    if (c->argc > 2) {
-        /* several sections: show each asked for (we render the union) */
-    }
-    if (c->argc >= 2)
-        arg_cstr(c, 1, sec, sizeof(sec));
     store_totals(srv->store, &t);
     for (int i = 0; i < srv->nworkers; i++) {
         struct worker_stats *st = &srv->workers[i].st;
@@ -158,14 +126,9 @@ static void info_command(struct conn *c)
             ops += (double)(st->ops_sample[cur] - st->ops_sample[old]) * 1000.0 /
                    (double)(st->ops_sample_ms[cur] - st->ops_sample_ms[old]);
     }
-    for (int pass = 0; pass < 10; pass++) {
-        /* sections in Redis's order */
-    }
-    int all = c->argc > 2;
     for (int a = 1; a < (c->argc > 1 ? c->argc : 2); a++) {
         if (c->argc > 1)
             arg_cstr(c, a, sec, sizeof(sec));
-        (void)all;
         if (want(sec, "server", 1)) {
             struct utsname u;
             uname(&u);
@@ -207,8 +170,12 @@ static void info_command(struct conn *c)
             P("\r\n");
         }
         if (want(sec, "memory", 1)) {
-            size_t rss = rss_bytes(), alloc = allocator_allocated();
-            size_t used = alloc ? alloc : (size_t)(t.mem > 0 ? t.mem : 0);
+            struct alloc_stats as;
+            size_t rss = alloc_rss(), used;
+            int64_t dataset = store_mem_used();
+            alloc_stats(&as);
+            store_measure_overhead((int64_t)as.allocated);
+            used = (size_t)store_used_for_limit();
             bytes_human(h1, sizeof(h1), (double)used);
             P("# Memory\r\n");
             P("used_memory:%zu\r\n", used);
@@ -216,19 +183,20 @@ static void info_command(struct conn *c)
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
             P("used_memory_rss_human:%s\r\n", h2);
-            P("used_memory_dataset:%lld\r\n", (long long)t.mem);
-            P("used_memory_dataset_perc:%.2f%%\r\n", used ? 100.0 * (double)t.mem / (double)used : 0.0);
-            P("allocator_allocated:%zu\r\n", alloc);
+            P("used_memory_dataset:%lld\r\n", (long long)dataset);
+            P("used_memory_dataset_perc:%.2f%%\r\n", used ? 100.0 * (double)dataset / (double)used : 0.0);
+            P("used_memory_overhead:%lld\r\n", (long long)used - (long long)dataset);
+            P("allocator_allocated:%zu\r\n", as.allocated);
+            P("allocator_active:%zu\r\n", as.active);
+            P("allocator_resident:%zu\r\n", as.resident);
+            P("allocator_retained:%zu\r\n", as.retained);
+            P("allocator_frag_ratio:%.2f\r\n", as.allocated ? (double)as.active / (double)as.allocated : 0.0);
             bytes_human(h1, sizeof(h1), (double)cfg.maxmemory);
             P("maxmemory:%lld\r\n", cfg.maxmemory);
             P("maxmemory_human:%s\r\n", h1);
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
-#ifdef TC_HAVE_JEMALLOC
-            P("mem_allocator:jemalloc\r\n");
-#else
-            P("mem_allocator:libc\r\n");
-#endif
+            P("mem_allocator:%s\r\n", alloc_name());
             P("\r\n");
         }
         if (want(sec, "persistence", 1)) {
@@ -252,6 +220,7 @@ static void info_command(struct conn *c)
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
+            P("evicted_clients:0\r\n");
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:0\r\npubsub_patterns:0\r\n");
@@ -401,9 +370,6 @@ static void memory_command(struct conn *c)
         reply_verbatim(c, "Hi Sam, I can't find any memory issue in your instance. I can only "
                           "account for what occurs on this base.", 97);
     } else if (arg_is(c, 1, "purge") && c->argc == 2) {
-#ifdef TC_HAVE_JEMALLOC
-        mallctl("arena." "4096" ".purge", NULL, NULL, NULL, 0);
-#endif
         reply_ok(c);
     } else if (arg_is(c, 1, "help")) {
         static const char *help[] = {

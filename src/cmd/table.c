@@ -138,6 +138,11 @@ void cmd_call(struct conn *c)
         reply_error(c, "NOAUTH Authentication required.");
         return;
     }
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
+        store_make_room(conn_store(c))) {
+        reply_error(c, ERR_OOM);
+        return;
+    }
     memcpy(c->lastcmd, cmd->name, strlen(cmd->name) + 1 > sizeof(c->lastcmd) ? sizeof(c->lastcmd) - 1 : strlen(cmd->name) + 1);
     c->lastcmd[sizeof(c->lastcmd) - 1] = '\0';
     if (cfg.slowlog_log_slower_than < 0) {

@@ -17,9 +17,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "store/evict.h"
 #include "store/store.h"
 
 #define READ_CHUNK 16384
@@ -397,9 +399,16 @@ static void tick(struct worker *w)
     struct conn *c, *next;
     int64_t budget;
 
-    if (w->idx == 0)
-        atomic_store_explicit(&store_lru_clock, (uint32_t)(w->now_ms / 1000) & LRU_CLOCK_MAX,
+    if (w->idx == 0) {
+        struct alloc_stats as;
+        atomic_store_explicit(&store_lfu_minutes, (uint32_t)(w->now_ms / 60000) & 0xffffff,
                               memory_order_relaxed);
+        alloc_stats(&as);
+        store_measure_overhead((int64_t)as.allocated);
+    }
+    /* writes evict before they run; this catches up when the last write went over */
+    if (cfg.maxmemory > 0)
+        store_make_room(srv->store);
     /* Active expiry: a small slice of time, more while many sampled keys were expired. */
     budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
     if (w->expire_effort > 10)
@@ -433,6 +442,7 @@ static void *worker_main(void *arg)
         int timeout = (int)(w->next_tick_ms - w->now_ms);
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
         w->now_ms = util_now_ms();
+        atomic_store_explicit(&store_lru_clock, (uint32_t)w->now_ms, memory_order_relaxed);
         for (int i = 0; i < n; i++) {
             uint64_t u = evs[i].data.u64;
             if (is_tag(u)) {

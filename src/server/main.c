@@ -123,7 +123,7 @@ int main(int argc, char **argv)
         log_warn("Out of memory creating the store");
         return 1;
     }
-    atomic_store(&store_lru_clock, (uint32_t)(srv.start_ms / 1000) & LRU_CLOCK_MAX);
+    atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     cmd_setup();
     if (srv_listen(&srv))
         return 1;

@@ -21,15 +21,17 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define IT_KLONG 0x10 /* key length > 255, stored as u32 */
 #define IT_OPT_MASK 0x1f
 
+#define ITEM_FETCHED 0x80
+
 /* Values at least this large are refcounted and written to sockets without a copy. */
 #define ITEM_REF_MIN 16384
 
 struct item {
-    uint32_t lru;   /* LRU clock (seconds, 24 bits) or LFU (minutes << 8 | counter) */
+    uint32_t lru;   /* LRU: store clock in ms (wraps in 49 days); LFU: minutes << 8 | counter */
     uint8_t bits;   /* IT_* */
     uint8_t klen8;  /* key length when !IT_KLONG */
     uint8_t type;   /* enum obj_type */
-    uint8_t enc;    /* type-specific encoding id */
+    uint8_t enc;    /* low 7 bits: type-specific encoding id; ITEM_FETCHED: read since stored */
     uint32_t vlen;  /* value length in bytes */
     char data[];    /* optional fields, key, value */
 };

@@ -5,8 +5,11 @@
 
 #include "core/buf.h"
 #include "core/util.h"
+#include "store/evict.h"
 
 _Atomic uint32_t store_lru_clock;
+_Atomic int64_t store_mem_total;
+_Thread_local int64_t store_mem_pending;
 
 struct store *store_create(uint32_t nstripes, int ndb)
 {
@@ -105,6 +108,17 @@ static inline int64_t item_mem(struct item *it)
     return (int64_t)(item_alloc_size(it) + item_value_mem(it));
 }
 
+static inline void mem_addv(struct stripe *st, int64_t d)
+{
+    st->mem += d;
+    store_mem_add(d);
+}
+
+static inline void mem_sub(struct stripe *st, int64_t d)
+{
+    mem_addv(st, -d);
+}
+
 /* Remove the item at pos of table t and release it. */
 static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t pos,
                       struct item *it)
@@ -112,10 +126,10 @@ static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t
     size_t before = ht_mem(t);
     if (item_expire(it))
         t->nvolatile--;
-    st->mem -= item_mem(it);
+    mem_sub(st, item_mem(it));
     ht_delete_at(t, pos);
     ht_maybe_shrink(t);
-    st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+    mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before);
     item_release(it);
 }
 
@@ -145,7 +159,8 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
 
     if (it) {
         st->hits++;
-        it->lru = store_lru_now();
+        store_touch(it);
+        it->enc |= ITEM_FETCHED;
     } else {
         st->misses++;
     }
@@ -164,7 +179,7 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it)
     uint32_t pos;
     struct item *old = ht_find(t, k->hash, k->p, k->n, &pos);
 
-    it->lru = store_lru_now();
+    store_touch_new(it);
     st->stored++;
     if (old) {
         store_swap_locked(s, k, old, it);
@@ -175,7 +190,7 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it)
         item_release(it);
         return -1;
     }
-    st->mem += (int64_t)ht_mem(t) - (int64_t)before + item_mem(it);
+    mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before + item_mem(it));
     if (item_expire(it))
         t->nvolatile++;
     return 0;
@@ -191,7 +206,7 @@ void store_swap_locked(struct store *s, const struct skey *k, struct item *old, 
         return;
     ht_replace_at(t, pos, it);
     t->nvolatile += (item_expire(it) != 0) - (item_expire(old) != 0);
-    st->mem += item_mem(it) - item_mem(old);
+    mem_addv(st, item_mem(it) - item_mem(old));
     item_release(old);
 }
 
@@ -225,10 +240,10 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
     before = ht_mem(t);
     if (exp)
         t->nvolatile--;
-    st->mem -= item_mem(it);
+    mem_sub(st, item_mem(it));
     ht_delete_at(t, pos);
     ht_maybe_shrink(t);
-    st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+    mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before);
     return it;
 }
 
@@ -364,12 +379,12 @@ uint64_t store_flush(struct store *s, int db)
             for (uint32_t j = 0; j < ht_size(t); j++) {
                 if (t->slots[j]) {
                     struct item *it = ht_slot_item(t->slots[j]);
-                    st->mem -= item_mem(it);
+                    mem_sub(st, item_mem(it));
                     item_release(it);
                     removed++;
                 }
             }
-            st->mem -= (int64_t)ht_mem(t);
+            mem_sub(st, (int64_t)ht_mem(t));
             ht_deinit(t);
         }
         store_unlock(s, i);
@@ -397,11 +412,11 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 if (exp <= now) {
                     (*expired)++;
                     st->expired++;
-                    if (it->lru == 0)
+                    if (!(it->enc & ITEM_FETCHED))
                         st->expired_unfetched++;
                     if (item_expire(it))
                         t->nvolatile--;
-                    st->mem -= item_mem(it);
+                    mem_sub(st, item_mem(it));
                     ht_delete_at(t, i);
                     item_release(it);
                     removed++;
@@ -415,7 +430,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
     if (removed) {
         size_t before = ht_mem(t);
         ht_maybe_shrink(t);
-        st->mem += (int64_t)ht_mem(t) - (int64_t)before;
+        mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before);
     }
 }
 

@@ -51,9 +51,25 @@ struct store_totals {
     int64_t mem;
 };
 
-/* Global LRU clock in seconds (24 bits), advanced by the server's timer. */
+/* The store clock: wall time in ms truncated to 32 bits, advanced by every worker once per
+ * event-loop turn. LRU ages are differences of it (modulo 2^32). */
 extern _Atomic uint32_t store_lru_clock;
-#define LRU_CLOCK_MAX ((1u << 24) - 1)
+/* Bytes held by the keyspace (items, values, tables), summed from per-thread deltas that are
+ * published every 64 KiB, so reading it is one load and its error is bounded. */
+extern _Atomic int64_t store_mem_total;
+extern _Thread_local int64_t store_mem_pending;
+static inline void store_mem_add(int64_t delta)
+{
+    store_mem_pending += delta;
+    if (store_mem_pending > 65536 || store_mem_pending < -65536) {
+        atomic_fetch_add_explicit(&store_mem_total, store_mem_pending, memory_order_relaxed);
+        store_mem_pending = 0;
+    }
+}
+static inline int64_t store_mem_used(void)
+{
+    return atomic_load_explicit(&store_mem_total, memory_order_relaxed);
+}
 
 struct store *store_create(uint32_t nstripes, int ndb);
 void store_destroy(struct store **s);
@@ -110,6 +126,7 @@ static inline uint64_t store_next_cas_locked(struct store *s, uint32_t stripe)
 static inline void store_mem_adjust_locked(struct store *s, uint32_t stripe, int64_t delta)
 {
     s->stripes[stripe].mem += delta;
+    store_mem_add(delta);
 }
 
 /* Visit every live item of db in one stripe, under its lock (taken here). cb returns 0 to go
@@ -136,5 +153,21 @@ static inline uint32_t store_lru_now(void)
 {
     return atomic_load_explicit(&store_lru_clock, memory_order_relaxed);
 }
+
+/* Record an access to it for the eviction policy (LRU time or LFU counter). Under the lock. */
+void store_touch(struct item *it);
+/* LFU counter of it after decay (OBJECT FREQ). */
+int store_lfu_freq(struct item *it);
+/* Seconds since it was last accessed (OBJECT IDLETIME). */
+uint32_t store_idle_seconds(struct item *it);
+
+/* Memory limit. Returns 0 when a write may proceed: used memory is under maxmemory, or keys
+ * were evicted per maxmemory-policy until it is. -1: over the limit and nothing (more) can be
+ * evicted (reply -OOM). Locks one stripe at a time; the caller must hold none. */
+int store_make_room(struct store *s);
+/* Memory the limit is checked against: keyspace bytes plus the last measured overhead. */
+int64_t store_used_for_limit(void);
+/* Refresh the overhead estimate (allocator total minus keyspace bytes); called by a timer. */
+void store_measure_overhead(int64_t allocator_total);
 
 #endif

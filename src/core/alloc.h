@@ -1,0 +1,22 @@
+/* Allocator introspection (jemalloc when linked, otherwise zeros) and process RSS. */
+#ifndef TC_ALLOC_H
+#define TC_ALLOC_H
+
+#include <stddef.h>
+
+struct alloc_stats {
+    size_t allocated; /* bytes the application holds (0 when unknown) */
+    size_t active;    /* bytes in active pages */
+    size_t resident;  /* bytes the allocator keeps resident */
+    size_t retained;  /* bytes retained (virtual, not returned to the OS) */
+};
+
+/* Refresh and read the allocator's totals. Takes the allocator's stats lock: call from timers
+ * and INFO, not per request. */
+void alloc_stats(struct alloc_stats *st);
+/* Resident set size of the process in bytes. */
+size_t alloc_rss(void);
+/* Name of the allocator for INFO. */
+const char *alloc_name(void);
+
+#endif

@@ -1,0 +1,197 @@
+/* maxmemory: the limit check and the eviction policies, approximated by sampling within
+ * stripes (maxmemory-samples random keys of one stripe, the worst one is evicted), with no
+ * global lock. LRU keeps the store clock (ms) in item->lru; LFU keeps Redis's logarithmic
+ * 8-bit counter with minute-based decay. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "store/evict.h"
+#include "store/store.h"
+
+#define LFU_INIT_VAL 5
+
+_Atomic uint32_t store_lfu_minutes;
+static _Atomic int64_t overhead; /* allocator total minus keyspace bytes, last measured */
+static _Thread_local uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    if (!rng_state)
+        rng_state = (uint64_t)(uintptr_t)&rng_state ^ 0x9e3779b97f4a7c15ULL;
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static int lfu_mode(void)
+{
+    int p = cfg.maxmemory_policy;
+    return p == MM_ALLKEYS_LFU || p == MM_VOLATILE_LFU;
+}
+
+static uint32_t lfu_minutes(void)
+{
+    return atomic_load_explicit(&store_lfu_minutes, memory_order_relaxed) & 0xffffff;
+}
+
+static int lfu_decayed(struct item *it)
+{
+    uint32_t ldt = it->lru >> 8, now = lfu_minutes();
+    int counter = (int)(it->lru & 0xff);
+    uint32_t elapsed = now >= ldt ? now - ldt : 0xffffff - ldt + now;
+    uint32_t periods = cfg.lfu_decay_time ? elapsed / (uint32_t)cfg.lfu_decay_time : 0;
+
+    if (periods)
+        counter = periods > (uint32_t)counter ? 0 : counter - (int)periods;
+    return counter;
+}
+
+int store_lfu_freq(struct item *it)
+{
+    return lfu_decayed(it);
+}
+
+uint32_t store_idle_seconds(struct item *it)
+{
+    return (store_lru_now() - it->lru) / 1000;
+}
+
+void store_touch_new(struct item *it)
+{
+    if (lfu_mode())
+        it->lru = (lfu_minutes() << 8) | LFU_INIT_VAL;
+    else
+        it->lru = store_lru_now();
+}
+
+void store_touch(struct item *it)
+{
+    if (lfu_mode()) {
+        int counter = lfu_decayed(it);
+        if (counter < 255) {
+            double r = (double)(rng() >> 11) / (double)(1ULL << 53);
+            double base = counter - LFU_INIT_VAL;
+            if (base < 0)
+                base = 0;
+            if (r < 1.0 / (base * cfg.lfu_log_factor + 1))
+                counter++;
+        }
+        it->lru = (lfu_minutes() << 8) | (uint32_t)counter;
+    } else {
+        it->lru = store_lru_now();
+    }
+}
+
+int64_t store_used_for_limit(void)
+{
+    int64_t o = atomic_load_explicit(&overhead, memory_order_relaxed);
+    return store_mem_used() + store_mem_pending + (o > 0 ? o : 0);
+}
+
+void store_measure_overhead(int64_t allocator_total)
+{
+    if (allocator_total > 0)
+        atomic_store_explicit(&overhead, allocator_total - store_mem_used(), memory_order_relaxed);
+}
+
+/* Higher is a better eviction candidate. */
+static uint64_t score(struct item *it, int policy)
+{
+    switch (policy) {
+    case MM_ALLKEYS_LFU:
+    case MM_VOLATILE_LFU:
+        /* fewer accesses first, older first among equals */
+        return ((uint64_t)(255 - lfu_decayed(it)) << 32) | (uint64_t)((lfu_minutes() - (it->lru >> 8)) & 0xffffff);
+    case MM_VOLATILE_TTL:
+        return UINT64_MAX - (uint64_t)item_expire(it);
+    case MM_ALLKEYS_RANDOM:
+    case MM_VOLATILE_RANDOM:
+        return rng();
+    default:
+        return (uint32_t)(store_lru_now() - it->lru);
+    }
+}
+
+/* Evict the best of maxmemory-samples random candidates of one stripe. Returns 1 if a key
+ * was evicted. */
+static int evict_from_stripe(struct store *s, uint32_t si, int policy, int volatile_only)
+{
+    struct stripe *st = &s->stripes[si];
+    struct item *best = NULL;
+    uint64_t best_score = 0;
+    int best_db = 0, samples = cfg.maxmemory_samples;
+    int dbs[64], ndbs = 0;
+
+    for (int d = 0; d < s->ndb && ndbs < 64; d++) {
+        struct ht *t = &st->db[d];
+        if (__atomic_load_n(volatile_only ? &t->nvolatile : &t->count, __ATOMIC_RELAXED))
+            dbs[ndbs++] = d;
+    }
+    if (!ndbs)
+        return 0;
+    store_lock(s, si);
+    for (int n = 0; n < samples; n++) {
+        int d = dbs[rng() % (uint64_t)ndbs];
+        struct ht *t = &st->db[d];
+        uint32_t size = ht_size(t), i;
+        if (!t->count || (volatile_only && !t->nvolatile))
+            continue;
+        i = (uint32_t)rng() & t->mask;
+        for (uint32_t probe = 0; probe < size; probe++, i = (i + 1) & t->mask) {
+            struct item *it;
+            if (!t->slots[i])
+                continue;
+            it = ht_slot_item(t->slots[i]);
+            if (volatile_only && !item_expire(it))
+                continue;
+            uint64_t sc = score(it, policy);
+            if (!best || sc > best_score) {
+                best = it;
+                best_score = sc;
+                best_db = d;
+            }
+            break;
+        }
+    }
+    if (best) {
+        struct skey k;
+        struct item *gone;
+        store_key(s, &k, best_db, item_key(best), item_klen(best));
+        gone = store_unlink_locked(s, &k, 0);
+        if (gone) {
+            st->evicted++;
+            if (!(gone->enc & ITEM_FETCHED))
+                st->evicted_unfetched++;
+            item_release(gone);
+        }
+    }
+    store_unlock(s, si);
+    return best != NULL;
+}
+
+int store_make_room(struct store *s)
+{
+    int policy = cfg.maxmemory_policy;
+    int volatile_only = policy == MM_VOLATILE_LRU || policy == MM_VOLATILE_LFU ||
+                        policy == MM_VOLATILE_RANDOM || policy == MM_VOLATILE_TTL;
+    long long max = cfg.maxmemory;
+
+    if (max <= 0 || store_used_for_limit() <= max)
+        return 0;
+    if (policy == MM_NOEVICTION)
+        return -1;
+    for (int evicted = 0; store_used_for_limit() > max; evicted++) {
+        uint32_t start = (uint32_t)rng() & s->mask, n;
+        /* a random stripe first; if it has nothing to evict, the next ones */
+        for (n = 0; n < s->nstripes; n++)
+            if (evict_from_stripe(s, (start + n) & s->mask, policy, volatile_only))
+                break;
+        if (n == s->nstripes)
+            return -1;
+        if (evicted > 100000)
+            break; /* bound the work of one command; the next write continues */
+    }
+    return 0;
+}
