@@ -126,7 +126,11 @@ int target_parse(struct target *t, const char *spec, enum ketama_layout layout, 
         if (slash) *slash = 0;
         if (t->nhosts == TARGET_MAX_HOSTS) { snprintf(err, errlen, "too many hosts"); return -1; }
         snprintf(t->hosts[t->nhosts], sizeof(t->hosts[0]), "%s", tok);
-        if (resolve(tok, &t->addr[t->nhosts], &t->addrlen[t->nhosts], err, errlen)) return -1;
+        if (!strchr(tok, ':')) { snprintf(err, errlen, "missing port in '%s'", tok); return -1; }
+        /* an unresolvable host only fails when connecting (--print-shard needs no DNS) */
+        if (resolve(tok, &t->addr[t->nhosts], &t->addrlen[t->nhosts], err, errlen))
+            t->addrlen[t->nhosts] = 0;
+        err[0] = 0;
         t->nhosts++;
     }
     if (!t->nhosts) { snprintf(err, errlen, "target '%s' has no host", spec); return -1; }
@@ -146,6 +150,10 @@ int target_parse(struct target *t, const char *spec, enum ketama_layout layout, 
 static int sock_connect(const struct target *t, uint32_t host, int nonblock, char *err,
                         size_t errlen)
 {
+    if (!t->addrlen[host]) {
+        snprintf(err, errlen, "cannot resolve '%s'", t->hosts[host]);
+        return -1;
+    }
     int fd = socket(t->addr[host].ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) { snprintf(err, errlen, "socket: %s", strerror(errno)); return -1; }
     if (connect(fd, (const struct sockaddr *)&t->addr[host], t->addrlen[host]) < 0) {

@@ -16,6 +16,21 @@ static uint32_t md5_word(const char *s, size_t len, unsigned alignment)
            (uint32_t)d[1 + alignment * 4] << 8 | d[alignment * 4];
 }
 
+/* Bob Jenkins' one-at-a-time, libmemcached's MEMCACHED_HASH_DEFAULT. */
+static uint32_t oaat_hash(const char *s, size_t len)
+{
+    uint32_t h = 0;
+    for (size_t i = 0; i < len; i++) {
+        h += (unsigned char)s[i];
+        h += h << 10;
+        h ^= h >> 6;
+    }
+    h += h << 3;
+    h ^= h >> 11;
+    h += h << 15;
+    return h;
+}
+
 static int point_cmp(const void *a, const void *b)
 {
     const struct ketama_point *x = a, *y = b;
@@ -26,6 +41,7 @@ static int point_cmp(const void *a, const void *b)
 int ketama_layout_parse(const char *name)
 {
     if (!strcmp(name, "libmemcached")) return KETAMA_LIBMEMCACHED;
+    if (!strcmp(name, "libmemcached-md5")) return KETAMA_LIBMEMCACHED_MD5;
     if (!strcmp(name, "ketama") || !strcmp(name, "twemproxy") || !strcmp(name, "weighted"))
         return KETAMA_WEIGHTED;
     if (!strcmp(name, "spy") || !strcmp(name, "spymemcached")) return KETAMA_SPY;
@@ -35,9 +51,11 @@ int ketama_layout_parse(const char *name)
 int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
                 uint32_t nhosts)
 {
-    uint32_t per_server = layout == KETAMA_LIBMEMCACHED ? 100 : 160;
-    uint32_t per_hash = layout == KETAMA_LIBMEMCACHED ? 1 : 4;
+    int lm = layout == KETAMA_LIBMEMCACHED || layout == KETAMA_LIBMEMCACHED_MD5;
+    uint32_t per_server = lm ? 100 : 160;
+    uint32_t per_hash = lm ? 1 : 4;
     k->npoints = 0;
+    k->oaat = layout == KETAMA_LIBMEMCACHED;
     k->points = calloc((size_t)nhosts * per_server + 1, sizeof(*k->points));
     if (!k->points) return -1;
     for (uint32_t h = 0; h < nhosts; h++) {
@@ -51,7 +69,8 @@ int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *
             int n = layout == KETAMA_SPY ? snprintf(buf, sizeof(buf), "/%s-%u", name, i)
                                          : snprintf(buf, sizeof(buf), "%s-%u", name, i);
             for (uint32_t x = 0; x < per_hash; x++) {
-                k->points[k->npoints].value = md5_word(buf, (size_t)n, x);
+                k->points[k->npoints].value =
+                    k->oaat ? oaat_hash(buf, (size_t)n) : md5_word(buf, (size_t)n, x);
                 k->points[k->npoints].host = h;
                 k->npoints++;
             }
@@ -71,7 +90,7 @@ void ketama_deinit(struct ketama *k)
 uint32_t ketama_pick(const struct ketama *k, const char *key, size_t len)
 {
     if (k->npoints == 0) return 0;
-    uint32_t hash = md5_word(key, len, 0);
+    uint32_t hash = k->oaat ? oaat_hash(key, len) : md5_word(key, len, 0);
     uint32_t lo = 0, hi = k->npoints;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;

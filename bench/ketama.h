@@ -7,9 +7,12 @@
 #include <stdint.h>
 
 enum ketama_layout {
-    KETAMA_LIBMEMCACHED,  /* libmemcached MEMCACHED_BEHAVIOR_KETAMA: 100 points, 1 per MD5 */
-    KETAMA_WEIGHTED,      /* libketama / twemproxy / libmemcached KETAMA_WEIGHTED: 160, 4 per MD5 */
-    KETAMA_SPY,           /* spymemcached / xmemcached: "/ip:port-N", 160 points, 4 per MD5 */
+    KETAMA_LIBMEMCACHED,     /* libmemcached MEMCACHED_BEHAVIOR_KETAMA with its default hash:
+                                100 points/host, one-at-a-time for points and keys */
+    KETAMA_LIBMEMCACHED_MD5, /* the same with MEMCACHED_BEHAVIOR_HASH = MD5 */
+    KETAMA_WEIGHTED,         /* libketama / twemproxy / libmemcached KETAMA_WEIGHTED:
+                                160 points, 4 per MD5 digest, MD5 keys */
+    KETAMA_SPY,              /* spymemcached / xmemcached: "/ip:port-N", 160 points, 4 per MD5 */
 };
 
 struct ketama_point {
@@ -20,6 +23,7 @@ struct ketama_point {
 struct ketama {
     struct ketama_point *points;  /* sorted by value, owned */
     uint32_t npoints;
+    int oaat;                     /* keys hashed with one-at-a-time instead of MD5 */
 };
 
 /* Build the continuum for hosts given as "host:port" strings (borrowed).
@@ -28,9 +32,10 @@ struct ketama {
 int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
                 uint32_t nhosts);
 void ketama_deinit(struct ketama *k);
-/* Host index owning key (MD5 key hash, first point >= hash, wrapping). */
+/* Host index owning key (key hash, then the first point >= hash, wrapping). */
 uint32_t ketama_pick(const struct ketama *k, const char *key, size_t len);
-/* Parse a layout name: libmemcached, ketama|twemproxy|weighted, spy|spymemcached. -1 if unknown. */
+/* Parse a layout name: libmemcached, libmemcached-md5, ketama|twemproxy|weighted,
+ * spy|spymemcached. -1 if unknown. */
 int ketama_layout_parse(const char *name);
 
 #endif

@@ -27,12 +27,15 @@ static const char *usage_text =
 "                             hosts (memcache://h1:p1,h2:p2) are sharded with ketama.\n"
 "                             Repeatable: targets run one after the other.\n"
 "      --ketama LAYOUT        ketama point layout for sharded targets: libmemcached\n"
-"                             (MEMCACHED_BEHAVIOR_KETAMA, 100 points/host, default),\n"
-"                             twemproxy|ketama (160 points, 4 per MD5, as libketama,\n"
-"                             twemproxy and libmemcached KETAMA_WEIGHTED), spymemcached\n"
+"                             (MEMCACHED_BEHAVIOR_KETAMA with the default hash: 100\n"
+"                             points/host, one-at-a-time; the default), libmemcached-md5\n"
+"                             (the same with HASH=MD5), twemproxy|ketama (160 points,\n"
+"                             4 per MD5, as libketama, twemproxy with hash md5 and\n"
+"                             libmemcached KETAMA_WEIGHTED), spymemcached\n"
 "      --server-pid NAME=PID[,PID]  server process(es) of target NAME: their CPU time\n"
 "                             per request is reported (from /proc/PID/stat)\n"
-"      --print-shard KEY      print which host of each target owns KEY, then exit\n"
+"      --print-shard KEY      print which host of each target owns KEY ('-': keys from\n"
+"                             stdin, one per line), then exit\n"
 "\n"
 "Load model:\n"
 "  -t, --threads N            client threads (default: number of CPUs)\n"
@@ -400,10 +403,18 @@ int main(int argc, char **argv)
         if (!found) die("--server-pid: no target named like '%s'", pid_specs[i]);
     }
     if (print_shard) {
-        for (int t = 0; t < cfg.ntargets; t++) {
-            const struct target *tg = &cfg.targets[t];
-            uint32_t h = tg->nhosts > 1 ? ketama_pick(&tg->ring, print_shard, strlen(print_shard)) : 0;
-            printf("%s %u %s\n", tg->name, h, tg->hosts[h]);
+        /* KEY, or "-" for keys on stdin (one per line): "target host-index host key" */
+        char line[4096];
+        int from_stdin = !strcmp(print_shard, "-");
+        while (from_stdin ? fgets(line, sizeof(line), stdin) != NULL : print_shard != NULL) {
+            const char *key = from_stdin ? line : print_shard;
+            if (from_stdin) line[strcspn(line, "\r\n")] = 0;
+            for (int t = 0; t < cfg.ntargets; t++) {
+                const struct target *tg = &cfg.targets[t];
+                uint32_t h = tg->nhosts > 1 ? ketama_pick(&tg->ring, key, strlen(key)) : 0;
+                printf("%s %u %s %s\n", tg->name, h, tg->hosts[h], key);
+            }
+            if (!from_stdin) print_shard = NULL;
         }
         return 0;
     }

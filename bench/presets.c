@@ -99,10 +99,10 @@ static const char *num(const struct report *rep, char *buf, size_t len, const ch
     return buf;
 }
 
-/* "49.65" -> "49,65", "0.40" -> "0,4", "0.00" -> "0" (the article's table cells). */
+/* "49.650" -> "49,65", "0.400" -> "0,4", "0.000" -> "0" (the article's table cells). */
 static const char *pct_cell(const struct report *rep, char *buf, size_t len, double v)
 {
-    snprintf(buf, len, "%.2f", v);
+    snprintf(buf, len, "%.3f", v);
     char *dot = strchr(buf, '.');
     if (dot) {
         char *e = buf + strlen(buf) - 1;
@@ -217,12 +217,13 @@ static int seed000(struct report *rep, const struct config *cfg)
     rep_out(rep, "\n");
     for (int row = 0; row <= 40; row++) {
         char b[32];
-        rep_out(rep, "%s", pct_cell(rep, b, sizeof(b), row * 0.025));
+        rep_out(rep, "%s", pct_cell(rep, b, sizeof(b), row * 0.025)); /* 0,025 0,05 ... */
         uint64_t hi = (uint64_t)row * 25000, lo = row ? hi - 25000 : 0;
         for (int c = 0; c < cfg->ntargets * nr; c++) {
             if (!cols[c]) continue;
             const struct hist *h = &cols[c]->r.hist;
             double v = row && h->count ? 100.0 * (double)hist_count_range(h, lo, hi) / (double)h->count : 0;
+            v = floor(v * 100 + 0.5) / 100; /* the article's two decimals */
             rep_out(rep, "\t%s", pct_cell(rep, b, sizeof(b), v));
         }
         rep_out(rep, "\n");

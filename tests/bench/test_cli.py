@@ -1,0 +1,136 @@
+"""Command line, generic runs, open loop and JSON."""
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+from conftest import run_tb
+
+FLAGS = ["--server", "--port", "--protocol", "--target", "--ketama", "--server-pid", "--threads",
+         "--clients", "--pipeline", "--requests", "--test-time", "--rate", "--arrivals", "--timeout",
+         "--warmup", "--preload", "--flush", "--ratio", "--command", "--incr", "--multi-get",
+         "--data-size", "--data-size-range", "--data-size-list", "--data-record", "--key-pattern",
+         "--key-minimum", "--key-maximum", "--key-prefix", "--key-zipf-exp", "--preset", "--scale",
+         "--tests", "--json", "--html", "--help"]
+
+
+def test_help_explains_every_flag(twinbench):
+    r = subprocess.run([twinbench, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    for f in FLAGS:
+        assert f in r.stdout, f
+
+
+def test_bad_arguments(twinbench):
+    for args in (["--ratio", "x"], ["--key-pattern", "Q"], ["--target", "x=http://a:1"],
+                 ["--preset", "seed999"], ["--bogus"]):
+        r = subprocess.run([twinbench, "--no-progress", *args], capture_output=True, text=True)
+        assert r.returncode != 0, args
+
+
+def test_unreachable_target_fails_cleanly(twinbench):
+    r = run_tb(twinbench, "-p", "1", "-n", "10", check=False)
+    assert r.returncode == 1
+    assert "cannot connect" in r.stderr
+
+
+def parse_json(path):
+    d = json.load(open(path))
+    return d["targets"][0]
+
+
+def test_generic_redis_mixed_pipeline(twinbench, redis_server, tmp_path):
+    js = tmp_path / "g.json"
+    run_tb(twinbench, "-p", str(redis_server.port), "-t", "2", "-c", "4", "--pipeline", "16",
+           "-n", "1000", "--ratio", "1:3", "--key-maximum", "499", "--preload", "--json", str(js))
+    t = parse_json(js)
+    run = t["runs"][0]
+    assert run["ops"] == 8000 and run["connections"] == 8 and run["pipeline"] == 16
+    assert run["sets"] == 2000 and run["hits"] == 6000 and run["misses"] == 0 and run["errors"] == 0
+
+
+def test_generic_memcached_multiget_and_patterns(twinbench, memcached_server, tmp_path):
+    for pat in ("S", "R", "G", "Z"):
+        js = tmp_path / f"m{pat}.json"
+        run_tb(twinbench, "-P", "memcache", "-p", str(memcached_server.port), "-t", "1", "-c", "2",
+               "-n", "200", "--multi-get", "5", "--key-pattern", pat, "--key-maximum", "99",
+               "--preload", "--data-size-range", "10-500", "--json", str(js))
+        run = parse_json(js)["runs"][0]
+        assert run["ops"] == 400 and run["hits"] == 2000 and run["misses"] == 0, pat
+
+
+def test_command_template(twinbench, redis_server, tmp_path):
+    import redis
+    r = redis.Redis(port=redis_server.port)
+    r.delete("tb:list")
+    run_tb(twinbench, "-p", str(redis_server.port), "-t", "1", "-c", "3", "-n", "100",
+           "--command", "LPUSH tb:list __data__", "-d", "7")
+    assert r.llen("tb:list") == 300
+    assert len(r.lindex("tb:list", 0)) == 7
+    run_tb(twinbench, "-p", str(redis_server.port), "-t", "1", "-c", "1", "-n", "10",
+           "--command", "PING", "--command-inline")
+
+
+def test_zipf_skew(twinbench, redis_server):
+    import redis
+    r = redis.Redis(port=redis_server.port)
+    r.flushall()
+    run_tb(twinbench, "-p", str(redis_server.port), "-t", "1", "-c", "4", "-n", "2000",
+           "--command", "INCR __key__", "--key-pattern", "Z", "--key-maximum", "999",
+           "--key-prefix", "z:")
+    hot = int(r.get("z:0") or 0)
+    cold = sum(int(r.get(f"z:{i}") or 0) for i in range(900, 1000))
+    assert hot > 300 and hot > cold  # rank 1 of a 0.99 zipf over 1000 keys ~ 13%
+
+
+def test_open_loop_exposes_stall(twinbench, tmp_path):
+    """A server paused 1 s under --rate shows a p99.9 of about a second."""
+    from conftest import start_redis
+    srv = start_redis()
+    try:
+        js = tmp_path / "o.json"
+
+        def pause():
+            time.sleep(1.0)
+            os.kill(srv.pid, signal.SIGSTOP)
+            time.sleep(1.0)
+            os.kill(srv.pid, signal.SIGCONT)
+
+        th = threading.Thread(target=pause)
+        th.start()
+        run_tb(twinbench, "-p", str(srv.port), "-t", "1", "-c", "4", "--rate", "4000",
+               "--test-time", "3", "--json", str(js))
+        th.join()
+        run = parse_json(js)["runs"][0]
+        assert 0.8 * 4000 * 3 <= run["ops"] <= 1.2 * 4000 * 3
+        assert run["latency_ms"]["p99.9"] >= 800, run["latency_ms"]
+        assert run["latency_ms"]["p50"] < 50
+    finally:
+        os.kill(srv.pid, signal.SIGCONT)
+        srv.stop()
+
+
+def test_server_pid_cpu(twinbench, redis_server, tmp_path):
+    js = tmp_path / "c.json"
+    run_tb(twinbench, "--target", f"r=redis://127.0.0.1:{redis_server.port}", "--server-pid",
+           f"r={redis_server.pid}", "-t", "1", "-c", "10", "--pipeline", "8", "-n", "5000",
+           "--json", str(js))
+    run = parse_json(js)["runs"][0]
+    assert run["server_cpu_s"] is not None and run["server_cpu_s"] >= 0
+    assert run["client_requests_per_cpu_s"] > 0
+
+
+def test_timeout_counts(twinbench):
+    from conftest import start_redis
+    srv = start_redis()
+    try:
+        os.kill(srv.pid, signal.SIGSTOP)
+        r = run_tb(twinbench, "-p", str(srv.port), "-t", "1", "-c", "2", "--timeout", "200",
+                   "--test-time", "1", check=False)
+        assert re.search(r"timeouts [1-9]", r.stdout + r.stderr) or "no replies" in r.stderr
+    finally:
+        os.kill(srv.pid, signal.SIGCONT)
+        srv.stop()
