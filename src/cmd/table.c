@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/coll.h"
 #include "cmd/slowlog.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -68,6 +69,7 @@ void cmd_setup(void)
     cmd_keys_setup();
     cmd_conn_setup();
     cmd_server_setup();
+    cmd_list_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)

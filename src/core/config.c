@@ -71,6 +71,20 @@ static struct setting settings[] = {
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
+    {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
+    {"hash-max-ziplist-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"hash-max-ziplist-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
+    {"set-max-intset-entries", C_INT, &cfg.set_max_intset_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"set-max-listpack-entries", C_INT, &cfg.set_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"set-max-listpack-value", C_INT, &cfg.set_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
+    {"zset-max-listpack-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"zset-max-listpack-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
+    {"zset-max-ziplist-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"zset-max-ziplist-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
+    {"list-max-listpack-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
+    {"list-max-ziplist-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
+    {"list-compress-depth", C_INT, &cfg.list_compress_depth, 0, 0, 0x7fffffff, 1, NULL},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -106,6 +120,15 @@ void config_defaults(void)
     cfg.slowlog_log_slower_than = 10000;
     cfg.slowlog_max_len = 128;
     cfg.protected_mode = 1;
+    cfg.hash_max_listpack_entries = 128;
+    cfg.hash_max_listpack_value = 64;
+    cfg.set_max_intset_entries = 512;
+    cfg.set_max_listpack_entries = 128;
+    cfg.set_max_listpack_value = 64;
+    cfg.zset_max_listpack_entries = 128;
+    cfg.zset_max_listpack_value = 64;
+    cfg.list_max_listpack_size = -2;
+    cfg.list_compress_depth = 0;
 }
 
 const char *config_policy_name(int policy)

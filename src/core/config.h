@@ -55,6 +55,16 @@ struct config {
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
+    /* collection encodings (Redis names and defaults) */
+    int hash_max_listpack_entries;
+    int hash_max_listpack_value;
+    int set_max_intset_entries;
+    int set_max_listpack_entries;
+    int set_max_listpack_value;
+    int zset_max_listpack_entries;
+    int zset_max_listpack_value;
+    int list_max_listpack_size; /* <0: -1..-5 = 4..64 KiB per chunk; >0: entries per chunk */
+    int list_compress_depth;    /* accepted, not used (chunks are not compressed) */
 };
 
 extern struct config cfg;

@@ -1,0 +1,94 @@
+#include "cmd/coll.h"
+
+#include <limits.h>
+
+static struct item *typed(struct conn *c, struct item *it, int type, int *wrong)
+{
+    *wrong = 0;
+    if (it && it->type != type) {
+        reply_error(c, ERR_WRONGTYPE);
+        *wrong = 1;
+        return NULL;
+    }
+    return it;
+}
+
+struct item *coll_read(struct conn *c, const struct skey *k, int type, int *wrong)
+{
+    return typed(c, store_lookup_read_locked(conn_store(c), k, conn_now(c)), type, wrong);
+}
+
+struct item *coll_write(struct conn *c, const struct skey *k, int type, int *wrong)
+{
+    return typed(c, store_lookup_write_locked(conn_store(c), k, conn_now(c)), type, wrong);
+}
+
+static item_free_fn *destroyers[8];
+
+void coll_type_setup(int type, item_free_fn *destroy, item_size_fn *sizer, value_copy_fn *copier,
+                     encoding_fn *encoder)
+{
+    destroyers[type & 7] = destroy;
+    item_set_destructor(type, destroy);
+    item_set_sizer(type, sizer);
+    cmd_keys_set_copier(type, copier);
+    cmd_keys_set_encoder(type, encoder);
+}
+
+struct item *coll_put(struct conn *c, const struct skey *k, int type, void *ptr)
+{
+    struct item *it = item_create((uint8_t)type, k->p, k->n, sizeof(void *), 0);
+
+    if (!it) {
+        destroyers[type & 7](ptr);
+        reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    memcpy(item_value(it), &ptr, sizeof(ptr));
+    if (store_put_locked(conn_store(c), k, it)) {
+        reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    return it;
+}
+
+void coll_done(struct conn *c, const struct skey *k, struct item *it, size_t before, int empty)
+{
+    int64_t delta = (int64_t)item_value_mem(it) - (int64_t)before;
+
+    if (delta)
+        store_mem_adjust_locked(conn_store(c), k->stripe, delta);
+    if (empty)
+        store_delete_locked(conn_store(c), k, conn_now(c));
+}
+
+int arg_range(struct conn *c, int i, long long min, long long max, long long *v, const char *msg)
+{
+    if (!util_str2ll(c->argv[i].p, c->argv[i].n, v)) {
+        reply_error(c, msg ? msg : ERR_NOTINT);
+        return -1;
+    }
+    if (*v < min || *v > max) {
+        if (msg)
+            reply_error(c, msg);
+        else
+            reply_errorf(c, "ERR value is out of range, value must between %lld and %lld", min,
+                         max);
+        return -1;
+    }
+    return 0;
+}
+
+int arg_positive(struct conn *c, int i, long long *v, const char *msg)
+{
+    return arg_range(c, i, 0, LLONG_MAX, v, msg ? msg : "ERR value is out of range, must be positive");
+}
+
+int arg_double(struct conn *c, int i, double *v, const char *msg)
+{
+    if (!util_str2d(c->argv[i].p, c->argv[i].n, v)) {
+        reply_error(c, msg ? msg : ERR_NOTFLOAT);
+        return -1;
+    }
+    return 0;
+}
