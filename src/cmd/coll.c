@@ -92,3 +92,64 @@ int arg_double(struct conn *c, int i, double *v, const char *msg)
     }
     return 0;
 }
+
+int coll_scan_cursor(struct conn *c, int i, uint64_t *cursor)
+{
+    unsigned long long v;
+
+    if (!util_str2ull(c->argv[i].p, c->argv[i].n, &v)) {
+        reply_error(c, "ERR invalid cursor");
+        return -1;
+    }
+    *cursor = v;
+    return 0;
+}
+
+int coll_scan_opts(struct conn *c, int first, struct scan_opts *o)
+{
+    o->count = 10;
+    o->pat = NULL;
+    o->plen = 0;
+    for (int i = first; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            reply_error(c, ERR_SYNTAX);
+            return -1;
+        }
+        if (arg_is(c, i, "count")) {
+            long long v;
+            if (arg_ll(c, i + 1, &v, NULL))
+                return -1;
+            if (v < 1) {
+                reply_error(c, ERR_SYNTAX);
+                return -1;
+            }
+            o->count = v > 1000000000 ? 1000000000 : (long)v;
+        } else if (arg_is(c, i, "match")) {
+            o->pat = c->argv[i + 1].p;
+            o->plen = c->argv[i + 1].n;
+            if (o->plen == 1 && o->pat[0] == '*')
+                o->pat = NULL;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int coll_scan_match(const struct scan_opts *o, const char *p, size_t n)
+{
+    return !o->pat || util_glob_match(o->pat, o->plen, p, n, 0);
+}
+
+void coll_scan_reply(struct conn *c, uint64_t cursor, long long n, struct buf *out)
+{
+    char tmp[24];
+    int len = util_ull2str(tmp, cursor);
+
+    reply_array(c, 2);
+    reply_bulk(c, tmp, (size_t)len);
+    reply_array(c, n);
+    if (out->data)
+        reply_raw(c, out->data + out->rpos, buf_len(out));
+}

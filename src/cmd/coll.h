@@ -44,4 +44,18 @@ void cmd_set_setup(void);
 void cmd_zset_setup(void);
 void cmd_stream_setup(void);
 
+/* SSCAN/HSCAN/ZSCAN arguments: the cursor (before the key lookup, "ERR invalid cursor") and
+ * the MATCH/COUNT options from argv[first] on (after it, as Redis does). */
+int coll_scan_cursor(struct conn *c, int i, uint64_t *cursor);
+struct scan_opts {
+    long count;      /* COUNT, default 10 */
+    const char *pat; /* MATCH pattern or NULL */
+    size_t plen;
+};
+int coll_scan_opts(struct conn *c, int first, struct scan_opts *o);
+/* 1 when p[0..n) passes the MATCH filter. */
+int coll_scan_match(const struct scan_opts *o, const char *p, size_t n);
+/* The reply of a scan: the next cursor and n elements already composed in out. */
+void coll_scan_reply(struct conn *c, uint64_t cursor, long long n, struct buf *out);
+
 #endif

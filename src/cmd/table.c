@@ -70,6 +70,7 @@ void cmd_setup(void)
     cmd_conn_setup();
     cmd_server_setup();
     cmd_list_setup();
+    cmd_set_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)
