@@ -138,8 +138,8 @@ static int evict_from_stripe(struct store *s, uint32_t si, int policy, int volat
         uint32_t size = ht_size(t), i;
         if (!t->count || (volatile_only && !t->nvolatile))
             continue;
-        i = (uint32_t)rng() & t->mask;
-        for (uint32_t probe = 0; probe < size; probe++, i = (i + 1) & t->mask) {
+        i = ht_reduce(t, (uint32_t)rng());
+        for (uint32_t probe = 0; probe < size; probe++, i = ht_next(t, i)) {
             struct item *it;
             if (!t->slots[i])
                 continue;

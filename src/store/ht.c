@@ -9,7 +9,9 @@
 #include "store/item.h"
 
 #define TAG(h) ((h) & 0xffff000000000000ULL)
-#define HOME(h, mask) ((uint32_t)((h) >> HT_SLOT_BITS) & (mask))
+/* multiply-shift: 32 hash bits above the stripe bits scaled to [0, size) */
+#define HOME(h, size) ((uint32_t)(((uint64_t)(uint32_t)((h) >> HT_SLOT_BITS) * (size)) >> 32))
+#define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
 
 static inline uint64_t item_hash(struct item *it)
 {
@@ -23,7 +25,7 @@ struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, 
 
     if (!t->slots)
         return NULL;
-    i = HOME(hash, t->mask);
+    i = HOME(hash, t->size);
     for (;;) {
         uint64_t s = t->slots[i];
         if (s == 0)
@@ -35,15 +37,15 @@ struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, 
                 return it;
             }
         }
-        i = (i + 1) & t->mask;
+        i = NEXT(i, t->size);
     }
 }
 
-static void place(uint64_t *slots, uint32_t mask, uint64_t hash, uint64_t s)
+static void place(uint64_t *slots, uint32_t size, uint64_t hash, uint64_t s)
 {
-    uint32_t i = HOME(hash, mask);
+    uint32_t i = HOME(hash, size);
     while (slots[i])
-        i = (i + 1) & mask;
+        i = NEXT(i, size);
     slots[i] = s;
 }
 
@@ -58,12 +60,12 @@ static int resize(struct ht *t, uint32_t nslots)
         uint64_t s = t->slots[i];
         if (s) {
             uint64_t h = item_hash(ht_slot_item(s));
-            place(ns, nslots - 1, h, s);
+            place(ns, nslots, h, s);
         }
     }
     free(t->slots);
     t->slots = ns;
-    t->mask = nslots - 1;
+    t->size = nslots;
     t->sweep = 0;
     return 0;
 }
@@ -73,10 +75,10 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
     uint32_t size = ht_size(t);
 
     if ((uint64_t)(t->count + 1) * 5 > (uint64_t)size * 4) {
-        if (resize(t, size ? size * 2 : 8))
+        if (resize(t, size ? size + size / 2 : 4))
             return -1;
     }
-    place(t->slots, t->mask, hash, TAG(hash) | (uint64_t)(uintptr_t)it);
+    place(t->slots, t->size, hash, TAG(hash) | (uint64_t)(uintptr_t)it);
     t->count++;
     return 0;
 }
@@ -88,7 +90,7 @@ void ht_replace_at(struct ht *t, uint32_t pos, struct item *it)
 
 void ht_delete_at(struct ht *t, uint32_t pos)
 {
-    uint32_t mask = t->mask, hole = pos, i = pos;
+    uint32_t size = t->size, hole = pos, i = pos;
 
     t->slots[pos] = 0;
     t->count--;
@@ -97,12 +99,12 @@ void ht_delete_at(struct ht *t, uint32_t pos)
     for (;;) {
         uint64_t s;
         uint32_t home;
-        i = (i + 1) & mask;
+        i = NEXT(i, size);
         s = t->slots[i];
         if (s == 0)
             break;
-        home = HOME(item_hash(ht_slot_item(s)), mask);
-        if (((i - home) & mask) >= ((i - hole) & mask)) {
+        home = HOME(item_hash(ht_slot_item(s)), size);
+        if ((i + size - home) % size >= (i + size - hole) % size) {
             t->slots[hole] = s;
             t->slots[i] = 0;
             hole = i;
@@ -114,18 +116,15 @@ void ht_maybe_shrink(struct ht *t)
 {
     uint32_t size = ht_size(t);
 
-    if (size > 8 && (uint64_t)t->count * 8 < size) {
-        uint32_t n = size;
-        while (n > 8 && (uint64_t)t->count * 4 < n / 2 * 1)
-            n /= 2;
-        if (n < 8)
-            n = 8;
-        resize(t, n);
-    } else if (t->count == 0 && size) {
+    if (t->count == 0 && size) {
         free(t->slots);
         t->slots = NULL;
-        t->mask = 0;
+        t->size = 0;
         t->sweep = 0;
+    } else if (size > 16 && (uint64_t)t->count * 4 < size) {
+        /* under 25% full: shrink to about 50% */
+        uint32_t n = t->count * 2;
+        resize(t, n < 8 ? 8 : n);
     }
 }
 

@@ -64,6 +64,7 @@ struct item *item_recreate(struct item *it, uint8_t bits)
         return NULL;
     n->lru = it->lru;
     n->enc = it->enc;
+    n->bits |= (uint8_t)(it->bits & IT_MC_MASK);
     if ((bits & IT_FLAGS) && (it->bits & IT_FLAGS))
         memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
     if ((bits & IT_TTL) && (it->bits & IT_TTL))

@@ -23,6 +23,11 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 
 #define ITEM_FETCHED 0x80
 
+/* Marker bits of it->bits (no field behind them), kept by item_recreate: memcached meta state. */
+#define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
+#define IT_MC_WON 0x40   /* a recache token (mg W) was handed out: others see Z */
+#define IT_MC_MASK (IT_MC_STALE | IT_MC_WON)
+
 /* Values at least this large are refcounted and written to sockets without a copy. */
 #define ITEM_REF_MIN 16384
 

@@ -325,9 +325,9 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
         t = &s->stripes[stripe].db[db];
         store_lock(s, stripe);
         if (t->count) {
-            uint32_t size = ht_size(t), start = (uint32_t)random() & t->mask;
-            for (uint32_t j = 0; j < size; j++) {
-                uint64_t sl = t->slots[(start + j) & t->mask];
+            uint32_t size = ht_size(t), i = ht_reduce(t, (uint32_t)random());
+            for (uint32_t j = 0; j < size; j++, i = ht_next(t, i)) {
+                uint64_t sl = t->slots[i];
                 struct item *it;
                 int64_t exp;
                 if (!sl)
@@ -401,7 +401,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
 
     if (!t->nvolatile || !t->slots)
         return;
-    i = t->sweep & t->mask;
+    i = t->sweep < t->size ? t->sweep : 0;
     for (int n = 0; n < max && t->nvolatile; n++) {
         uint64_t sl = t->slots[i];
         if (sl) {
@@ -424,7 +424,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 }
             }
         }
-        i = (i + 1) & t->mask;
+        i = ht_next(t, i);
     }
     t->sweep = i;
     if (removed) {
