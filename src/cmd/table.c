@@ -71,6 +71,7 @@ void cmd_setup(void)
     cmd_server_setup();
     cmd_list_setup();
     cmd_set_setup();
+    cmd_hash_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)

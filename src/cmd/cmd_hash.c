@@ -1,0 +1,535 @@
+/* Hash commands with Redis 7.0 semantics. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/coll.h"
+#include "store/t_hash.h"
+
+static struct thash *hash_of(struct item *it)
+{
+    return it ? item_ptr(it) : NULL;
+}
+
+static const char *hash_encoding(struct item *it)
+{
+    return thash_encoding_name(item_ptr(it));
+}
+
+/* The hash at argv[1] for writing, created when missing. NULL after an error reply. */
+static struct item *hash_for_write(struct conn *c, const struct skey *k)
+{
+    int wrong;
+    struct item *it = coll_write(c, k, OBJ_HASH, &wrong);
+
+    if (wrong || it)
+        return it;
+    struct thash *h = thash_create();
+    if (!h) {
+        reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    return coll_put(c, k, OBJ_HASH, h);
+}
+
+static void hset_generic(struct conn *c, int hmset)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long created = 0;
+    size_t before, maxlen = 0;
+
+    if (c->argc % 2) {
+        reply_arity_error(c, hmset ? "hmset" : "hset");
+        return;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    if (!(it = hash_for_write(c, &k)))
+        goto out;
+    before = item_value_mem(it);
+    for (int i = 2; i < c->argc; i++)
+        if (c->argv[i].n > maxlen)
+            maxlen = c->argv[i].n;
+    thash_convert_for(hash_of(it), maxlen);
+    for (int i = 2; i < c->argc; i += 2) {
+        int r = thash_set(hash_of(it), c->argv[i].p, c->argv[i].n, c->argv[i + 1].p,
+                          c->argv[i + 1].n);
+        if (r < 0) {
+            coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+        created += r;
+    }
+    coll_done(c, &k, it, before, 0);
+    if (hmset)
+        reply_ok(c);
+    else
+        reply_int(c, created);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void hset_command(struct conn *c)
+{
+    hset_generic(c, 0);
+}
+static void hmset_command(struct conn *c)
+{
+    hset_generic(c, 1);
+}
+
+static void hsetnx_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    const char *v;
+    size_t vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    if (!(it = hash_for_write(c, &k)))
+        goto out;
+    if (thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn)) {
+        reply_int(c, 0);
+        goto out;
+    }
+    size_t before = item_value_mem(it);
+    size_t maxlen = c->argv[2].n > c->argv[3].n ? c->argv[2].n : c->argv[3].n;
+    thash_convert_for(hash_of(it), maxlen);
+    int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, c->argv[3].p, c->argv[3].n);
+    coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+    if (r < 0)
+        reply_error(c, "ERR out of memory");
+    else
+        reply_int(c, 1);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void hget_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    const char *v;
+    size_t vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (!wrong) {
+        if (it && thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn))
+            reply_bulk(c, v, vn);
+        else
+            reply_null(c);
+    }
+    store_unlock(s, k.stripe);
+}
+
+static void hmget_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    const char *v;
+    size_t vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (!wrong) {
+        reply_array(c, c->argc - 2);
+        for (int i = 2; i < c->argc; i++) {
+            if (it && thash_get(hash_of(it), c->argv[i].p, c->argv[i].n, &v, &vn))
+                reply_bulk(c, v, vn);
+            else
+                reply_null(c);
+        }
+    }
+    store_unlock(s, k.stripe);
+}
+
+#define WANT_KEYS 1
+#define WANT_VALS 2
+
+static void getall_generic(struct conn *c, int what)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    struct thash_iter hi;
+    const char *f, *v;
+    size_t fn, vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (wrong)
+        goto out;
+    long long len = it ? (long long)thash_len(hash_of(it)) : 0;
+    if (what == (WANT_KEYS | WANT_VALS))
+        reply_map(c, len);
+    else
+        reply_array(c, len);
+    if (!it)
+        goto out;
+    thash_iter_init(&hi, hash_of(it));
+    while (thash_next(&hi, &f, &fn, &v, &vn)) {
+        if (what & WANT_KEYS)
+            reply_bulk(c, f, fn);
+        if (what & WANT_VALS)
+            reply_bulk(c, v, vn);
+    }
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void hgetall_command(struct conn *c)
+{
+    getall_generic(c, WANT_KEYS | WANT_VALS);
+}
+static void hkeys_command(struct conn *c)
+{
+    getall_generic(c, WANT_KEYS);
+}
+static void hvals_command(struct conn *c)
+{
+    getall_generic(c, WANT_VALS);
+}
+
+static void hdel_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    long long deleted = 0;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, OBJ_HASH, &wrong);
+    if (wrong)
+        goto out;
+    if (it) {
+        size_t before = item_value_mem(it);
+        for (int i = 2; i < c->argc && thash_len(hash_of(it)); i++)
+            deleted += thash_del(hash_of(it), c->argv[i].p, c->argv[i].n);
+        coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+    }
+    reply_int(c, deleted);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void hexists_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    const char *v;
+    size_t vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (!wrong)
+        reply_int(c, it && thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn));
+    store_unlock(s, k.stripe);
+}
+
+static void hlen_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (!wrong)
+        reply_int(c, it ? (long long)thash_len(hash_of(it)) : 0);
+    store_unlock(s, k.stripe);
+}
+
+static void hstrlen_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    const char *v;
+    size_t vn;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (!wrong)
+        reply_int(c, it && thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn)
+                         ? (long long)vn : 0);
+    store_unlock(s, k.stripe);
+}
+
+static void hincrby_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long long incr, val = 0;
+    const char *v;
+    size_t vn;
+    char buf[24];
+
+    if (arg_ll(c, 3, &incr, NULL))
+        return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    if (!(it = hash_for_write(c, &k)))
+        goto out;
+    if (thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn) &&
+        !util_str2ll(v, vn, &val)) {
+        reply_error(c, "ERR hash value is not an integer");
+        goto out_empty;
+    }
+    if ((incr < 0 && val < 0 && incr < LLONG_MIN - val) ||
+        (incr > 0 && val > 0 && incr > LLONG_MAX - val)) {
+        reply_error(c, ERR_OVERFLOW);
+        goto out_empty;
+    }
+    val += incr;
+    int n = util_ll2str(buf, val);
+    size_t before = item_value_mem(it);
+    thash_convert_for(hash_of(it), c->argv[2].n);
+    int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, buf, (size_t)n);
+    coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+    if (r < 0)
+        reply_error(c, "ERR out of memory");
+    else
+        reply_int(c, val);
+    goto out;
+out_empty:
+    /* a hash created just now for this failed command must not stay */
+    if (thash_len(hash_of(it)) == 0)
+        store_delete_locked(s, &k, conn_now(c));
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void hincrbyfloat_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    long double incr, val = 0;
+    const char *v;
+    size_t vn;
+    char buf[512];
+
+    if (!util_str2ld(c->argv[3].p, c->argv[3].n, &incr)) {
+        reply_error(c, ERR_NOTFLOAT);
+        return;
+    }
+    if (isnan(incr) || isinf(incr)) {
+        reply_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    if (!(it = hash_for_write(c, &k)))
+        goto out;
+    if (thash_get(hash_of(it), c->argv[2].p, c->argv[2].n, &v, &vn) &&
+        !util_str2ld(v, vn, &val)) {
+        reply_error(c, "ERR hash value is not a float");
+        goto out_empty;
+    }
+    val += incr;
+    if (isnan(val) || isinf(val)) {
+        reply_error(c, "ERR increment would produce NaN or Infinity");
+        goto out_empty;
+    }
+    int n = util_ld2str(buf, sizeof(buf), val);
+    size_t before = item_value_mem(it);
+    thash_convert_for(hash_of(it), c->argv[2].n > (size_t)n ? c->argv[2].n : (size_t)n);
+    int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, buf, (size_t)n);
+    coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+    if (r < 0)
+        reply_error(c, "ERR out of memory");
+    else
+        reply_bulk(c, buf, (size_t)n);
+    goto out;
+out_empty:
+    if (thash_len(hash_of(it)) == 0)
+        store_delete_locked(s, &k, conn_now(c));
+out:
+    store_unlock(s, k.stripe);
+}
+
+/* One field (and value) of a random-field reply. pairs: RESP3 [field, value] arrays. */
+static void reply_pair(struct conn *c, const char *f, size_t fn, const char *v, size_t vn,
+                       int withvalues)
+{
+    if (withvalues && c->resp == 3)
+        reply_array(c, 2);
+    reply_bulk(c, f, fn);
+    if (withvalues)
+        reply_bulk(c, v, vn);
+}
+
+static void hrandfield_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong, withvalues = 0;
+    long long count = 0;
+    const char *f, *v;
+    size_t fn, vn;
+
+    if (c->argc >= 3) {
+        if (arg_range(c, 2, -LLONG_MAX, LLONG_MAX, &count, NULL))
+            return;
+        if (c->argc > 4 || (c->argc == 4 && !arg_is(c, 3, "withvalues"))) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        if (c->argc == 4) {
+            withvalues = 1;
+            if (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2) {
+                reply_error(c, "ERR value is out of range");
+                return;
+            }
+        }
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (wrong)
+        goto out;
+    struct thash *h = hash_of(it);
+    if (c->argc < 3) {
+        if (!h) {
+            reply_null(c);
+        } else {
+            thash_random(h, &f, &fn, &v, &vn);
+            reply_bulk(c, f, fn);
+        }
+        goto out;
+    }
+    if (!h || count == 0) {
+        reply_array(c, 0);
+        goto out;
+    }
+    long long len = (long long)thash_len(h);
+    int mult = withvalues && c->resp == 2 ? 2 : 1;
+    if (count < 0 || count == 1) {
+        long long n = count < 0 ? -count : 1;
+        reply_array(c, n * mult);
+        while (n--) {
+            thash_random(h, &f, &fn, &v, &vn);
+            reply_pair(c, f, fn, v, vn, withvalues);
+        }
+    } else if (count >= len) {
+        struct thash_iter hi;
+        reply_array(c, len * mult);
+        thash_iter_init(&hi, h);
+        while (thash_next(&hi, &f, &fn, &v, &vn))
+            reply_pair(c, f, fn, v, vn, withvalues);
+    } else {
+        /* distinct fields: pick random ones, skipping those already picked */
+        struct thash *pick = thash_create();
+        long long got = 0;
+        reply_array(c, count * mult);
+        while (pick && got < count) {
+            const char *pv;
+            size_t pn;
+            thash_random(h, &f, &fn, &v, &vn);
+            if (thash_get(pick, f, fn, &pv, &pn))
+                continue;
+            thash_convert_for(pick, fn);
+            if (thash_set(pick, f, fn, "", 0) < 0)
+                break;
+            reply_pair(c, f, fn, v, vn, withvalues);
+            got++;
+        }
+        thash_destroy(pick);
+        if (got < count)
+            c->flags |= CONN_CLOSE_ASAP;
+    }
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void scan_add(const char *f, size_t fn, const char *v, size_t vn, void *arg)
+{
+    void **a = arg;
+    if (!coll_scan_match(a[0], f, fn))
+        return;
+    if (resp_add_bulk(a[1], f, fn) == 0 && resp_add_bulk(a[1], v, vn) == 0)
+        *(long long *)a[2] += 2;
+}
+
+static void hscan_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    uint64_t cursor;
+    struct scan_opts o;
+    struct buf out = {0};
+    long long n = 0;
+
+    if (coll_scan_cursor(c, 2, &cursor))
+        return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_HASH, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        coll_scan_reply(c, 0, 0, &out);
+        goto out;
+    }
+    if (coll_scan_opts(c, 3, &o))
+        goto out;
+    void *a[3] = {&o, &out, &n};
+    cursor = thash_scan(hash_of(it), cursor, o.count, scan_add, a);
+    coll_scan_reply(c, cursor, n, &out);
+out:
+    store_unlock(s, k.stripe);
+    buf_deinit(&out);
+}
+
+static const struct cmd cmds[] = {
+    {"hset", hset_command, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the string value of a hash field", NULL},
+    {"hmset", hmset_command, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set multiple hash fields to multiple values", NULL},
+    {"hsetnx", hsetnx_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the value of a hash field, only if the field does not exist", NULL},
+    {"hget", hget_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the value of a hash field", NULL},
+    {"hmget", hmget_command, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the values of all the given hash fields", NULL},
+    {"hgetall", hgetall_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields and values in a hash", NULL},
+    {"hkeys", hkeys_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields in a hash", NULL},
+    {"hvals", hvals_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the values in a hash", NULL},
+    {"hdel", hdel_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "Delete one or more hash fields", NULL},
+    {"hexists", hexists_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Determine if a hash field exists", NULL},
+    {"hlen", hlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the number of fields in a hash", NULL},
+    {"hstrlen", hstrlen_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the length of the value of a hash field", NULL},
+    {"hincrby", hincrby_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the integer value of a hash field by the given number", NULL},
+    {"hincrbyfloat", hincrbyfloat_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the float value of a hash field by the given amount", NULL},
+    {"hrandfield", hrandfield_command, -2, CMD_READONLY, 1, 1, 1, "hash", "Get one or multiple random fields from a hash", NULL},
+    {"hscan", hscan_command, -3, CMD_READONLY, 1, 1, 1, "hash", "Incrementally iterate hash fields and associated values", NULL},
+};
+
+void cmd_hash_setup(void)
+{
+    coll_type_setup(OBJ_HASH, thash_destroy, thash_mem, thash_copy, hash_encoding);
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}
