@@ -182,7 +182,11 @@ int util_d2str(char *buf, size_t cap, double v)
     return snprintf(buf, cap, "%.17g", v);
 }
 
-static int glob_match(const char *p, size_t pl, const char *s, size_t sl, int nocase, int depth)
+/* *skip is set once a '*' found that the rest of the pattern matches nowhere in the rest of
+ * the string: then no earlier '*' can succeed by matching more, and trying would take time
+ * exponential in the number of stars (Redis's fix for CVE-2022-36021). */
+static int glob_match(const char *p, size_t pl, const char *s, size_t sl, int nocase, int *skip,
+                      int depth)
 {
     if (depth > 1000)
         return 0;
@@ -196,11 +200,14 @@ static int glob_match(const char *p, size_t pl, const char *s, size_t sl, int no
             if (pl == 1)
                 return 1;
             while (sl) {
-                if (glob_match(p + 1, pl - 1, s, sl, nocase, depth + 1))
+                if (glob_match(p + 1, pl - 1, s, sl, nocase, skip, depth + 1))
                     return 1;
+                if (*skip)
+                    return 0;
                 s++;
                 sl--;
             }
+            *skip = 1;
             return 0;
         case '?':
             s++;
@@ -289,7 +296,9 @@ static int glob_match(const char *p, size_t pl, const char *s, size_t sl, int no
 
 int util_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
 {
-    return glob_match(pat, plen, s, slen, nocase, 0);
+    int skip = 0;
+
+    return glob_match(pat, plen, s, slen, nocase, &skip, 0);
 }
 
 int64_t util_now_ms(void)
@@ -323,6 +332,9 @@ int util_parse_memsize(const char *s, long long *out)
     char *end;
     long long v, mul = 1;
 
+    /* digits then a unit, as Redis's memtoull: strtoll alone would take " 1", "+1" */
+    if (!isdigit((unsigned char)s[0]))
+        return 0;
     errno = 0;
     v = strtoll(s, &end, 10);
     if (end == s || errno || v < 0)
