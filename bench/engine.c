@@ -804,6 +804,17 @@ static int blocking_exchange(int fd, const char *req, int proto, int nreplies, s
         ssize_t n = read(fd, in.data + in.len, in.cap - in.len);
         if (n <= 0) { rc = -1; break; }
         in.len += (size_t)n;
+        if (proto == PROTO_MC && !strncmp(req, "stats", 5)) {
+            /* STAT lines up to END (or an error line) are one reply */
+            char *end = NULL;
+            if (in.len >= 5 && !memcmp(in.data, "END\r\n", 5)) end = in.data;
+            else end = memmem(in.data, in.len, "\r\nEND\r\n", 7);
+            if (!end && memmem(in.data, in.len, "ERROR", 5) && in.data[in.len - 1] == '\n') end = in.data + in.len;
+            if (!end) continue;
+            if (out) sbuf_add(out, in.data, (size_t)(end - in.data) + (end == in.data + in.len ? 0 : 2));
+            got = nreplies;
+            break;
+        }
         for (;;) {
             struct reply_info ri;
             size_t used = 0;

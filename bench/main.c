@@ -159,6 +159,15 @@ static double parse_d(const char *s, const char *flag)
 static void describe(struct sbuf *o, const struct config *cfg)
 {
     const struct workload *w = &cfg->wl;
+    if (cfg->preset) {
+        sbuf_printf(o, "preset: %s, scale %g (the preset sets connections, requests, sizes and "
+                       "ratio; see each run's row)\n", cfg->preset, cfg->scale);
+        for (int t = 0; t < cfg->ntargets; t++)
+            sbuf_printf(o, "target %s: %s\n", cfg->targets[t].name, cfg->targets[t].url);
+        sbuf_printf(o, "client threads: %u (at most one per connection)\n",
+                    (cfg->set_flags & SET_THREADS) ? cfg->threads : (uint32_t)cfg->ncpu);
+        return;
+    }
     sbuf_printf(o, "threads: %u, clients per thread: %u, pipeline: %u\n", cfg->threads, cfg->clients, cfg->pipeline);
     if (cfg->test_time > 0) sbuf_printf(o, "test time: %g s\n", cfg->test_time);
     else sbuf_printf(o, "requests per client: %llu\n", (unsigned long long)cfg->requests);

@@ -339,7 +339,7 @@ static void html_esc(struct sbuf *o, const char *s)
 #define CW 720
 #define CH 320
 #define ML 70
-#define MR 20
+#define MR 40
 #define MT 30
 #define MB 50
 
@@ -448,9 +448,12 @@ static void svg_throughput(struct sbuf *o, struct report *r)
             const struct bench_run *b = r->runs[i];
             if (b->warmup || b->detail || !b->chart || strcmp(b->r.label, labels[k])) continue;
             double h = ph * b->r.ops_per_sec / ymax;
-            sbuf_printf(o, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %.0f ops/s</title></rect>\n",
-                        ML + gw * k + gw * 0.1 + bw * b->target, MT + ph - h, bw, h,
-                        palette[b->target % 8], r->targets[b->target].name, b->r.label, b->r.ops_per_sec);
+            sbuf_printf(o, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                        ML + gw * k + gw * 0.1 + bw * b->target, MT + ph - h, bw, h, palette[b->target % 8]);
+            html_esc(o, r->targets[b->target].name);
+            sbuf_adds(o, " ");
+            html_esc(o, b->r.label);
+            sbuf_printf(o, ": %.0f ops/s</title></rect>\n", b->r.ops_per_sec);
         }
     }
     for (int t = 0; t < r->ntargets; t++) {
