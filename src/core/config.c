@@ -170,10 +170,13 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     }
     /* multi-word values (save "900 1 300 10", bind "a b") are joined */
     joined[0] = '\0';
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
-        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 1);
+    for (int i = 0, len = 0; i < argc; i++) {
+        int w = snprintf(joined + len, sizeof(joined) - (size_t)len, "%s%s", i ? " " : "",
+                         argv[i]);
+        /* a value that does not fit must fail, not be stored truncated */
+        if (w < 0 || (size_t)w >= sizeof(joined) - (size_t)len)
+            goto bad;
+        len += w;
     }
     v = joined;
     switch (s->type) {
@@ -313,31 +316,34 @@ static int split_words(char *line, char **words, int max)
 int config_load_file(const char *path, char *err, size_t errcap)
 {
     FILE *f = fopen(path, "r");
-    char line[4096], e[512];
-    int lineno = 0;
+    char *line = NULL, e[512];
+    size_t linecap = 0;
+    int lineno = 0, ret = -1;
 
     if (!f) {
         snprintf(err, errcap, "can't open config file '%s': %s", path, strerror(errno));
         return -1;
     }
-    while (fgets(line, sizeof(line), f)) {
+    /* getline, not a fixed buffer: the tail of a long line must not be read as a new one */
+    while (getline(&line, &linecap, f) >= 0) {
         char *words[64];
         int n;
         lineno++;
         n = split_words(line, words, 64);
         if (n < 0) {
             snprintf(err, errcap, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
-            fclose(f);
-            return -1;
+            goto out_free_line;
         }
         if (n == 0 || words[0][0] == '#')
             continue;
         if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
             snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
-            fclose(f);
-            return -1;
+            goto out_free_line;
         }
     }
+    ret = 0;
+out_free_line:
+    free(line);
     fclose(f);
-    return 0;
+    return ret;
 }
