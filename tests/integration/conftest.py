@@ -16,6 +16,13 @@ pytest.register_assert_rewrite("itutil", "resp", "harness")
 
 from harness import IS_REDIS, start_server, twincache_bin  # noqa: E402
 
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "sanitize: also run against the ASan+UBSan build (scripts/test.sh selects "
+        "these with -m sanitize): protocol, hostile input, concurrency")
+
+
 # -- fixtures -----------------------------------------------------------------------------------
 
 
@@ -41,12 +48,13 @@ def _server_still_alive(request):
 
 @pytest.fixture
 def start_extra_server():
-    """Factory: start_extra_server("--requirepass", "pw") starts a dedicated server that is
-    stopped and checked for a clean exit after the test (unless the test already stopped it)."""
+    """Factory: start_extra_server("--requirepass", "pw", config_file=None) starts a dedicated
+    server that is stopped and checked for a clean exit after the test (unless the test
+    already stopped it)."""
     started = []
 
-    def start(*args):
-        srv = start_server(args)
+    def start(*args, config_file=None):
+        srv = start_server(args, config_file=config_file)
         started.append(srv)
         return srv
 

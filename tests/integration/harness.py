@@ -52,9 +52,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def server_command(port, extra_args=()):
+def server_command(port, extra_args=(), config_file=None):
+    """The command line: binary, optional config file, then --name value settings (later ones
+    win, as in redis-server)."""
+    conf = [str(config_file)] if config_file else []
     if IS_REDIS:
-        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
+        cmd = ["redis-server"] + conf + ["--port", str(port), "--save", "", "--appendonly", "no"]
     else:
         binary = twincache_bin()
         if not binary.exists():
@@ -63,7 +66,8 @@ def server_command(port, extra_args=()):
                 "or run the suite against Debian's redis with TC_SERVER=redis" % binary,
                 returncode=2,
             )
-        cmd = [str(binary), "--port", str(port), "--memcache-port", "0", "--threads", "2"]
+        cmd = [str(binary)] + conf + ["--port", str(port), "--memcache-port", "0",
+                                      "--threads", "2"]
     cmd += shlex.split(os.environ.get("TC_SERVER_ARGS", ""))
     cmd += [str(a) for a in extra_args]
     return cmd
@@ -232,14 +236,14 @@ class ServerProcess:
             self, rc, self.output_tail())
 
 
-def start_server(extra_args=(), attempts=5):
-    """Start a server on a free port with extra `--name value` arguments and wait for PING.
-    The caller owns the result and must call .stop()."""
+def start_server(extra_args=(), config_file=None, attempts=5):
+    """Start a server on a free port with extra `--name value` arguments (and optionally a
+    redis.conf-style file) and wait for PING. The caller owns the result and must .stop() it."""
     last = None
     for _ in range(attempts):
         port = free_port()
         workdir = tempfile.mkdtemp(prefix="tc-it-%d-" % port)
-        srv = ServerProcess(server_command(port, extra_args), port, workdir)
+        srv = ServerProcess(server_command(port, extra_args, config_file), port, workdir)
         if srv.wait_ready():
             return srv
         srv.stop(check=False)

@@ -53,10 +53,6 @@ class Verbatim(bytes):
     fmt = ""
 
 
-class Null:
-    """Marker type used only in type checks; parsed nulls are plain None."""
-
-
 class Closed(Exception):
     """The server closed the connection (EOF or reset) before a full reply arrived."""
 

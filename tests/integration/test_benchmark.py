@@ -29,8 +29,11 @@ def run_benchmark(server, *extra, timeout=240):
     return res.returncode, lines, stdout, stderr
 
 
-@pytest.mark.parametrize("extra", [[], ["-P", "16"], ["-c", "500"]],
-                         ids=["default", "pipeline16", "clients500"])
+@pytest.mark.parametrize("extra", [
+    [],
+    pytest.param(["-P", "16"], marks=pytest.mark.sanitize),  # deep pipelines: worth ASan
+    ["-c", "500"],
+], ids=["default", "pipeline16", "clients500"])
 def test_redis_benchmark(server, r, extra):
     rc, lines, stdout, stderr = run_benchmark(server, *extra)
     context = "rc=%d\nstdout tail: %s\nstderr: %s" % (rc, stdout[-2000:], stderr[-2000:])

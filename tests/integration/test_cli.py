@@ -8,6 +8,8 @@ import pytest
 
 from itutil import parse_info
 
+pytestmark = pytest.mark.sanitize
+
 
 def cli(server, *args, stdin=None, timeout=30):
     """Run redis-cli (stdout is not a tty, so it prints raw replies) and return the result."""

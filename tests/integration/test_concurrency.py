@@ -10,7 +10,8 @@ sequence, so a reader can tell a torn, mixed-up or stale value:
   - a connection reads its own last write to its private key;
   - INCR totals equal the number of INCRs sent.
 
-TC_CONCURRENCY_SECONDS (default 4) sets the duration.
+TC_CONCURRENCY_SECONDS (default 4) sets the duration. twincache runs here with 4 worker
+threads (more threads than this machine's cores means more preemption, more interleavings).
 """
 
 import os
@@ -21,7 +22,10 @@ import time
 
 import pytest
 
+from harness import IS_REDIS, start_server
 from resp import RespConn, Simple, encode
+
+pytestmark = pytest.mark.sanitize
 
 THREADS = 8
 CONNS_PER_THREAD = 25
@@ -30,6 +34,13 @@ COUNTERS = 4
 PAIRS = 8
 DURATION = float(os.environ.get("TC_CONCURRENCY_SECONDS", "4"))
 VALUE_RE = re.compile(rb"^(\d+):(\d+):(\d+):(x*)$")
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = start_server([] if IS_REDIS else ["--threads", "4"])
+    yield srv
+    srv.stop(check=True)
 
 
 def make_value(wid, seq, k):

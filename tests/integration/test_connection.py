@@ -1,13 +1,13 @@
 """Connection commands: PING, ECHO, SELECT, HELLO, AUTH, CLIENT, COMMAND, RESET, QUIT."""
 
 import re
-import time
 
 import pytest
-import redis
 
 from itutil import raises_exact, unknown_command_error
 from resp import Error, Map, Simple, encode
+
+pytestmark = pytest.mark.sanitize
 
 NOAUTH = "NOAUTH Authentication required."
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."

@@ -6,6 +6,8 @@ import pytest
 from itutil import call_error, raises_exact, skip_if_unknown, unknown_command_error
 from resp import Error, encode
 
+pytestmark = pytest.mark.sanitize
+
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "ERR value is not an integer or out of range"
 SYNTAX = "ERR syntax error"

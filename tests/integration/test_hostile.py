@@ -14,6 +14,8 @@ import pytest
 
 from resp import Closed, RespConn, encode
 
+pytestmark = pytest.mark.sanitize
+
 PONG = b"+PONG\r\n"
 
 

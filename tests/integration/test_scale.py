@@ -13,6 +13,8 @@ import pytest
 from itutil import skip_if_unknown
 from resp import Double, Map, Set, Simple, Verbatim, encode
 
+pytestmark = pytest.mark.sanitize
+
 N = 10000
 
 

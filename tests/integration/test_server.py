@@ -1,12 +1,16 @@
 """Server commands: INFO, CONFIG, DBSIZE, FLUSHDB/FLUSHALL, TIME, MEMORY USAGE, SLOWLOG,
 SHUTDOWN."""
 
+import os
 import re
+import signal
 import time
 
 import pytest
 
 from itutil import keyspace, parse_info, raises_exact, wait_until
+
+pytestmark = pytest.mark.sanitize
 
 SYNTAX = "ERR syntax error"
 
@@ -309,3 +313,52 @@ def test_shutdown_errors(r):
     with raises_exact(SYNTAX):
         r.cmd("SHUTDOWN", "FOO")
     assert r.ping()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_shuts_down_cleanly(start_extra_server, sig):
+    srv = start_extra_server()
+    idle = srv.raw()
+    assert idle.call("SET", "k", "v") == "OK"
+    half = srv.raw()
+    half.send(b"*3\r\n$3\r\nSET\r\n")  # a client in the middle of a command
+    os.kill(srv.pid, sig)
+    rc = srv.wait_exit(5)
+    assert rc == 0, "exit code %r after %s; output:\n%s" % (rc, sig.name, srv.output_tail())
+    assert idle.wait_closed(1) and half.wait_closed(1)
+    srv.stop(check=True)
+
+
+def test_config_file_and_command_line(start_extra_server, tmp_path):
+    conf = tmp_path / "tc.conf"
+    conf.write_text("# a redis.conf-style file\n"
+                    "databases 4\n"
+                    "\n"
+                    "maxmemory 10mb\n"
+                    "maxmemory-policy allkeys-random\n"
+                    "timeout 300\n")
+    srv = start_extra_server("--maxmemory", "20mb", "--bind", "127.0.0.1", config_file=conf)
+    c = srv.client()
+    got = c.config_get("*")
+    assert got["databases"] == "4"
+    assert got["maxmemory"] == str(20 * 1024 * 1024)  # the command line wins over the file
+    assert got["maxmemory-policy"] == "allkeys-random"
+    assert got["timeout"] == "300"
+    assert got["bind"] == "127.0.0.1"
+    assert got["port"] == str(srv.port)
+    info = c.info("server")
+    assert info["config_file"] == str(conf)
+
+
+def test_logfile_and_loglevel(start_extra_server, tmp_path):
+    log = tmp_path / "server.log"
+    srv = start_extra_server("--loglevel", "notice", "--logfile", str(log))
+    c = srv.client()
+    assert c.config_get("logfile") == {"logfile": str(log)}
+    assert c.config_get("loglevel") == {"loglevel": "notice"}
+    wait_until(lambda: log.exists() and log.stat().st_size > 0, timeout=5,
+               what="the server to write its log file")
+    assert c.cmd("CONFIG", "SET", "loglevel", "warning") == "OK"
+    assert c.config_get("loglevel") == {"loglevel": "warning"}
+    srv.stop(check=True)
+    assert log.stat().st_size > 0

@@ -6,6 +6,8 @@ import pytest
 
 from itutil import raises_exact
 
+pytestmark = pytest.mark.sanitize
+
 NOT_INT = "ERR value is not an integer or out of range"
 SYNTAX = "ERR syntax error"
 OVERFLOW = "ERR increment or decrement would overflow"
