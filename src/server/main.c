@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmd_mc.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
     srv.executable = argv[0];
     srv.config_file = config_file;
     srv.on_input[PROTO_RESP] = cmd_resp_input;
+    srv.on_input[PROTO_MC] = cmd_mc_input;
+    srv.on_close[PROTO_MC] = cmd_mc_close;
     srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);
     if (!srv.store) {
         log_warn("Out of memory creating the store");
@@ -125,6 +128,10 @@ int main(int argc, char **argv)
     }
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     cmd_setup();
+    if (cmd_mc_setup(&srv)) {
+        log_warn("Out of memory setting up the memcached protocol");
+        return 1;
+    }
     if (srv_listen(&srv))
         return 1;
     if (cfg.pidfile[0]) {

@@ -1,0 +1,17 @@
+/* The memcached protocol (text and meta commands) on the shared store, database 0. */
+#ifndef TC_CMD_MC_H
+#define TC_CMD_MC_H
+
+struct conn;
+struct srv;
+
+/* Allocate the per-worker memcached counters (main thread, after srv->nworkers is set and
+ * before workers start). Returns 0 or -1 when out of memory. */
+int cmd_mc_setup(struct srv *srv);
+/* Input hook for PROTO_MC connections: parse and run everything complete in c->rbuf, answering
+ * into c's output (the worker writes it once per read). Owner worker only. */
+void cmd_mc_input(struct conn *c);
+/* Close hook: free the connection's memcached state. */
+void cmd_mc_close(struct conn *c);
+
+#endif
