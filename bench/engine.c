@@ -623,9 +623,10 @@ static void draw_progress(const struct run_spec *sp, uint64_t done, uint64_t tot
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "\r%-24.24s [%s] %3.0f%% %llu/%llu ops %.0f ops/s  ", sp->label ? sp->label : "",
-            bar, frac * 100, (unsigned long long)done, (unsigned long long)total,
-            el > 0 ? (double)done / el : 0.0);
+    char tot[32] = "";
+    if (total) snprintf(tot, sizeof(tot), "/%llu", (unsigned long long)total);
+    fprintf(stderr, "\r%-24.24s [%s] %3.0f%% %llu%s ops %.0f ops/s  ", sp->label ? sp->label : "",
+            bar, frac * 100, (unsigned long long)done, tot, el > 0 ? (double)done / el : 0.0);
     fflush(stderr);
 }
 
