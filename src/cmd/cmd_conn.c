@@ -34,7 +34,7 @@ static void select_command(struct conn *c)
 {
     long long db;
 
-    if (arg_ll(c, 1, &db, "ERR invalid DB index"))
+    if (arg_ll(c, 1, &db, NULL))
         return;
     if (db < 0 || db >= cfg.databases) {
         reply_error(c, ERR_DBRANGE);
@@ -148,7 +148,7 @@ static void hello_command(struct conn *c)
     }
     if (!c->authed) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
-                       "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                       "otherwise the HELLO AUTH <user> <pass> option can be used to "
                        "authenticate the client and select the RESP protocol version at the "
                        "same time");
         return;
@@ -481,14 +481,50 @@ static void command_info_one(struct conn *c, const struct cmd *cmd)
 
 static void command_docs_one(struct conn *c, const struct cmd *cmd)
 {
+    /* Arguments are described from the key specification: the keys, then the other
+     * arguments as one optional repeated string (enough for clients' hints). */
+    int nkeys = cmd->first > 0 ? 1 : 0;
+    int fixed = cmd->arity > 0 ? cmd->arity - 1 : -cmd->arity - 1;
+    int more = cmd->arity < 0 || fixed > (cmd->first > 0 ? (cmd->last < 0 ? 1 : (cmd->last - cmd->first) / (cmd->step ? cmd->step : 1) + 1) : 0);
+
     reply_cstr(c, cmd->name);
-    reply_map(c, 3);
+    reply_map(c, 5);
     reply_cstr(c, "summary");
     reply_cstr(c, cmd->summary ? cmd->summary : "");
     reply_cstr(c, "since");
     reply_cstr(c, "1.0.0");
     reply_cstr(c, "group");
     reply_cstr(c, cmd->group ? cmd->group : "server");
+    reply_cstr(c, "complexity");
+    reply_cstr(c, cmd->flags & CMD_FAST ? "O(1)" : "O(N)");
+    reply_cstr(c, "arguments");
+    reply_array(c, nkeys + more);
+    if (nkeys) {
+        int multi = cmd->last < 0 || cmd->last > cmd->first;
+        reply_map(c, multi ? 4 : 3);
+        reply_cstr(c, "name");
+        reply_cstr(c, "key");
+        reply_cstr(c, "type");
+        reply_cstr(c, "key");
+        reply_cstr(c, "key_spec_index");
+        reply_int(c, 0);
+        if (multi) {
+            reply_cstr(c, "flags");
+            reply_array(c, 1);
+            reply_status(c, "multiple");
+        }
+    }
+    if (more) {
+        reply_map(c, 3);
+        reply_cstr(c, "name");
+        reply_cstr(c, "arg");
+        reply_cstr(c, "type");
+        reply_cstr(c, "string");
+        reply_cstr(c, "flags");
+        reply_array(c, 2);
+        reply_status(c, "optional");
+        reply_status(c, "multiple");
+    }
 }
 
 static void command_command(struct conn *c)
@@ -599,8 +635,8 @@ static const struct cmd cmds[] = {
     {"auth", auth_command, -2, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Authenticate to the server", NULL},
     {"hello", hello_command, -1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Handshake with Redis", NULL},
     {"reset", reset_command, 1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Reset the connection", NULL},
-    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", NULL},
-    {"command", command_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", NULL},
+    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", "id:2 getname:2 setname:3 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 help:2"},
+    {"command", command_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", "count:2 info:-2 docs:-2 list:-2 getkeys:-3 help:2"},
 };
 
 void cmd_conn_setup(void)

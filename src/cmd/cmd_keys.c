@@ -611,7 +611,7 @@ static const struct cmd cmds[] = {
     {"keys", keys_command, 2, CMD_READONLY, 0, 0, 0, "generic", "Find all keys matching the given pattern", NULL},
     {"scan", scan_command, -2, CMD_READONLY, 0, 0, 0, "generic", "Incrementally iterate the keys space", NULL},
     {"randomkey", randomkey_command, 1, CMD_READONLY, 0, 0, 0, "generic", "Return a random key from the keyspace", NULL},
-    {"object", object_command, -2, CMD_READONLY, 2, 2, 1, "generic", "A container for object introspection commands", NULL},
+    {"object", object_command, -2, CMD_READONLY, 0, 0, 0, "generic", "A container for object introspection commands", "encoding:3 freq:3 idletime:3 refcount:3 help:2"},
 };
 
 void cmd_keys_setup(void)

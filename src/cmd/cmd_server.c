@@ -176,10 +176,21 @@ static void info_command(struct conn *c)
             alloc_stats(&as);
             store_measure_overhead((int64_t)as.allocated);
             used = (size_t)store_used_for_limit();
-            bytes_human(h1, sizeof(h1), (double)used);
-            P("# Memory\r\n");
-            P("used_memory:%zu\r\n", used);
-            P("used_memory_human:%s\r\n", h1);
+            {
+                static _Atomic size_t peak;
+                size_t p = atomic_load(&peak);
+                while (used > p && !atomic_compare_exchange_weak(&peak, &p, used))
+                    ;
+                if (used > p)
+                    p = used;
+                bytes_human(h2, sizeof(h2), (double)p);
+                bytes_human(h1, sizeof(h1), (double)used);
+                P("# Memory\r\n");
+                P("used_memory:%zu\r\n", used);
+                P("used_memory_human:%s\r\n", h1);
+                P("used_memory_peak:%zu\r\n", p);
+                P("used_memory_peak_human:%s\r\n", h2);
+            }
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
             P("used_memory_rss_human:%s\r\n", h2);
@@ -415,14 +426,14 @@ static void lastsave_command(struct conn *c)
 
 static const struct cmd cmds[] = {
     {"info", info_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", NULL},
-    {"config", config_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for server configuration commands", NULL},
+    {"config", config_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for server configuration commands", "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
     {"dbsize", dbsize_command, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "Return the number of keys in the selected database", NULL},
     {"flushdb", flushdb_command, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from the current database", NULL},
     {"flushall", flushall_command, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from all databases", NULL},
     {"time", time_command, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", NULL},
     {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", NULL},
-    {"memory", memory_command, -2, CMD_READONLY, 0, 0, 0, "server", "A container for memory diagnostics commands", NULL},
-    {"slowlog", slowlog_command, -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for slow log commands", NULL},
+    {"memory", memory_command, -2, CMD_READONLY, 0, 0, 0, "server", "A container for memory diagnostics commands", "usage:-3 doctor:2 purge:2 help:2"},
+    {"slowlog", slowlog_command, -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for slow log commands", "get:-2 len:2 reset:2 help:2"},
     {"debug", debug_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", NULL},
     {"lastsave", lastsave_command, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", NULL},
 };

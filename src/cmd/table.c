@@ -8,6 +8,7 @@
 #include "cmd/slowlog.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/util.h"
 
 #define TABLE_SIZE 1024 /* power of two, well above the number of commands */
 #define MAX_CMDS 512
@@ -107,13 +108,59 @@ void reply_item_value(struct conn *c, struct item *it)
 
 static void unknown_command(struct conn *c)
 {
-    char msg[1024];
-    int n = snprintf(msg, sizeof(msg), "ERR unknown command '%.*s', with args beginning with: ",
-                     (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n), c->argv[0].p);
-    for (int i = 1; i < c->argc && n < (int)sizeof(msg) - 140; i++)
-        n += snprintf(msg + n, sizeof(msg) - (size_t)n, "'%.*s' ",
-                      (int)(c->argv[i].n > 128 ? 128 : c->argv[i].n), c->argv[i].p);
+    char msg[1024], args[512];
+    size_t al = 0;
+
+    /* Redis 7: arguments quoted, each cut so the list stays about 128 bytes */
+    args[0] = '\0';
+    for (int i = 1; i < c->argc && al < 128; i++) {
+        int room = 128 - (int)al;
+        int n = snprintf(args + al, sizeof(args) - al, "'%.*s' ",
+                         (int)(c->argv[i].n < (size_t)room ? c->argv[i].n : (size_t)room), c->argv[i].p);
+        al += (size_t)n;
+    }
+    snprintf(msg, sizeof(msg), "ERR unknown command '%.*s', with args beginning with: %s",
+             (int)(c->argv[0].n > 128 ? 128 : c->argv[0].n), c->argv[0].p, args);
     reply_error(c, msg);
+}
+
+/* Container commands (CLIENT, CONFIG, ...): find argv[1] in cmd->subcmds ("name:arity ...").
+ * Replies Redis's errors and returns -1 when unknown or of the wrong arity; on success copies
+ * "container|sub" into full. */
+static int check_subcommand(struct conn *c, const struct cmd *cmd, char *full, size_t cap)
+{
+    const char *p = cmd->subcmds;
+    char upper[40];
+    size_t i;
+
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        const char *end = strchr(p, ' ');
+        size_t nl = (size_t)(colon - p);
+        if (!end)
+            end = p + strlen(p);
+        if (c->argv[1].n == nl) {
+            char name[40];
+            memcpy(name, p, nl < sizeof(name) - 1 ? nl : sizeof(name) - 1);
+            name[nl < sizeof(name) - 1 ? nl : sizeof(name) - 1] = '\0';
+            if (util_eq_nocase(c->argv[1].p, c->argv[1].n, name)) {
+                int arity = atoi(colon + 1);
+                snprintf(full, cap, "%s|%s", cmd->name, name);
+                if ((arity > 0 && c->argc != arity) || c->argc < -arity) {
+                    reply_errorf(c, "ERR wrong number of arguments for '%s' command", full);
+                    return -1;
+                }
+                return 0;
+            }
+        }
+        p = *end ? end + 1 : end;
+    }
+    for (i = 0; cmd->name[i] && i < sizeof(upper) - 1; i++)
+        upper[i] = (char)toupper((unsigned char)cmd->name[i]);
+    upper[i] = '\0';
+    reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                 (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p, upper);
+    return -1;
 }
 
 void cmd_call(struct conn *c)
@@ -147,8 +194,14 @@ void cmd_call(struct conn *c)
         reply_error(c, ERR_OOM);
         return;
     }
-    memcpy(c->lastcmd, cmd->name, strlen(cmd->name) + 1 > sizeof(c->lastcmd) ? sizeof(c->lastcmd) - 1 : strlen(cmd->name) + 1);
-    c->lastcmd[sizeof(c->lastcmd) - 1] = '\0';
+    if (cmd->subcmds && c->argc >= 2) {
+        char full[64];
+        if (check_subcommand(c, cmd, full, sizeof(full)))
+            return;
+        snprintf(c->lastcmd, sizeof(c->lastcmd), "%.47s", full);
+    } else {
+        snprintf(c->lastcmd, sizeof(c->lastcmd), "%s", cmd->name);
+    }
     if (cfg.slowlog_log_slower_than < 0) {
         cmd->fn(c);
         return;

@@ -161,7 +161,7 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     long long ll;
 
     if (!s) {
-        snprintf(err, errcap, "Unknown option or number of args for CONFIG SET - '%s'", name);
+        snprintf(err, errcap, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;
     }
     if (!boot && !s->mutable_) {
@@ -220,12 +220,19 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     }
     return 0;
 bad:
-    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", s->name);
-    if (s->type == C_ENUM || s->type == C_LOGLEVEL || s->type == C_BOOL)
-        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: %s", s->name,
-                 s->type == C_BOOL ? "yes, no" : "the documented values");
+    if (s->type == C_BOOL)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be 'yes' or 'no'", s->name);
+    else if (s->type == C_ENUM || s->type == C_LOGLEVEL)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: %s",
+                 s->name, s->enums == policies ? "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+                          : s->enums == fsyncs ? "always, everysec, no"
+                                               : "debug, verbose, notice, warning, nothing");
     else if (s->type == C_MEM)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value", s->name);
+    else if (s->type == C_STR)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - value is too long", s->name);
+    else
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", s->name);
     return -1;
 }
 

@@ -67,7 +67,7 @@ struct conn {
     char laddr[64];        /* local "ip:port" */
     int64_t ctime_ms;      /* creation time */
     int64_t last_ms;       /* last interaction (idle timeout, CLIENT LIST idle) */
-    char lastcmd[24];      /* shared: last command name */
+    char lastcmd[48];      /* shared: last command name (container|sub) */
     uint64_t tot_cmds;
 };
 
