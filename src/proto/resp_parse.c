@@ -55,6 +55,13 @@ static int hexval(char c)
     return -1;
 }
 
+/* isspace() in the C locale, as sdssplitargs uses between arguments and after a closing
+ * quote (inside an unquoted argument only space, tab, CR and LF separate). */
+static inline int is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\v';
+}
+
 /* Split an inline line like sdssplitargs, unescaping in place. */
 static int split_inline(struct resp_parser *rp, char *p, size_t len)
 {
@@ -66,8 +73,7 @@ static int split_inline(struct resp_parser *rp, char *p, size_t len)
         len = (size_t)(nul - p);
 
     while (1) {
-        while (i < len && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t' ||
-                           p[i] == '\f' || p[i] == '\v'))
+        while (i < len && is_space(p[i]))
             i++;
         if (i >= len)
             return 0;
@@ -96,8 +102,7 @@ static int split_inline(struct resp_parser *rp, char *p, size_t len)
                     i++;
                 } else if (p[i] == '"') {
                     /* closing quote must be followed by a space or nothing */
-                    if (i + 1 < len && !(p[i + 1] == ' ' || p[i + 1] == '\n' || p[i + 1] == '\r' ||
-                                         p[i + 1] == '\t'))
+                    if (i + 1 < len && !is_space(p[i + 1]))
                         return RESP_ERR_QUOTES;
                     done = 1;
                     i++;
@@ -111,8 +116,7 @@ static int split_inline(struct resp_parser *rp, char *p, size_t len)
                     p[w++] = '\'';
                     i += 2;
                 } else if (p[i] == '\'') {
-                    if (i + 1 < len && !(p[i + 1] == ' ' || p[i + 1] == '\n' || p[i + 1] == '\r' ||
-                                         p[i + 1] == '\t'))
+                    if (i + 1 < len && !is_space(p[i + 1]))
                         return RESP_ERR_QUOTES;
                     done = 1;
                     i++;
@@ -158,6 +162,10 @@ static int parse_inline(struct resp_parser *rp, char *p, size_t n, size_t *used)
         return RESP_NEED_MORE;
     }
     linelen = (size_t)(nl - p);
+    /* the same limit when the newline is already here, so that the outcome does not depend
+     * on how the bytes were split into reads */
+    if (linelen > RESP_INLINE_MAX)
+        return RESP_ERR_BIG_INLINE;
     *used = linelen + 1;
     if (linelen && p[linelen - 1] == '\r')
         linelen--;
@@ -185,6 +193,11 @@ static int read_len(const char *p, size_t n, size_t *pos, long long *v, int *too
     if (!cr || (size_t)(cr - p) + 1 >= n) {
         if (avail > RESP_INLINE_MAX)
             *toolong = 1;
+        return 0;
+    }
+    /* had the bytes come in smaller reads, the check above would have fired */
+    if ((size_t)(cr - start) + 1 > RESP_INLINE_MAX) {
+        *toolong = 1;
         return 0;
     }
     if (!util_str2ll(start, (size_t)(cr - start), v))
