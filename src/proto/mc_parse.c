@@ -1,7 +1,8 @@
 /* memcached text/meta request parser. The tokenizer, the token-count checks, the number
  * parsing and the order in which errors win follow memcached 1.6 (proto_text.c), so that the
- * same bytes get the same reply. Differences, on purpose: keys with control characters are
- * refused, and a partial line past MC_LINE_MAX gets MC_ERR_LINE before the close. */
+ * same bytes get the same reply. Keys are any bytes but space (memcached does not refuse
+ * control characters, and memcaslap's keys start with some). One difference, on purpose: a
+ * partial line past MC_LINE_MAX gets MC_ERR_LINE before the close. */
 #include "proto/mc.h"
 
 #include <limits.h>
@@ -102,18 +103,6 @@ static int safe_strtol(const struct mc_tok *t, size_t skip, int32_t *out)
     return 1;
 }
 
-/* A key memcached would take and we store: no control characters (the length is checked by
- * each command at memcached's point). */
-static int key_clean(const char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch < 0x21 || ch == 0x7f)
-            return 0;
-    }
-    return 1;
-}
-
 /* memcached's tokenize_command: split on ' ' only, at most MC_MAX_TOKENS - 1 tokens. */
 static void tokenize(struct mc_req *r, const char *line, const char *end)
 {
@@ -176,7 +165,7 @@ static int parse_get(struct mc_req *r, enum mc_cmd cmd, int touch)
     }
     r->keys = pos;
     while (mc_next_token(&pos, r->end, &t))
-        if (t.n > MC_KEY_MAX || !key_clean(t.p, t.n))
+        if (t.n > MC_KEY_MAX)
             return set_err(r, MC_ERR_FORMAT);
     return LINE_DONE;
 }
@@ -195,7 +184,7 @@ static int parse_update(struct mc_req *r, enum mc_cmd cmd, size_t item_size_max)
         return set_err(r, MC_ERR_FORMAT);
     if (cmd == MC_CAS && !safe_strtoull(&r->tok[5], 0, &r->num))
         return set_err(r, MC_ERR_FORMAT);
-    if (vlen < 0 || vlen > INT_MAX - 2 || !key_clean(r->key.p, r->key.n))
+    if (vlen < 0 || vlen > INT_MAX - 2)
         return set_err(r, MC_ERR_FORMAT);
     r->vlen = (size_t)vlen;
     if (too_large(r->key.n, r->flags, r->vlen, item_size_max)) {
@@ -343,8 +332,6 @@ static int parse_meta(struct mc_req *r, enum mc_cmd cmd, size_t item_size_max)
             r->err = "CLIENT_ERROR invalid mode for ms M token";
         } else if (opaque_too_long(r, start)) {
             r->err = "CLIENT_ERROR opaque token too long";
-        } else if (!r->key_b64 && !key_clean(r->key.p, r->key.n)) {
-            r->err = MC_ERR_FORMAT;
         } else if (too_large(r->key.n, r->m.flags, r->vlen, item_size_max)) {
             r->err = MC_ERR_TOO_LARGE;
             r->too_large = 1;
@@ -363,8 +350,6 @@ static int parse_meta(struct mc_req *r, enum mc_cmd cmd, size_t item_size_max)
         return set_err(r, "CLIENT_ERROR invalid mode for ma M token");
     if (opaque_too_long(r, start))
         return set_err(r, "CLIENT_ERROR opaque token too long");
-    if (!r->key_b64 && !key_clean(r->key.p, r->key.n))
-        return set_err(r, MC_ERR_FORMAT);
     r->noreply = (r->m.has & MC_MF('q')) != 0;
     return LINE_DONE;
 }
@@ -382,8 +367,6 @@ static int parse_me(struct mc_req *r)
         r->key.p = r->keybuf;
         r->key.n = n;
         r->key_b64 = 1;
-    } else if (!key_clean(r->key.p, r->key.n)) {
-        return set_err(r, MC_ERR_FORMAT);
     }
     return LINE_DONE;
 }
@@ -446,7 +429,7 @@ static int parse_line(struct mc_req *r, const char *line, const char *end, size_
             return set_err(r, MC_ERROR);
         r->noreply = (uint8_t)last_is_noreply(r);
         r->key = *t1;
-        if (t1->n > MC_KEY_MAX || !key_clean(t1->p, t1->n))
+        if (t1->n > MC_KEY_MAX)
             return set_err(r, MC_ERR_FORMAT);
         if (!safe_strtoull(&r->tok[2], 0, &r->num))
             return set_err(r, MC_ERR_DELTA);
@@ -466,7 +449,7 @@ static int parse_line(struct mc_req *r, const char *line, const char *end, size_
                                   "Usage: delete <key> [noreply]");
         }
         r->key = *t1;
-        if (t1->n > MC_KEY_MAX || !key_clean(t1->p, t1->n))
+        if (t1->n > MC_KEY_MAX)
             return set_err(r, MC_ERR_FORMAT);
         return LINE_DONE;
     }
@@ -476,7 +459,7 @@ static int parse_line(struct mc_req *r, const char *line, const char *end, size_
             return set_err(r, MC_ERROR);
         r->noreply = (uint8_t)last_is_noreply(r);
         r->key = *t1;
-        if (t1->n > MC_KEY_MAX || !key_clean(t1->p, t1->n))
+        if (t1->n > MC_KEY_MAX)
             return set_err(r, MC_ERR_FORMAT);
         if (!safe_strtol(&r->tok[2], 0, &r->exptime))
             return set_err(r, MC_ERR_EXPTIME);
