@@ -73,6 +73,7 @@ void cmd_setup(void)
     cmd_list_setup();
     cmd_set_setup();
     cmd_hash_setup();
+    cmd_zset_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)

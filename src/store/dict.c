@@ -19,7 +19,7 @@ struct dict *dict_create(uint32_t koff, uint64_t expect)
     if (!d)
         return NULL;
     d->koff = koff;
-    if (expect) {
+    if (expect && expect < (1ULL << 31)) {
         uint64_t sz = 4;
         while (sz < expect)
             sz <<= 1;

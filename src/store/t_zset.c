@@ -193,6 +193,8 @@ static int lpz_insert(struct lpack **lpp, double score, const char *p, size_t n)
     struct lpack *lp = *lpp;
     uint32_t off = 0;
 
+    if (score == 0)
+        score = 0.0; /* Redis's listpack keeps -0 as the integer 0 */
     while (off < lp_end(lp)) {
         size_t en;
         const char *e = lp_get(lp, off, &en);
@@ -618,7 +620,7 @@ void *tzset_copy(void *p)
         }
         return c;
     }
-    c = tzset_create((size_t)-1, 0);
+    c = tzset_create(len, (size_t)-1);
     if (!c)
         return NULL;
     struct zit it;
@@ -635,4 +637,36 @@ void *tzset_copy(void *p)
         }
     }
     return c;
+}
+
+int tzset_shrink_if_small(struct tzset *z, size_t maxlen)
+{
+    unsigned long len = tzset_len(z);
+
+    if (z->enc != TZSET_SKIPLIST || len > (unsigned long)cfg.zset_max_listpack_entries ||
+        maxlen > (size_t)cfg.zset_max_listpack_value)
+        return 0;
+    struct lpack *lp = lp_create(len * 16 + 16);
+    if (!lp)
+        return -1;
+    for (struct znode *x = zlv(z->zsl.header)[0].forward; x; x = zlv(x)[0].forward) {
+        double sc = x->score == 0 ? 0.0 : x->score; /* -0 becomes 0, as in Redis */
+        if (lp_append(&lp, x->ele, x->d.klen) ||
+            lp_append(&lp, (const char *)&sc, sizeof(sc))) {
+            free(lp);
+            return -1;
+        }
+    }
+    dict_destroy(&z->d, 0);
+    struct znode *x = z->zsl.header, *next;
+    while (x) {
+        next = zlv(x)[0].forward;
+        free(x);
+        x = next;
+    }
+    memset(&z->zsl, 0, sizeof(z->zsl));
+    z->lp = lp;
+    z->emem = 0;
+    z->enc = TZSET_LISTPACK;
+    return 0;
 }

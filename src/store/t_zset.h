@@ -63,6 +63,10 @@ unsigned long tzset_count_below_lex(const struct tzset *z, const char *p, size_t
 /* Remove members with ranks [start, end). */
 void tzset_del_range(struct tzset *z, unsigned long start, unsigned long end);
 
+/* Back to the listpack encoding when len and maxlen (the longest member) fit (results of
+ * ZUNIONSTORE and friends, like Redis). Returns 0 or -1 (OOM, unchanged). */
+int tzset_shrink_if_small(struct tzset *z, size_t maxlen);
+
 /* Iteration by rank; the zset must not change while a position is held. */
 struct zit {
     const struct tzset *z;
