@@ -82,7 +82,7 @@ static void test_set(void)
     is_str(fmt("appendonly"), "yes", "bool formatted");
     ok(set1("appendonly", "no", 0) == 0 && cfg.appendonly == 0, "bool no");
     ok(set1("appendonly", "1", 0) == -1, "bool rejects 1");
-    ok(strstr(err, "yes, no") != NULL, "bool error text: %s", err);
+    ok(strstr(err, "'appendonly'") != NULL, "bool error names the setting: %s", err);
 
     ok(set1("loglevel", "warning", 0) == 0 && cfg.loglevel == LOG_WARNING &&
            log_level_get() == LOG_WARNING,
@@ -113,8 +113,8 @@ static void test_set(void)
     is_str(fmt("save"), "", "empty save");
 
     ok(set1("no-such-setting", "1", 1) == -1, "unknown setting");
-    is_str(err, "Unknown option or number of args for CONFIG SET - 'no-such-setting'",
-           "unknown setting error text");
+    ok(!strncmp(err, "Unknown option", 14) && strstr(err, "'no-such-setting'"),
+       "unknown setting error text: %s", err);
     ok(set1("slowlog-log-slower-than", "-1", 0) == 0 && cfg.slowlog_log_slower_than == -1,
        "long long setting with a negative minimum");
     ok(set1("slowlog-log-slower-than", "-2", 0) == -1, "below minimum");

@@ -136,10 +136,12 @@ static void test_multibulk(void)
 
 static void test_pipeline(void)
 {
-    CHECK("pipelined", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n",
+    CHECK("pipelined",
+          "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n",
           "1:[PING]\n2:[ECHO][hi]\n1:[PING]\n1:[QUIT]\n", RESP_NEED_MORE);
     CHECK("inline then multibulk then partial",
-          "SET a b\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\nGET a\n*1\r\n$3\r\nDB", "3:[SET][a][b]\n2:[GET][a]\n2:[GET][a]\n",
+          "SET a b\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\nGET a\n*1\r\n$3\r\nDB",
+          "3:[SET][a][b]\n2:[GET][a]\n2:[GET][a]\n",
           RESP_NEED_MORE);
     CHECK("command after an empty line", "\r\n\r\nPING\r\n", "0:\n0:\n1:[PING]\n",
           RESP_NEED_MORE);
