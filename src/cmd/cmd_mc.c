@@ -24,7 +24,16 @@
 struct mc_conn {
     struct mc_parser p;
     struct mc_req r;
+    /* The item an mg hit of the previous / current command returned: in memcached its
+     * response still holds a reference while the next command runs, which keeps incr/decr
+     * from rewriting that item in place (so the value is not space padded). */
+    const struct item *mg_prev, *mg_cur;
 };
+
+static int is_held(struct conn *c, const struct item *it)
+{
+    return ((struct mc_conn *)c->mc)->mg_prev == it;
+}
 
 #define MC_STAT_FIELDS(X)                                                                      \
     X(get_cmds) X(get_hits) X(get_misses) X(get_expired) X(set_cmds) X(flush_cmds)           \
@@ -454,8 +463,8 @@ static enum store_res store_generic(struct conn *c, const struct skey *k, enum m
     }
     if (it) {
         if (res == ST_STORED) {
-            if (mark_stale)
-                it->bits |= IT_MC_STALE;
+            if (mark_stale) /* memcached keeps a handed-out recache token */
+                it->bits |= (uint8_t)(IT_MC_STALE | (old->bits & IT_MC_WON));
             if (store_put_locked(s, k, it))
                 res = ST_OOM;
             else
@@ -566,7 +575,7 @@ enum delta_res { DR_OK, DR_NOT_FOUND, DR_NON_NUMERIC, DR_CAS_MISMATCH, DR_OOM };
  * floors at 0 on decr; shorter results are written in place padded with spaces like
  * memcached. *itp is the item holding the result; *val the new value. Under the lock. */
 static enum delta_res add_delta(struct conn *c, const struct skey *k, int incr, uint64_t delta,
-                                uint64_t req_cas, int in_place, uint64_t *val, struct item **itp)
+                                uint64_t req_cas, uint64_t *val, struct item **itp)
 {
     struct store *s = conn_store(c);
     struct item *it = find(s, k, conn_now(c), NULL);
@@ -588,7 +597,7 @@ static enum delta_res add_delta(struct conn *c, const struct skey *k, int incr, 
     else
         v = delta > v ? 0 : v - delta;
     n = mc_u64toa(v, buf);
-    if (in_place && (size_t)n <= it->vlen && !(it->bits & IT_REF)) {
+    if ((size_t)n <= it->vlen && !(it->bits & IT_REF) && !is_held(c, it)) {
         memcpy(item_value(it), buf, (size_t)n);
         memset(item_value(it) + n, ' ', it->vlen - (size_t)n);
         changed_in_place(it);
@@ -621,7 +630,7 @@ static void arith_command(struct conn *c, struct mc_req *r)
 
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
-    res = add_delta(c, &k, incr, r->num, 0, 1, &v, &it);
+    res = add_delta(c, &k, incr, r->num, 0, &v, &it);
     store_unlock(s, k.stripe);
     if (res == DR_OK) {
         if (incr)
@@ -677,8 +686,7 @@ static void ma_command(struct conn *c, struct mc_req *r)
         return;
     }
     store_lock(s, k.stripe);
-    /* memcached 1.6 rewrites the item for ma (no space padding) */
-    res = add_delta(c, &k, incr, r->m.delta, (has & MC_MF('C')) ? r->m.cas : 0, 0, &v, &it);
+    res = add_delta(c, &k, incr, r->m.delta, (has & MC_MF('C')) ? r->m.cas : 0, &v, &it);
     if (res == DR_NOT_FOUND && (has & MC_MF('N'))) {
         /* vivify with the initial value, no delta applied */
         v = r->m.initial;
@@ -834,6 +842,7 @@ static void touch_command(struct conn *c, struct mc_req *r)
     if (it) {
         it = set_exp(s, &k, it, mc_exptime_ms(r->exptime, conn_now(c)));
         store_touch(it);
+        it->enc |= ITEM_FETCHED; /* memcached's touch is a fetch with bump */
     }
     store_unlock(s, k.stripe);
     wst(c)->touch_cmds++;
@@ -967,6 +976,7 @@ static void mg_command(struct conn *c, struct mc_req *r)
     ln_end(c, &l);
     if (has & MC_MF('v'))
         out_value(c, it);
+    ((struct mc_conn *)c->mc)->mg_cur = it;
     if (!(has & MC_MF('u')))
         hit(s, &k, it);
     else
@@ -1000,12 +1010,7 @@ static void me_command(struct conn *c, struct mc_req *r)
     }
     l.n = 0;
     ln_put(&l, "ME ", 3);
-    if (r->key_b64) {
-        char tmp[400];
-        ln_put(&l, tmp, mc_base64_encode(r->key.p, r->key.n, tmp, sizeof(tmp)));
-    } else {
-        ln_put(&l, r->key.p, r->key.n);
-    }
+    ln_put(&l, r->key.p, r->key.n); /* memcached re-encodes only keys stored as binary */
     /* memcached 1.6 prints exp as current_time - exptime */
     ln_str(&l, " exp=");
     ln_i64(&l, item_expire(it) ? -ttl_left(it, now) : -1);
@@ -1557,6 +1562,8 @@ void cmd_mc_input(struct conn *c)
             continue;
         c->w->st.commands++;
         c->tot_cmds++;
+        m->mg_prev = m->mg_cur;
+        m->mg_cur = NULL;
         execute(c, &m->r);
     }
     if (c->rbuf.rpos == c->rbuf.wpos)

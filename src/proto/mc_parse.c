@@ -83,7 +83,7 @@ static int safe_strtoul(const struct mc_tok *t, size_t skip, uint32_t *out)
     return 1;
 }
 
-/* memcached's safe_strtol: a long refused above INT_MAX and truncated to 32 bits below. */
+/* memcached 1.6.18's safe_strtol: a long, truncated to 32 bits (4102444800 becomes negative). */
 static int safe_strtol(const struct mc_tok *t, size_t skip, int32_t *out)
 {
     uint64_t mag;
@@ -97,8 +97,6 @@ static int safe_strtol(const struct mc_tok *t, size_t skip, int32_t *out)
     if (neg && mag > (uint64_t)INT64_MAX + 1)
         return 0;
     l = neg ? (int64_t)((uint64_t)0 - mag) : (int64_t)mag;
-    if (l > INT_MAX)
-        return 0;
     *out = (int32_t)(uint32_t)(uint64_t)l;
     return 1;
 }
