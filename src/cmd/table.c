@@ -74,6 +74,7 @@ void cmd_setup(void)
     cmd_set_setup();
     cmd_hash_setup();
     cmd_zset_setup();
+    cmd_stream_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)

@@ -1,0 +1,497 @@
+/* Stream commands, the basics (Redis 7.0 semantics): XADD XLEN XRANGE XREVRANGE XDEL XTRIM. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/coll.h"
+#include "store/t_stream.h"
+
+#define ERR_BADID "ERR Invalid stream ID specified as stream command argument"
+
+static struct tstream *st_of(struct item *it)
+{
+    return it ? item_ptr(it) : NULL;
+}
+
+static const char *stream_encoding(struct item *it)
+{
+    (void)it;
+    return "stream";
+}
+
+/* Redis's string2ull: strict decimal, or what strtoull accepts in full. */
+static int str2ull(const char *s, unsigned long long *v)
+{
+    long long ll;
+    char *end;
+
+    if (util_str2ll(s, strlen(s), &ll)) {
+        if (ll < 0)
+            return 0;
+        *v = (unsigned long long)ll;
+        return 1;
+    }
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return !(errno == EINVAL || errno == ERANGE || !(*s && *end == '\0'));
+}
+
+/* streamGenericParseIDOrReply. seq_given NULL: "ms-*" is invalid. Replies on error. */
+static int parse_id(struct conn *c, const struct slice *a, struct sid *id, uint64_t missing_seq,
+                    int strict, int *seq_given)
+{
+    char buf[128], *dash;
+    unsigned long long ms, seq;
+
+    if (a->n > sizeof(buf) - 1)
+        goto invalid;
+    memcpy(buf, a->p, a->n);
+    buf[a->n] = '\0';
+    if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0')
+        goto invalid;
+    if (seq_given)
+        *seq_given = 1;
+    if (buf[0] == '-' && buf[1] == '\0') {
+        id->ms = id->seq = 0;
+        return 0;
+    }
+    if (buf[0] == '+' && buf[1] == '\0') {
+        id->ms = id->seq = UINT64_MAX;
+        return 0;
+    }
+    dash = strchr(buf, '-');
+    if (dash)
+        *dash = '\0';
+    if (!str2ull(buf, &ms))
+        goto invalid;
+    if (dash) {
+        if (seq_given && strcmp(dash + 1, "*") == 0) {
+            seq = 0;
+            *seq_given = 0;
+        } else if (!str2ull(dash + 1, &seq)) {
+            goto invalid;
+        }
+    } else {
+        seq = missing_seq;
+    }
+    id->ms = ms;
+    id->seq = seq;
+    return 0;
+invalid:
+    reply_error(c, ERR_BADID);
+    return -1;
+}
+
+static int id_incr(struct sid *id)
+{
+    if (id->seq == UINT64_MAX) {
+        if (id->ms == UINT64_MAX)
+            return -1;
+        id->ms++;
+        id->seq = 0;
+    } else {
+        id->seq++;
+    }
+    return 0;
+}
+
+static int id_decr(struct sid *id)
+{
+    if (id->seq == 0) {
+        if (id->ms == 0)
+            return -1;
+        id->ms--;
+        id->seq = UINT64_MAX;
+    } else {
+        id->seq--;
+    }
+    return 0;
+}
+
+static void reply_id(struct conn *c, const struct sid *id)
+{
+    char buf[48];
+    int n = snprintf(buf, sizeof(buf), "%llu-%llu", (unsigned long long)id->ms,
+                     (unsigned long long)id->seq);
+    reply_bulk(c, buf, (size_t)n);
+}
+
+static void reply_entry(struct conn *c, const struct sentry *e)
+{
+    uint32_t off = 0;
+    const char *p;
+    size_t n;
+
+    reply_array(c, 2);
+    reply_id(c, &e->id);
+    reply_array(c, (long long)e->nfields * 2);
+    while (sentry_next(e, &off, &p, &n))
+        reply_bulk(c, p, n);
+}
+
+/* XADD / XTRIM options (streamParseAddOrTrimArgsOrReply). */
+struct trim_args {
+    int strategy;     /* 0 none, 1 maxlen, 2 minid */
+    int approx;
+    long long maxlen;
+    struct sid minid;
+    long long limit;
+    int nomkstream;
+    int id_given, seq_given;
+    struct sid id;
+};
+
+static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
+{
+    int i = 2, limit_given = 0;
+
+    memset(a, 0, sizeof(*a));
+    a->seq_given = 1;
+    for (; i < c->argc; i++) {
+        int more = c->argc - 1 - i;
+        const struct slice *o = &c->argv[i];
+        if (xadd && o->n == 1 && o->p[0] == '*') {
+            break;
+        } else if ((arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) && more) {
+            int minid = arg_is(c, i, "minid");
+            if (a->strategy) {
+                reply_error(c, "ERR syntax error, MAXLEN and MINID options at the same time are "
+                               "not compatible");
+                return -1;
+            }
+            a->approx = 0;
+            const struct slice *nx = &c->argv[i + 1];
+            if (more >= 2 && nx->n == 1 && nx->p[0] == '~') {
+                a->approx = 1;
+                i++;
+            } else if (more >= 2 && nx->n == 1 && nx->p[0] == '=') {
+                i++;
+            }
+            if (minid) {
+                if (parse_id(c, &c->argv[i + 1], &a->minid, 0, 1, NULL))
+                    return -1;
+            } else {
+                if (arg_ll(c, i + 1, &a->maxlen, NULL))
+                    return -1;
+                if (a->maxlen < 0) {
+                    reply_error(c, "ERR The MAXLEN argument must be >= 0.");
+                    return -1;
+                }
+            }
+            i++;
+            a->strategy = minid ? 2 : 1;
+        } else if (arg_is(c, i, "limit") && more) {
+            if (arg_ll(c, i + 1, &a->limit, NULL))
+                return -1;
+            if (a->limit < 0) {
+                reply_error(c, "ERR The LIMIT argument must be >= 0.");
+                return -1;
+            }
+            limit_given = 1;
+            i++;
+        } else if (xadd && arg_is(c, i, "nomkstream")) {
+            a->nomkstream = 1;
+        } else if (xadd) {
+            if (parse_id(c, o, &a->id, 0, 1, &a->seq_given))
+                return -1;
+            a->id_given = 1;
+            break;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (a->limit && !a->strategy) {
+        reply_error(c, "ERR syntax error, LIMIT cannot be used without specifying a trimming "
+                       "strategy");
+        return -1;
+    }
+    if (!xadd && !a->strategy) {
+        reply_error(c, "ERR syntax error, XTRIM must be called with a trimming strategy");
+        return -1;
+    }
+    if (limit_given) {
+        if (!a->approx) {
+            reply_error(c, "ERR syntax error, LIMIT cannot be used without the special ~ option");
+            return -1;
+        }
+    } else {
+        a->limit = a->approx ? 10000 : 0; /* 100 * stream-node-max-entries */
+    }
+    return i;
+}
+
+static int64_t do_trim(struct tstream *s, const struct trim_args *a)
+{
+    return tstream_trim(s, a->maxlen, a->strategy == 2 ? &a->minid : NULL, a->approx, a->limit);
+}
+
+static void xadd_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct trim_args a;
+    int wrong, idpos, fpos;
+    struct sid id;
+
+    if ((idpos = parse_trim_args(c, &a, 1)) < 0)
+        return;
+    fpos = idpos + 1;
+    if (c->argc - fpos < 2 || (c->argc - fpos) % 2) {
+        reply_arity_error(c, "xadd");
+        return;
+    }
+    if (a.id_given && a.seq_given && a.id.ms == 0 && a.id.seq == 0) {
+        reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
+        return;
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, OBJ_STREAM, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        if (a.nomkstream) {
+            reply_null(c);
+            goto out;
+        }
+        struct tstream *t = tstream_create();
+        if (!t) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
+        if (!(it = coll_put(c, &k, OBJ_STREAM, t)))
+            goto out;
+    }
+    struct tstream *t = st_of(it);
+    struct sid last = t->last_id;
+    if (last.ms == UINT64_MAX && last.seq == UINT64_MAX) {
+        reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add more "
+                       "items");
+        goto out;
+    }
+    if (!a.id_given) {
+        uint64_t now = (uint64_t)conn_now(c);
+        if (now > last.ms) {
+            id.ms = now;
+            id.seq = 0;
+        } else {
+            id = last;
+            id_incr(&id);
+        }
+    } else if (!a.seq_given) {
+        id.ms = a.id.ms;
+        if (id.ms == last.ms) {
+            if (last.seq == UINT64_MAX) {
+                /* what Redis answers here (its errno is ERANGE) */
+                reply_error(c, "ERR Elements are too large to be stored");
+                goto out;
+            }
+            id.seq = last.seq + 1;
+        } else if (id.ms > last.ms) {
+            id.seq = 0;
+        } else {
+            goto too_small;
+        }
+    } else {
+        id = a.id;
+        if (sid_cmp(&id, &last) <= 0)
+            goto too_small;
+    }
+    size_t bytes = 0;
+    for (int i = fpos; i < c->argc; i++)
+        bytes += 4 + c->argv[i].n;
+    size_t before = item_value_mem(it);
+    struct sentry *e = sentry_create(&id, (uint32_t)((c->argc - fpos) / 2), bytes);
+    if (!e || tstream_append(t, e)) {
+        reply_error(c, "ERR Elements are too large to be stored");
+        goto out;
+    }
+    uint32_t off = 0;
+    for (int i = fpos; i < c->argc; i++)
+        sentry_put(e, &off, c->argv[i].p, c->argv[i].n);
+    reply_id(c, &id);
+    if (a.strategy)
+        do_trim(t, &a);
+    coll_done(c, &k, it, before, 0);
+    goto out;
+too_small:
+    reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top "
+                   "item");
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void xlen_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_STREAM, &wrong);
+    if (!wrong)
+        reply_int(c, it ? (long long)st_of(it)->len : 0);
+    store_unlock(s, k.stripe);
+}
+
+/* An interval bound: "(" excludes (streamParseIntervalIDOrReply). */
+static int parse_interval(struct conn *c, int i, struct sid *id, int *ex, uint64_t missing_seq)
+{
+    const struct slice *a = &c->argv[i];
+
+    *ex = a->n > 1 && a->p[0] == '(';
+    if (*ex) {
+        struct slice t = {a->p + 1, a->n - 1};
+        return parse_id(c, &t, id, missing_seq, 1, NULL);
+    }
+    return parse_id(c, a, id, missing_seq, 0, NULL);
+}
+
+static void xrange_generic(struct conn *c, int rev)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct sid start, end;
+    int sx, ex, wrong;
+    long long count = -1;
+
+    if (parse_interval(c, rev ? 3 : 2, &start, &sx, 0))
+        return;
+    if (sx && id_incr(&start)) {
+        reply_error(c, "ERR invalid start ID for the interval");
+        return;
+    }
+    if (parse_interval(c, rev ? 2 : 3, &end, &ex, UINT64_MAX))
+        return;
+    if (ex && id_decr(&end)) {
+        reply_error(c, "ERR invalid end ID for the interval");
+        return;
+    }
+    for (int j = 4; j < c->argc; j++) {
+        if (arg_is(c, j, "count") && j + 1 < c->argc) {
+            if (arg_ll(c, ++j, &count, NULL))
+                return;
+            if (count < 0)
+                count = 0;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, OBJ_STREAM, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        reply_array(c, 0);
+        goto out;
+    }
+    if (count == 0) {
+        reply_null_array(c);
+        goto out;
+    }
+    struct tstream *t = st_of(it);
+    size_t a = tstream_lower_bound(t, &start), b = a;
+    while (b < t->len && sid_cmp(&tstream_at(t, b)->id, &end) <= 0)
+        b++;
+    size_t n = b - a;
+    if (sid_cmp(&start, &end) > 0)
+        n = 0;
+    if (count > 0 && (unsigned long long)count < n)
+        n = (size_t)count;
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        reply_entry(c, tstream_at(t, rev ? b - 1 - i : a + i));
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void xrange_command(struct conn *c)
+{
+    xrange_generic(c, 0);
+}
+static void xrevrange_command(struct conn *c)
+{
+    xrange_generic(c, 1);
+}
+
+static void xdel_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    long long deleted = 0;
+    struct sid id;
+
+    for (int j = 2; j < c->argc; j++)
+        if (parse_id(c, &c->argv[j], &id, 0, 1, NULL))
+            return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, OBJ_STREAM, &wrong);
+    if (wrong)
+        goto out;
+    if (it) {
+        size_t before = item_value_mem(it);
+        for (int j = 2; j < c->argc; j++) {
+            struct slice a = c->argv[j];
+            parse_id(c, &a, &id, 0, 1, NULL);
+            deleted += tstream_delete(st_of(it), &id);
+        }
+        coll_done(c, &k, it, before, 0); /* an empty stream stays, as in Redis */
+    }
+    reply_int(c, deleted);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static void xtrim_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct trim_args a;
+    int wrong;
+
+    if (parse_trim_args(c, &a, 0) < 0)
+        return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, OBJ_STREAM, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        reply_int(c, 0);
+        goto out;
+    }
+    size_t before = item_value_mem(it);
+    int64_t n = do_trim(st_of(it), &a);
+    coll_done(c, &k, it, before, 0);
+    reply_int(c, n);
+out:
+    store_unlock(s, k.stripe);
+}
+
+static const struct cmd cmds[] = {
+    {"xadd", xadd_command, -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "stream", "Appends a new entry to a stream", NULL},
+    {"xlen", xlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "stream", "Return the number of entries in a stream", NULL},
+    {"xrange", xrange_command, -4, CMD_READONLY, 1, 1, 1, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval", NULL},
+    {"xrevrange", xrevrange_command, -4, CMD_READONLY, 1, 1, 1, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", NULL},
+    {"xdel", xdel_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", NULL},
+    {"xtrim", xtrim_command, -4, CMD_WRITE, 1, 1, 1, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", NULL},
+};
+
+void cmd_stream_setup(void)
+{
+    coll_type_setup(OBJ_STREAM, tstream_destroy, tstream_mem, tstream_copy, stream_encoding);
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}
