@@ -173,8 +173,10 @@ static void info_command(struct conn *c)
             struct alloc_stats as;
             size_t rss = alloc_rss(), used;
             int64_t dataset = store_mem_used();
+            /* used_memory is the figure maxmemory is enforced on: the keyspace bytes plus the
+             * overhead the timer measured from the allocator (refreshed 10 times a second) */
+            store_mem_flush();
             alloc_stats(&as);
-            store_measure_overhead((int64_t)as.allocated);
             used = (size_t)store_used_for_limit();
             {
                 static _Atomic size_t peak;

@@ -61,7 +61,6 @@ static int listen_tcp(const char *addr, int port, char *why, size_t cap)
         if (fd < 0)
             continue;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
         if (ai->ai_family == AF_INET6)
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, cfg.tcp_backlog) == 0 &&
@@ -101,9 +100,12 @@ static int listen_unix(const char *path, char *why, size_t cap)
     return fd;
 }
 
+/* Every worker waits on the same listening sockets with EPOLLEXCLUSIVE (one is woken per
+ * connection). One socket per address, not SO_REUSEPORT: a second server started on the
+ * same port must fail to bind instead of silently sharing it. */
 static int add_listener(struct srv *srv, struct worker *w, int fd, int proto)
 {
-    struct epoll_event ev = {.events = EPOLLIN};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
 
     if (w->nl == 4)
         return -1;
@@ -117,7 +119,42 @@ static int add_listener(struct srv *srv, struct worker *w, int fd, int proto)
 int srv_listen(struct srv *srv)
 {
     char why[256];
+    int fds[4], protos[4], nfds = 0;
+    int ports[2] = {cfg.port, cfg.memcache_port};
 
+    for (int p = 0; p < 2; p++) {
+        char addrs[256], *save = NULL, *a;
+        if (!ports[p])
+            continue;
+        snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+        for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+            const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
+            int fd;
+            if (nfds == 4) {
+                log_warn("too many listening addresses");
+                return -1;
+            }
+            fd = listen_tcp(bindaddr, ports[p], why, sizeof(why));
+            if (fd < 0) {
+                if (a[0] == '-')
+                    continue;
+                log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
+                         ports[p], why);
+                return -1;
+            }
+            fds[nfds] = fd;
+            protos[nfds++] = p == 0 ? PROTO_RESP : PROTO_MC;
+        }
+    }
+    if (cfg.unixsocket[0]) {
+        int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
+        if (fd < 0 || nfds == 4) {
+            log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
+            return -1;
+        }
+        fds[nfds] = fd;
+        protos[nfds++] = PROTO_RESP | 0x80;
+    }
     srv->workers = calloc((size_t)srv->nworkers, sizeof(struct worker));
     if (!srv->workers)
         return -1;
@@ -133,37 +170,9 @@ int srv_listen(struct srv *srv)
             return -1;
         ev.data.u64 = TAG_EVENT;
         epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev);
-        int ports[2] = {cfg.port, cfg.memcache_port};
-        for (int p = 0; p < 2; p++) {
-            char addrs[256], *save = NULL, *a;
-            if (!ports[p])
-                continue;
-            snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
-            for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-                const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
-                int fd = listen_tcp(bindaddr, ports[p], why, sizeof(why));
-                if (fd < 0) {
-                    if (a[0] == '-')
-                        continue;
-                    log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
-                             ports[p], why);
-                    return -1;
-                }
-                if (add_listener(srv, w, fd, p == 0 ? PROTO_RESP : PROTO_MC)) {
-                    close(fd);
-                    log_warn("too many listening addresses");
-                    return -1;
-                }
-            }
-        }
-        if (i == 0 && cfg.unixsocket[0]) {
-            int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
-            if (fd < 0) {
-                log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
+        for (int l = 0; l < nfds; l++)
+            if (add_listener(srv, w, fds[l], protos[l]))
                 return -1;
-            }
-            add_listener(srv, w, fd, PROTO_RESP | 0x80);
-        }
     }
     return 0;
 }
@@ -399,6 +408,7 @@ static void tick(struct worker *w)
     struct conn *c, *next;
     int64_t budget;
 
+    store_mem_flush();
     if (w->idx == 0) {
         struct alloc_stats as;
         atomic_store_explicit(&store_lfu_minutes, (uint32_t)(w->now_ms / 60000) & 0xffffff,
@@ -484,8 +494,6 @@ static void *worker_main(void *arg)
             conn_flush(c);
         worker_close_conn(w, c);
     }
-    for (int i = 0; i < w->nl; i++)
-        close(w->lfd[i]);
     return NULL;
 }
 
@@ -502,4 +510,7 @@ void srv_join(struct srv *srv)
 {
     for (int i = 0; i < srv->nworkers; i++)
         pthread_join(srv->workers[i].tid, NULL);
+    /* the listening sockets are shared: close them once */
+    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
+        close(srv->workers[0].lfd[i]);
 }

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/worker.h"
+#include "store/evict.h"
 #include "store/store.h"
 
 #define TWINCACHE_VERSION "0.1.0"
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
         return 1;
     }
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
+    atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     cmd_setup();
     if (cmd_mc_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");

@@ -66,6 +66,14 @@ static inline void store_mem_add(int64_t delta)
         store_mem_pending = 0;
     }
 }
+/* Publish this thread's pending delta now (timers, before measuring). */
+static inline void store_mem_flush(void)
+{
+    if (store_mem_pending) {
+        atomic_fetch_add_explicit(&store_mem_total, store_mem_pending, memory_order_relaxed);
+        store_mem_pending = 0;
+    }
+}
 static inline int64_t store_mem_used(void)
 {
     return atomic_load_explicit(&store_mem_total, memory_order_relaxed);
