@@ -37,15 +37,24 @@ def test_2mb_key_get_line(tc, raw):
     still_serving(tc)
 
 
+def send_until_closed(raw, data):
+    """Send data; the server may close (and reset) before all of it is read."""
+    try:
+        raw.send(data)
+    except (BrokenPipeError, ConnectionResetError):
+        return b""
+    return raw.read_to_close()
+
+
 def test_2mb_key_set_line(tc, raw):
-    raw.send(b"set " + b"k" * (2 << 20) + b" 0 0 1\r\nx\r\n")
-    assert raw.read_to_close() == b"CLIENT_ERROR line too long\r\n"
+    # the error line, or a reset when the close overtakes it (memcached just closes)
+    out = send_until_closed(raw, b"set " + b"k" * (2 << 20) + b" 0 0 1\r\nx\r\n")
+    assert out in (b"CLIENT_ERROR line too long\r\n", b"")
     still_serving(tc)
 
 
 def test_long_line_without_newline(tc, raw):
-    raw.send(b"x" * 3000)
-    assert raw.read_to_close() == b"CLIENT_ERROR line too long\r\n"
+    assert send_until_closed(raw, b"x" * 3000) == b"CLIENT_ERROR line too long\r\n"
     still_serving(tc)
 
 
