@@ -6,7 +6,7 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev
       redis-server redis-tools memcached libmemcached-tools
       python3 python3-pytest python3-redis python3-pymemcache
-      default-jdk-headless libspymemcached-java procps iproute2 nutcracker)
+      default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

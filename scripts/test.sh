@@ -18,6 +18,12 @@ ctest --test-dir build-asan --output-on-failure -j2
 
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
+for suite in tests/mc tests/types; do
+    if [ -d "$suite" ]; then
+        echo "== $suite (release build) =="
+        TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider "$suite"
+    fi
+done
 
 if [ -d tests/bench ]; then
     echo "== twinbench tests =="
@@ -27,4 +33,8 @@ fi
 echo "== integration tests under ASan+UBSan (protocol, hostile input, concurrency) =="
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
+if [ -d tests/mc ]; then
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/mc
+fi
 echo "ALL TESTS PASSED"
