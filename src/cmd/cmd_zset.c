@@ -881,7 +881,7 @@ static void zrandmember_command(struct conn *c)
             emit_one(&e, p, n, sc);
         }
     } else if ((unsigned long long)count >= len) {
-        emit_ranks(&e, z, 0, len, 0);
+        emit_ranks(&e, z, 0, len, 1); /* Redis walks the whole zset from its tail here */
     } else {
         /* distinct members: a partial Fisher-Yates shuffle over ranks */
         unsigned long *idx = malloc(sizeof(*idx) * len);
@@ -1039,11 +1039,18 @@ static struct tzset *zset_op(struct zsrc *src, int n, int op, int agg, int card_
                 score *= src[i].weight;
                 if (isnan(score))
                     score = 0;
-                if (tzset_score(res, p, len, &v))
+                double old;
+                if (tzset_score(res, p, len, &old)) {
+                    v = old;
                     aggregate(&v, score, agg);
-                else
+                    /* re-placed when the value changes, also from -0 to 0 (which ZADD's
+                     * comparison would not see) */
+                    if (v == old && signbit(v) == signbit(old))
+                        continue;
+                    tzset_del(res, p, len);
+                } else {
                     v = score;
-                /* the member is re-placed at its new score */
+                }
                 if (tzset_add(res, v, p, len, 0, &of, &v) < 0)
                     goto oom;
                 if (len > maxlen)
