@@ -167,8 +167,21 @@ static int check_subcommand(struct conn *c, const struct cmd *cmd, char *full, s
 
 void cmd_call(struct conn *c)
 {
-    const struct cmd *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    const struct cmd *cmd;
     int64_t start;
+
+    /* pipelines repeat one command: skip the table lookup when the name bytes are the same */
+    if (c->cache_cmd && c->argv[0].n == c->cache_len &&
+        memcmp(c->argv[0].p, c->cache_name, c->cache_len) == 0) {
+        cmd = c->cache_cmd;
+    } else {
+        cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+        if (cmd && c->argv[0].n <= sizeof(c->cache_name)) {
+            memcpy(c->cache_name, c->argv[0].p, c->argv[0].n);
+            c->cache_len = (uint8_t)c->argv[0].n;
+            c->cache_cmd = cmd;
+        }
+    }
 
     c->w->st.commands++;
     c->tot_cmds++;
@@ -196,14 +209,15 @@ void cmd_call(struct conn *c)
         reply_error(c, ERR_OOM);
         return;
     }
-    if (cmd->subcmds && c->argc >= 2) {
+    if (TC_UNLIKELY(cmd->subcmds != NULL) && c->argc >= 2) {
         char full[64];
         if (check_subcommand(c, cmd, full, sizeof(full)))
             return;
-        snprintf(c->lastcmd, sizeof(c->lastcmd), "%.47s", full);
-    } else {
-        snprintf(c->lastcmd, sizeof(c->lastcmd), "%s", cmd->name);
+        snprintf(c->lastsub, sizeof(c->lastsub), "%s", full + strlen(cmd->name) + 1);
+    } else if (c->lastsub[0]) {
+        c->lastsub[0] = '\0';
     }
+    c->lastcmd = cmd->name;
     if (cfg.slowlog_log_slower_than < 0) {
         cmd->fn(c);
         return;

@@ -67,7 +67,11 @@ struct conn {
     char laddr[64];        /* local "ip:port" */
     int64_t ctime_ms;      /* creation time */
     int64_t last_ms;       /* last interaction (idle timeout, CLIENT LIST idle) */
-    char lastcmd[48];      /* shared: last command name (container|sub) */
+    const char *lastcmd;   /* shared: name of the last command (static string) */
+    char lastsub[32];      /* shared: its subcommand for container commands, or "" */
+    const void *cache_cmd; /* the last command looked up, for pipelines of one command */
+    char cache_name[15];   /* ... and the exact bytes of its name */
+    uint8_t cache_len;
     uint64_t tot_cmds;
 };
 

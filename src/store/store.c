@@ -114,6 +114,12 @@ static inline void mem_addv(struct stripe *st, int64_t d)
     store_mem_add(d);
 }
 
+static inline void vol_add(struct stripe *st, struct ht *t, int d)
+{
+    t->nvolatile += (uint32_t)d;
+    st->nvolatile += (uint32_t)d;
+}
+
 static inline void mem_sub(struct stripe *st, int64_t d)
 {
     mem_addv(st, -d);
@@ -125,7 +131,7 @@ static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t
 {
     size_t before = ht_mem(t);
     if (item_expire(it))
-        t->nvolatile--;
+        vol_add(st, t, -1);
     mem_sub(st, item_mem(it));
     ht_delete_at(t, pos);
     ht_maybe_shrink(t);
@@ -192,7 +198,7 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it)
     }
     mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before + item_mem(it));
     if (item_expire(it))
-        t->nvolatile++;
+        vol_add(st, t, 1);
     return 0;
 }
 
@@ -205,7 +211,7 @@ void store_swap_locked(struct store *s, const struct skey *k, struct item *old, 
     if (ht_find(t, k->hash, k->p, k->n, &pos) != old)
         return;
     ht_replace_at(t, pos, it);
-    t->nvolatile += (item_expire(it) != 0) - (item_expire(old) != 0);
+    vol_add(st, t, (item_expire(it) != 0) - (item_expire(old) != 0));
     mem_addv(st, item_mem(it) - item_mem(old));
     item_release(old);
 }
@@ -239,7 +245,7 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
     }
     before = ht_mem(t);
     if (exp)
-        t->nvolatile--;
+        vol_add(st, t, -1);
     mem_sub(st, item_mem(it));
     ht_delete_at(t, pos);
     ht_maybe_shrink(t);
@@ -250,10 +256,11 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
 struct item *store_set_expire_locked(struct store *s, const struct skey *k, struct item *it,
                                      int64_t ms)
 {
-    struct ht *t = &s->stripes[k->stripe].db[k->db];
+    struct stripe *st = &s->stripes[k->stripe];
+    struct ht *t = &st->db[k->db];
 
     if (it->bits & IT_TTL) {
-        t->nvolatile += (ms != 0) - (item_expire(it) != 0);
+        vol_add(st, t, (ms != 0) - (item_expire(it) != 0));
         item_set_expire_field(it, ms);
         return it;
     }
@@ -385,6 +392,7 @@ uint64_t store_flush(struct store *s, int db)
                 }
             }
             mem_sub(st, (int64_t)ht_mem(t));
+            st->nvolatile -= t->nvolatile;
             ht_deinit(t);
         }
         store_unlock(s, i);
@@ -415,7 +423,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                     if (!(it->enc & ITEM_FETCHED))
                         st->expired_unfetched++;
                     if (item_expire(it))
-                        t->nvolatile--;
+                        vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));
                     ht_delete_at(t, i);
                     item_release(it);
@@ -444,11 +452,7 @@ int store_expire_cycle(struct store *s, uint32_t first, uint32_t step, int64_t n
     for (uint32_t n = 0; n < nmine; n++) {
         uint32_t stripe = first + ((*cursor + n) % nmine) * step;
         struct stripe *st = &s->stripes[stripe];
-        int any = 0;
-
-        for (int d = 0; d < s->ndb; d++)
-            any |= __atomic_load_n(&st->db[d].nvolatile, __ATOMIC_RELAXED) != 0;
-        if (!any)
+        if (!__atomic_load_n(&st->nvolatile, __ATOMIC_RELAXED))
             continue;
         store_lock(s, stripe);
         for (int d = 0; d < s->ndb; d++)

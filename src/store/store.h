@@ -25,6 +25,7 @@ struct stripe {
     uint64_t expired;   /* keys removed because their TTL passed */
     uint64_t evicted;   /* keys removed for memory */
     uint64_t stored;    /* items stored (memcached total_items) */
+    uint32_t nvolatile; /* items with an expire time, all databases */
     uint64_t expired_unfetched;
     uint64_t evicted_unfetched;
 } __attribute__((aligned(64)));

@@ -263,7 +263,18 @@ static void test_errors(void)
     free(w64);
     memset(p, 'a', big);
     p[big] = '\n';
-    check("inline too big with its newline present", p, big + 1, 0, "", 0, RESP_ERR_BIG_INLINE);
+    {
+        /* Redis applies the 64 KiB limit only while the newline is missing, so a longer line
+         * that arrives whole is accepted (Redis 7.0 answers a 70 kB inline ECHO); split into
+         * small reads it is refused before the newline arrives. */
+        struct transcript whole = run(p, big + 1, 0, 0);
+        struct transcript bytes = run(p, big + 1, 1, 0);
+        ok(whole.status == RESP_NEED_MORE && whole.len > 0,
+           "inline longer than 64 KiB with its newline present is accepted whole");
+        ok(bytes.status == RESP_ERR_BIG_INLINE, "the same line fed byte by byte is refused");
+        free(whole.text);
+        free(bytes.text);
+    }
     p[0] = '*';
     memset(p + 1, '1', big);
     memcpy(p + big, "\r\n", 2);
