@@ -25,10 +25,7 @@ for suite in tests/mc tests/types; do
     fi
 done
 
-if [ -d tests/bench ]; then
-    echo "== twinbench tests =="
-    $PY -m pytest -q -p no:cacheprovider tests/bench
-fi
+# twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
 echo "== integration tests under ASan+UBSan (protocol, hostile input, concurrency) =="
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -168,6 +168,12 @@ int main(int argc, char **argv)
     if (cfg.unixsocket[0])
         unlink(cfg.unixsocket);
     store_destroy(&srv.store);
+    for (int i = 0; i < srv.nworkers; i++) {
+        free(srv.workers[i].keys);
+        close(srv.workers[i].ep);
+        close(srv.workers[i].evfd);
+    }
+    free(srv.workers);
     log_warn("twincache is now ready to exit, bye bye...");
     return code;
 }
