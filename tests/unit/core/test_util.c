@@ -129,6 +129,12 @@ static void test_ld2str(void)
     ok(n == 3 && !strcmp(buf, "inf"), "ld2str inf");
     n = util_ld2str(buf, sizeof(buf), -INFINITY);
     ok(n == 4 && !strcmp(buf, "-inf"), "ld2str -inf");
+    /* INCRBYFLOAT's buffer holds any long double in plain notation, as Redis's does */
+    n = util_ld2str(buf, sizeof(buf), 1e4000L);
+    long double back = 0;
+    ok(n > 3990 && !strchr(buf, 'e') && !strchr(buf, '.') &&
+           util_str2ld(buf, (size_t)n, &back) && back == 1e4000L,
+       "ld2str 1e4000 in full digits (%d) reads back exactly", n);
     /* a huge value does not fit %.17Lf in a small buffer: falls back to %.17Lg */
     n = util_ld2str(buf, 64, 1e300L);
     is_str(buf, "1e+300", "ld2str falls back to %%.17Lg when too long");
