@@ -34,4 +34,9 @@ if [ -d tests/mc ]; then
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/mc
 fi
+if [ -d tests/types ]; then
+    echo "== tests/types under ASan+UBSan =="
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TYPES_BENCH_N=2000 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
+fi
 echo "ALL TESTS PASSED"
