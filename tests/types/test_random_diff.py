@@ -383,3 +383,34 @@ def test_random_differential_more_seeds(d, seed):
         test_random_differential(d)
     finally:
         SEED = old
+
+
+SMALL = [("hash-max-listpack-entries", "4"), ("hash-max-listpack-value", "8"),
+         ("set-max-intset-entries", "4"), ("set-max-listpack-entries", "4"),
+         ("zset-max-listpack-entries", "4"), ("zset-max-listpack-value", "8"),
+         ("list-max-listpack-size", "3")]
+
+
+@pytest.mark.parametrize("seed", [101, 102])
+def test_random_differential_small_encodings(d, seed):
+    """Tiny thresholds: list chunks split and merge, every collection converts often."""
+    global SEED
+    old = SEED
+    SEED = seed
+    saved = [(k, call(d.tc, "CONFIG", "GET", k)[1]) for k, _ in SMALL]
+    for k, v in SMALL:
+        assert call(d.tc, "CONFIG", "SET", k, v) == b"OK"
+        call(d.rs, "CONFIG", "SET", k, v)  # Redis 7.0 has no set-max-listpack-entries
+    try:
+        test_random_differential(d)
+    finally:
+        SEED = old
+        for k, v in saved:
+            call(d.tc, "CONFIG", "SET", k, v)
+        for k, v in SMALL:
+            call(d.rs, "CONFIG", "SET", k, {"hash-max-listpack-entries": "128",
+                                             "hash-max-listpack-value": "64",
+                                             "set-max-intset-entries": "512",
+                                             "zset-max-listpack-entries": "128",
+                                             "zset-max-listpack-value": "64",
+                                             "list-max-listpack-size": "-2"}.get(k, v))
