@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/multi.h"
 #include "core/config.h"
 
 #define TC_VERSION "7.0.15"
@@ -175,6 +176,7 @@ static void hello_command(struct conn *c)
 
 static void reset_command(struct conn *c)
 {
+    tx_reset(c);
     c->db = 0;
     c->resp = 2;
     set_authed(c, cfg.requirepass[0] == '\0');

@@ -5,6 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
+#include "cmd/multi.h"
 #include "cmd/slowlog.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -70,6 +71,7 @@ void cmd_setup(void)
     cmd_keys_setup();
     cmd_conn_setup();
     cmd_server_setup();
+    cmd_multi_setup();
     cmd_list_setup();
     cmd_set_setup();
     cmd_hash_setup();
@@ -194,10 +196,12 @@ void cmd_call(struct conn *c)
             return;
         }
         unknown_command(c);
+        tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity)) {
         reply_arity_error(c, cmd->name);
+        tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(!c->authed) && !(cmd->flags & CMD_NOAUTH)) {
@@ -207,26 +211,34 @@ void cmd_call(struct conn *c)
     if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
         store_make_room(conn_store(c))) {
         reply_error(c, ERR_OOM);
+        tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(cmd->subcmds != NULL) && c->argc >= 2) {
         char full[64];
-        if (check_subcommand(c, cmd, full, sizeof(full)))
+        if (check_subcommand(c, cmd, full, sizeof(full))) {
+            tx_flag_error(c);
             return;
+        }
         snprintf(c->lastsub, sizeof(c->lastsub), "%s", full + strlen(cmd->name) + 1);
     } else if (c->lastsub[0]) {
         c->lastsub[0] = '\0';
     }
     c->lastcmd = cmd->name;
+    if (TC_UNLIKELY(c->tx != NULL) && tx_maybe_queue(c, cmd))
+        return;
     if (cfg.slowlog_log_slower_than < 0) {
         cmd->fn(c);
-        return;
+    } else {
+        start = util_mono_us();
+        cmd->fn(c);
+        int64_t dur = util_mono_us() - start;
+        if (TC_UNLIKELY(dur >= cfg.slowlog_log_slower_than))
+            slowlog_push(c, dur);
     }
-    start = util_mono_us();
-    cmd->fn(c);
-    int64_t dur = util_mono_us() - start;
-    if (TC_UNLIKELY(dur >= cfg.slowlog_log_slower_than))
-        slowlog_push(c, dur);
+    if ((cmd->flags & CMD_WRITE) &&
+        TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
+        tx_touch_keys(c, cmd);
 }
 
 void cmd_resp_input(struct conn *c)

@@ -61,6 +61,7 @@ struct conn {
     int argc;
     int argv_cap;
     void *mc;              /* memcached protocol state (owned by the mc module) */
+    void *tx;              /* MULTI/WATCH state (owned by cmd_multi.c), NULL when unused */
     _Atomic int kill;      /* shared: CLIENT KILL from another worker */
     char name[64];         /* shared: CLIENT SETNAME */
     char addr[64];         /* peer "ip:port" */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/multi.h"
 #include "cmd/cmd_mc.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
     srv.executable = argv[0];
     srv.config_file = config_file;
     srv.on_input[PROTO_RESP] = cmd_resp_input;
+    srv.on_close[PROTO_RESP] = tx_reset;
     srv.on_input[PROTO_MC] = cmd_mc_input;
     srv.on_close[PROTO_MC] = cmd_mc_close;
     srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);

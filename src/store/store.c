@@ -8,6 +8,7 @@
 #include "store/evict.h"
 
 _Atomic uint32_t store_lru_clock;
+_Thread_local const uint64_t *store_held;
 _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
@@ -494,5 +495,30 @@ void store_reset_stats(struct store *s)
         st->hits = st->misses = st->expired = st->evicted = st->stored = 0;
         st->expired_unfetched = st->evicted_unfetched = 0;
         store_unlock(s, i);
+    }
+}
+
+void store_hold_set(struct store *s, const uint64_t *bm)
+{
+    store_held = NULL;
+    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
+        uint64_t b = bm[w];
+        while (b) {
+            pthread_mutex_lock(&s->stripes[w * 64 + (uint32_t)__builtin_ctzll(b)].lock);
+            b &= b - 1;
+        }
+    }
+    store_held = bm;
+}
+
+void store_release_set(struct store *s, const uint64_t *bm)
+{
+    store_held = NULL;
+    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
+        uint64_t b = bm[w];
+        while (b) {
+            pthread_mutex_unlock(&s->stripes[w * 64 + (uint32_t)__builtin_ctzll(b)].lock);
+            b &= b - 1;
+        }
     }
 }

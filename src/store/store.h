@@ -92,15 +92,34 @@ static inline void store_key(struct store *s, struct skey *k, int db, const char
     k->db = db;
 }
 
+/* Stripes already held by this thread for a whole transaction (MULTI/EXEC): a bitmap, or
+ * NULL. store_lock/unlock of a held stripe are no-ops, so the commands of a transaction run
+ * unchanged while EXEC holds every stripe they touch. */
+extern _Thread_local const uint64_t *store_held;
+
+static inline int store_is_held(uint32_t stripe)
+{
+    return store_held && ((store_held[stripe >> 6] >> (stripe & 63)) & 1);
+}
+
 static inline void store_lock(struct store *s, uint32_t stripe)
 {
+    if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
+        return;
     pthread_mutex_lock(&s->stripes[stripe].lock);
 }
 
 static inline void store_unlock(struct store *s, uint32_t stripe)
 {
+    if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
+        return;
     pthread_mutex_unlock(&s->stripes[stripe].lock);
 }
+
+/* Lock the stripes set in bitmap (nstripes bits) in ascending order, then mark them held by
+ * this thread; store_release_set undoes both. */
+void store_hold_set(struct store *s, const uint64_t *bitmap);
+void store_release_set(struct store *s, const uint64_t *bitmap);
 
 /* Lock the stripes of n keys in ascending order (each once); unlock them. */
 void store_lock_keys(struct store *s, const struct skey *keys, int n);

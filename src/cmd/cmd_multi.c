@@ -1,0 +1,379 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/multi.h"
+#include "core/config.h"
+
+_Atomic long tx_watched_keys;
+
+struct watched {
+    int db;
+    int missing;   /* the key did not exist at WATCH */
+    uint64_t cas;  /* its CAS value at WATCH */
+    size_t klen;
+    char key[];
+};
+
+struct tx {
+    int active;              /* between MULTI and EXEC/DISCARD */
+    int error;               /* a command was rejected while queuing */
+    struct buf q;            /* queued commands: u32 argc, then u32 len + bytes per arg */
+    int nq;
+    struct watched **w;
+    int nw, capw;
+};
+
+static struct tx *tx_of(struct conn *c)
+{
+    if (!c->tx)
+        c->tx = calloc(1, sizeof(struct tx));
+    return c->tx;
+}
+
+static void unwatch_all(struct tx *t)
+{
+    for (int i = 0; i < t->nw; i++)
+        free(t->w[i]);
+    if (t->nw)
+        atomic_fetch_sub(&tx_watched_keys, t->nw);
+    t->nw = 0;
+}
+
+static void discard(struct tx *t)
+{
+    t->active = 0;
+    t->error = 0;
+    t->nq = 0;
+    t->q.rpos = t->q.wpos = 0;
+    buf_shrink(&t->q, 16384);
+}
+
+void tx_reset(struct conn *c)
+{
+    struct tx *t = c->tx;
+
+    if (!t)
+        return;
+    unwatch_all(t);
+    free(t->w);
+    buf_deinit(&t->q);
+    free(t);
+    c->tx = NULL;
+}
+
+void tx_flag_error(struct conn *c)
+{
+    struct tx *t = c->tx;
+    if (t && t->active)
+        t->error = 1;
+}
+
+static int immediate(const struct cmd *cmd)
+{
+    const char *n = cmd->name;
+    return !strcmp(n, "exec") || !strcmp(n, "discard") || !strcmp(n, "multi") ||
+           !strcmp(n, "watch") || !strcmp(n, "quit") || !strcmp(n, "reset");
+}
+
+int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
+{
+    struct tx *t = c->tx;
+    uint32_t n;
+
+    if (!t || !t->active || immediate(cmd))
+        return 0;
+    n = (uint32_t)c->argc;
+    if (buf_append(&t->q, &n, 4)) {
+        t->error = 1;
+        reply_error(c, "ERR out of memory");
+        return 1;
+    }
+    for (int i = 0; i < c->argc; i++) {
+        n = (uint32_t)c->argv[i].n;
+        if (buf_append(&t->q, &n, 4) || buf_append(&t->q, c->argv[i].p, c->argv[i].n)) {
+            t->error = 1;
+            reply_error(c, "ERR out of memory");
+            return 1;
+        }
+    }
+    t->nq++;
+    reply_lit(c, "+QUEUED\r\n");
+    return 1;
+}
+
+/* Key argument positions of cmd with argc arguments: calls fn for each. Returns -1 when the
+ * keys cannot be known from the key specification. */
+static int each_key(const struct cmd *cmd, int argc, void (*fn)(int i, void *arg), void *arg)
+{
+    int last;
+
+    if (cmd->first <= 0 || (cmd->flags & CMD_MOVABLE))
+        return -1;
+    last = cmd->last < 0 ? argc + cmd->last : cmd->last;
+    for (int i = cmd->first; i <= last && i < argc; i += cmd->step ? cmd->step : 1)
+        fn(i, arg);
+    return 0;
+}
+
+struct touch_arg {
+    struct conn *c;
+};
+
+static void touch_one(struct conn *c, int i)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+
+    arg_key(c, i, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (it && (it->bits & IT_CAS))
+        memset(item_opt(it, IT_CAS), 0, 8);
+    store_unlock(s, k.stripe);
+}
+
+static void touch_cb(int i, void *arg)
+{
+    touch_one(((struct touch_arg *)arg)->c, i);
+}
+
+void tx_touch_keys(struct conn *c, const struct cmd *cmd)
+{
+    struct touch_arg a = {c};
+
+    if (each_key(cmd, c->argc, touch_cb, &a) < 0) {
+        /* keys not known from the spec: every argument may be one */
+        for (int i = 1; i < c->argc; i++)
+            touch_one(c, i);
+    }
+}
+
+static void multi_command(struct conn *c)
+{
+    struct tx *t = tx_of(c);
+
+    if (!t) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    if (t->active) {
+        reply_error(c, "ERR MULTI calls can not be nested");
+        return;
+    }
+    t->active = 1;
+    t->error = 0;
+    t->nq = 0;
+    reply_ok(c);
+}
+
+static void discard_command(struct conn *c)
+{
+    struct tx *t = c->tx;
+
+    if (!t || !t->active) {
+        reply_error(c, "ERR DISCARD without MULTI");
+        return;
+    }
+    discard(t);
+    unwatch_all(t);
+    reply_ok(c);
+}
+
+static void watch_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct tx *t = tx_of(c);
+
+    if (!t) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    if (t->active) {
+        reply_error(c, "ERR WATCH inside MULTI is not allowed");
+        return;
+    }
+    for (int i = 1; i < c->argc; i++) {
+        struct skey k;
+        struct item *it;
+        struct watched *w;
+        int dup = 0;
+
+        for (int j = 0; j < t->nw && !dup; j++)
+            dup = t->w[j]->db == c->db && t->w[j]->klen == c->argv[i].n &&
+                  !memcmp(t->w[j]->key, c->argv[i].p, c->argv[i].n);
+        if (dup)
+            continue;
+        if (t->nw == t->capw) {
+            int cap = t->capw ? t->capw * 2 : 8;
+            struct watched **nw = realloc(t->w, sizeof(*nw) * (size_t)cap);
+            if (!nw) {
+                reply_error(c, "ERR out of memory");
+                return;
+            }
+            t->w = nw;
+            t->capw = cap;
+        }
+        w = malloc(sizeof(*w) + c->argv[i].n);
+        if (!w) {
+            reply_error(c, "ERR out of memory");
+            return;
+        }
+        w->db = c->db;
+        w->klen = c->argv[i].n;
+        memcpy(w->key, c->argv[i].p, w->klen);
+        arg_key(c, i, &k);
+        store_lock(s, k.stripe);
+        it = store_lookup_write_locked(s, &k, conn_now(c));
+        w->missing = it == NULL;
+        w->cas = it ? store_cas_locked(s, &k, &it) : 0;
+        store_unlock(s, k.stripe);
+        t->w[t->nw++] = w;
+        atomic_fetch_add(&tx_watched_keys, 1);
+    }
+    reply_ok(c);
+}
+
+static void unwatch_command(struct conn *c)
+{
+    if (c->tx)
+        unwatch_all(c->tx);
+    reply_ok(c);
+}
+
+/* Load queued command number i (from *pos) into c->argv. Returns 0 or -1 (OOM). */
+static int load_queued(struct conn *c, struct tx *t, size_t *pos)
+{
+    uint32_t argc, len;
+    const char *p = t->q.data;
+
+    memcpy(&argc, p + *pos, 4);
+    *pos += 4;
+    if ((int)argc > c->argv_cap) {
+        struct slice *a = realloc(c->argv, sizeof(*a) * argc);
+        if (!a)
+            return -1;
+        c->argv = a;
+        c->argv_cap = (int)argc;
+    }
+    for (uint32_t i = 0; i < argc; i++) {
+        memcpy(&len, p + *pos, 4);
+        *pos += 4;
+        c->argv[i].p = p + *pos;
+        c->argv[i].n = len;
+        *pos += len;
+    }
+    c->argc = (int)argc;
+    return 0;
+}
+
+struct set_arg {
+    struct conn *c;
+    uint64_t *bm;
+};
+
+static void set_bit_cb(int i, void *arg)
+{
+    struct set_arg *a = arg;
+    struct skey k;
+    arg_key(a->c, i, &k);
+    a->bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+}
+
+static void exec_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct tx *t = c->tx;
+    uint32_t words = (s->nstripes + 63) / 64;
+    uint64_t *bm;
+    size_t pos;
+    int all = 0, ok = 1;
+
+    if (!t || !t->active) {
+        reply_error(c, "ERR EXEC without MULTI");
+        return;
+    }
+    if (t->error) {
+        reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
+        discard(t);
+        unwatch_all(t);
+        return;
+    }
+    bm = calloc(words, sizeof(uint64_t));
+    if (!bm) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    /* the stripes of every key the transaction names, or all of them */
+    pos = 0;
+    for (int i = 0; i < t->nq && !all; i++) {
+        const struct cmd *cmd;
+        struct set_arg a = {c, bm};
+        if (load_queued(c, t, &pos)) {
+            all = 1;
+            break;
+        }
+        cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+        if (!cmd || each_key(cmd, c->argc, set_bit_cb, &a) < 0)
+            all = 1;
+    }
+    for (int i = 0; i < t->nw; i++) {
+        struct skey k;
+        store_key(s, &k, t->w[i]->db, t->w[i]->key, t->w[i]->klen);
+        bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+    }
+    if (all)
+        for (uint32_t i = 0; i < s->nstripes; i++)
+            bm[i >> 6] |= 1ULL << (i & 63);
+    store_hold_set(s, bm);
+    for (int i = 0; i < t->nw && ok; i++) {
+        struct skey k;
+        struct item *it;
+        store_key(s, &k, t->w[i]->db, t->w[i]->key, t->w[i]->klen);
+        it = store_lookup_write_locked(s, &k, conn_now(c));
+        if (t->w[i]->missing ? it != NULL : (!it || item_cas_field(it) != t->w[i]->cas))
+            ok = 0;
+    }
+    if (!ok) {
+        store_release_set(s, bm);
+        free(bm);
+        reply_null_array(c);
+        discard(t);
+        unwatch_all(t);
+        return;
+    }
+    reply_array(c, t->nq);
+    pos = 0;
+    t->active = 0; /* queued commands run, they are not queued again */
+    for (int i = 0; i < t->nq; i++) {
+        const struct cmd *cmd;
+        if (load_queued(c, t, &pos)) {
+            reply_error(c, "ERR out of memory");
+            continue;
+        }
+        cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+        c->w->st.commands++;
+        cmd->fn(c);
+        if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
+            tx_touch_keys(c, cmd);
+    }
+    store_release_set(s, bm);
+    free(bm);
+    c->argc = 0;
+    discard(t);
+    unwatch_all(t);
+}
+
+static const struct cmd cmds[] = {
+    {"multi", multi_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Mark the start of a transaction block", NULL},
+    {"exec", exec_command, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Execute all commands issued after MULTI", NULL},
+    {"discard", discard_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Discard all commands issued after MULTI", NULL},
+    {"watch", watch_command, -2, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 1, -1, 1, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", NULL},
+    {"unwatch", unwatch_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Forget about all watched keys", NULL},
+};
+
+void cmd_multi_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}

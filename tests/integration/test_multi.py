@@ -1,0 +1,185 @@
+"""MULTI/EXEC/DISCARD/WATCH/UNWATCH with Redis semantics, atomic across worker threads."""
+
+import threading
+import time
+
+import pytest
+import redis
+
+from itutil import raises_exact
+
+pytestmark = pytest.mark.sanitize
+
+
+def test_pipeline_transaction(r):
+    p = r.pipeline()  # redis-py wraps it in MULTI/EXEC by default
+    p.set("a", 1).incr("a").get("a").delete("a").exists("a")
+    assert p.execute() == [True, 2, "2", 1, 0]
+
+
+def test_queued_replies_and_exec(server):
+    c = server.client(single_connection_client=True)
+    assert c.execute_command("MULTI") == "OK"
+    assert c.execute_command("ECHO", "x") == "QUEUED"
+    assert c.execute_command("ECHO", "y") == "QUEUED"
+    assert c.execute_command("EXEC") == ["x", "y"]
+    assert c.execute_command("MULTI") == "OK"
+    assert c.execute_command("EXEC") == []
+
+
+def test_errors(server):
+    c = server.client(single_connection_client=True)
+    with raises_exact("ERR EXEC without MULTI"):
+        c.execute_command("EXEC")
+    with raises_exact("ERR DISCARD without MULTI"):
+        c.execute_command("DISCARD")
+    c.execute_command("MULTI")
+    with raises_exact("ERR MULTI calls can not be nested"):
+        c.execute_command("MULTI")
+    with raises_exact("ERR WATCH inside MULTI is not allowed"):
+        c.execute_command("WATCH", "k")
+    assert c.execute_command("DISCARD") == "OK"
+
+
+def test_queue_time_errors_abort(server):
+    c = server.client(single_connection_client=True)
+    c.execute_command("MULTI")
+    c.execute_command("SET", "qa", "1")
+    with raises_exact("ERR wrong number of arguments for 'get' command"):
+        c.execute_command("GET")
+    with raises_exact("EXECABORT Transaction discarded because of previous errors."):
+        c.execute_command("EXEC")
+    assert c.execute_command("EXISTS", "qa") == 0
+    c.execute_command("MULTI")
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("NOSUCHCOMMAND", "x")
+    with raises_exact("EXECABORT Transaction discarded because of previous errors."):
+        c.execute_command("EXEC")
+
+
+def test_runtime_errors_do_not_abort(server):
+    c = server.client(single_connection_client=True)
+    c.execute_command("MULTI")
+    c.execute_command("SET", "rs", "str")
+    c.execute_command("INCR", "rs")
+    c.execute_command("SET", "rt", "1")
+    res = c.execute_command("EXEC")
+    assert res[0] == "OK" and res[2] == "OK"
+    assert isinstance(res[1], redis.ResponseError)
+    assert str(res[1]) == "ERR value is not an integer or out of range"
+    assert c.execute_command("GET", "rt") == "1"
+
+
+def test_discard(server):
+    c = server.client(single_connection_client=True)
+    c.execute_command("MULTI")
+    c.execute_command("SET", "dk", "1")
+    assert c.execute_command("DISCARD") == "OK"
+    assert c.execute_command("EXISTS", "dk") == 0
+
+
+def test_watch_detects_write_by_other_client(server):
+    a = server.client(single_connection_client=True)
+    b = server.client()
+    b.set("w", "1")
+    assert a.execute_command("WATCH", "w") is True  # redis-py maps +OK to True
+    b.set("w", "2")
+    a.execute_command("MULTI")
+    a.execute_command("SET", "w", "3")
+    assert a.execute_command("EXEC") is None
+    assert b.get("w") == "2"
+    # unmodified: EXEC runs
+    a.execute_command("WATCH", "w")
+    a.execute_command("MULTI")
+    a.execute_command("SET", "w", "4")
+    assert a.execute_command("EXEC") == ["OK"]
+    # in-place modifications count too
+    b.rpush("wl", "x")
+    a.execute_command("WATCH", "wl")
+    b.rpush("wl", "y")
+    a.execute_command("MULTI")
+    a.execute_command("ECHO", "wl")
+    assert a.execute_command("EXEC") is None
+    # UNWATCH forgets
+    a.execute_command("WATCH", "w")
+    b.set("w", "5")
+    a.execute_command("UNWATCH")
+    a.execute_command("MULTI")
+    a.execute_command("GET", "w")
+    assert a.execute_command("EXEC") == ["5"]
+
+
+def test_watch_detects_expiry_and_delete(server):
+    a = server.client(single_connection_client=True)
+    b = server.client()
+    b.set("we", "1", px=100)
+    a.execute_command("WATCH", "we")
+    time.sleep(0.3)
+    a.execute_command("MULTI")
+    a.execute_command("GET", "we")
+    assert a.execute_command("EXEC") is None
+    b.set("wd", "1")
+    a.execute_command("WATCH", "wd")
+    b.delete("wd")
+    a.execute_command("MULTI")
+    a.execute_command("GET", "wd")
+    assert a.execute_command("EXEC") is None
+
+
+def test_optimistic_counter_8_clients(server):
+    r = server.client()
+    r.set("cnt", 0)
+
+    def worker():
+        cl = server.client()
+        for _ in range(1000):
+            while True:
+                with cl.pipeline() as p:
+                    try:
+                        p.watch("cnt")
+                        v = int(p.get("cnt"))
+                        p.multi()
+                        p.set("cnt", v + 1)
+                        p.execute()
+                        break
+                    except redis.WatchError:
+                        continue
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert r.get("cnt") == "8000"
+
+
+def test_exec_is_atomic_across_threads(server):
+    """Two keys always moved together by transactions are never seen apart by MGET."""
+    r = server.client()
+    r.mset({"ta": 0, "tb": 0})
+    stop = threading.Event()
+    bad = []
+
+    def writer():
+        cl = server.client()
+        while not stop.is_set():
+            p = cl.pipeline()
+            p.incr("ta").incr("tb")
+            p.execute()
+
+    def reader():
+        cl = server.client()
+        while not stop.is_set():
+            a, b = cl.mget("ta", "tb")
+            if a != b:
+                bad.append((a, b))
+
+    ts = [threading.Thread(target=writer) for _ in range(3)] + [threading.Thread(target=reader) for _ in range(2)]
+    for t in ts:
+        t.start()
+    time.sleep(2)
+    stop.set()
+    for t in ts:
+        t.join()
+    assert bad == []
+    assert int(r.get("ta")) > 0
