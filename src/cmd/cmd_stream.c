@@ -118,16 +118,15 @@ static void reply_id(struct conn *c, const struct sid *id)
     reply_bulk(c, buf, (size_t)n);
 }
 
-static void reply_entry(struct conn *c, const struct sentry *e)
+static void reply_entry(struct conn *c, struct sent *e)
 {
-    uint32_t off = 0;
     const char *p;
     size_t n;
 
     reply_array(c, 2);
     reply_id(c, &e->id);
     reply_array(c, (long long)e->nfields * 2);
-    while (sentry_next(e, &off, &p, &n))
+    while (sentry_next(e, &p, &n))
         reply_bulk(c, p, n);
 }
 
@@ -303,16 +302,15 @@ static void xadd_command(struct conn *c)
     }
     size_t bytes = 0;
     for (int i = fpos; i < c->argc; i++)
-        bytes += 4 + c->argv[i].n;
+        bytes += sfield_size(c->argv[i].n);
     size_t before = item_value_mem(it);
-    struct sentry *e = sentry_create(&id, (uint32_t)((c->argc - fpos) / 2), bytes);
-    if (!e || tstream_append(t, e)) {
+    unsigned char *w = tstream_append(t, &id, (uint32_t)((c->argc - fpos) / 2), bytes);
+    if (!w) {
         reply_error(c, "ERR Elements are too large to be stored");
         goto out;
     }
-    uint32_t off = 0;
     for (int i = fpos; i < c->argc; i++)
-        sentry_put(e, &off, c->argv[i].p, c->argv[i].n);
+        w = sfield_put(w, c->argv[i].p, c->argv[i].n);
     reply_id(c, &id);
     if (a.strategy)
         do_trim(t, &a);
@@ -399,17 +397,30 @@ static void xrange_generic(struct conn *c, int rev)
         goto out;
     }
     struct tstream *t = st_of(it);
-    size_t a = tstream_lower_bound(t, &start), b = a;
-    while (b < t->len && sid_cmp(&tstream_at(t, b)->id, &end) <= 0)
-        b++;
-    size_t n = b - a;
-    if (sid_cmp(&start, &end) > 0)
-        n = 0;
-    if (count > 0 && (unsigned long long)count < n)
-        n = (size_t)count;
-    reply_array(c, (long long)n);
-    for (size_t i = 0; i < n; i++)
-        reply_entry(c, tstream_at(t, rev ? b - 1 - i : a + i));
+    struct spos pos, p0;
+    struct sent e;
+    long long n = 0;
+    int more = sid_cmp(&start, &end) <= 0 &&
+               (rev ? tstream_seek_rev(t, &end, &pos) : tstream_seek(t, &start, &pos));
+    /* count first (the reply header), then emit */
+    p0 = pos;
+    while (more && (count <= 0 || n < count)) {
+        tstream_get(t, &pos, &e);
+        if (rev ? sid_cmp(&e.id, &start) < 0 : sid_cmp(&e.id, &end) > 0)
+            break;
+        n++;
+        more = rev ? tstream_prev(t, &pos) : tstream_next(t, &pos);
+    }
+    reply_array(c, n);
+    pos = p0;
+    for (long long i = 0; i < n; i++) {
+        tstream_get(t, &pos, &e);
+        reply_entry(c, &e);
+        if (rev)
+            tstream_prev(t, &pos);
+        else
+            tstream_next(t, &pos);
+    }
 out:
     store_unlock(s, k.stripe);
 }

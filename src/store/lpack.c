@@ -82,13 +82,15 @@ static void write_entry(char *d, const char *p, size_t n)
     unsigned char *q = (unsigned char *)d;
     if (n < 0x80) {
         q[0] = (unsigned char)n;
-        memcpy(q + 1, p, n);
+        if (p)
+            memcpy(q + 1, p, n);
         q[n + 1] = (unsigned char)n;
     } else {
         uint32_t l = (uint32_t)n;
         q[0] = 0x80;
         memcpy(q + 1, &l, 4);
-        memcpy(q + 5, p, n);
+        if (p)
+            memcpy(q + 5, p, n);
         memcpy(q + 5 + n, &l, 4);
         q[n + 9] = 0x80;
     }

@@ -74,8 +74,8 @@ static inline uint32_t lp_prev(const struct lpack *lp, uint32_t off)
 /* Offset of entry idx (negative: from the end), or UINT32_MAX when out of range. Walks from
  * the nearer end. */
 uint32_t lp_seek(const struct lpack *lp, long idx);
-/* Insert p[0..n) before the entry at off (off == lp_end(): append). Returns 0 or -1 (OOM,
- * unchanged). */
+/* Insert p[0..n) before the entry at off (off == lp_end(): append); p NULL reserves n bytes
+ * for the caller to fill (lp_get finds them). Returns 0 or -1 (OOM, unchanged). */
 int lp_insert(struct lpack **lpp, uint32_t off, const char *p, size_t n);
 /* Append / prepend. */
 static inline int lp_append(struct lpack **lpp, const char *p, size_t n)

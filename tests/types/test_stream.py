@@ -133,7 +133,7 @@ def test_auto_ids(r):
     assert r.copy("s", "s2")
     r.xadd("s2", {"f": "z"})
     assert r.xlen("s") == 52 and r.xlen("s2") == 53
-    assert r.memory_usage("s") > 1000
+    assert 200 < r.memory_usage("s") < 52 * 40  # packed nodes: a few bytes per small entry
     r.xtrim("s", maxlen=0)
     assert r.exists("s") == 1 and r.xlen("s") == 0
 
