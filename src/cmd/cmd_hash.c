@@ -443,8 +443,21 @@ static void hrandfield_command(struct conn *c)
         thash_iter_init(&hi, h);
         while (thash_next(&hi, &f, &fn, &v, &vn))
             reply_pair(c, f, fn, v, vn, withvalues);
+    } else if (count * 3 > len) {
+        /* a large share: one selection-sampling pass (Knuth's algorithm S) */
+        struct thash_iter hi;
+        long long need = count, left = len;
+        reply_array(c, count * mult);
+        thash_iter_init(&hi, h);
+        while (need && thash_next(&hi, &f, &fn, &v, &vn)) {
+            if ((long long)(rnd_next() % (uint64_t)left) < need) {
+                reply_pair(c, f, fn, v, vn, withvalues);
+                need--;
+            }
+            left--;
+        }
     } else {
-        /* distinct fields: pick random ones, skipping those already picked */
+        /* a small share: random picks, skipping repeats */
         struct thash *pick = thash_create();
         long long got = 0;
         reply_array(c, count * mult);

@@ -276,26 +276,40 @@ static void srandmember_command(struct conn *c)
     } else if (count >= len) {
         reply_members(c, t, 0);
     } else {
-        /* distinct members: a random walk over a shuffled index when the count is a large
-         * share, else retries on a small scratch set */
-        struct tset *pick = NULL;
-        long long got = 0;
         reply_array(c, count);
-        while (got < count) {
-            tset_random(t, buf, &p, &n);
-            if (!pick && !(pick = tset_create(p, n)))
-                break;
-            int r = tset_add(pick, p, n);
-            if (r < 0)
-                break;
-            if (r) {
-                reply_bulk(c, p, n);
-                got++;
+        if (count * 3 > len) {
+            /* a large share: one pass selecting each member with probability
+             * needed/remaining (Knuth's algorithm S) */
+            struct tset_iter ti;
+            long long need = count, left = len;
+            tset_iter_init(&ti, t);
+            while (need && tset_next(&ti, &p, &n)) {
+                if ((long long)(rnd_next() % (uint64_t)left) < need) {
+                    reply_bulk(c, p, n);
+                    need--;
+                }
+                left--;
             }
+        } else {
+            /* a small share: random picks, skipping repeats */
+            struct tset *pick = NULL;
+            long long got = 0;
+            while (got < count) {
+                tset_random(t, buf, &p, &n);
+                if (!pick && !(pick = tset_create(p, n)))
+                    break;
+                int r = tset_add(pick, p, n);
+                if (r < 0)
+                    break;
+                if (r) {
+                    reply_bulk(c, p, n);
+                    got++;
+                }
+            }
+            tset_destroy(pick);
+            if (got < count)
+                c->flags |= CONN_CLOSE_ASAP; /* out of memory mid-reply */
         }
-        tset_destroy(pick);
-        if (got < count)
-            c->flags |= CONN_CLOSE_ASAP; /* out of memory mid-reply */
     }
 out:
     store_unlock(s, k.stripe);

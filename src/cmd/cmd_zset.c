@@ -882,25 +882,42 @@ static void zrandmember_command(struct conn *c)
         }
     } else if ((unsigned long long)count >= len) {
         emit_ranks(&e, z, 0, len, 1); /* Redis walks the whole zset from its tail here */
-    } else {
-        /* distinct members: a partial Fisher-Yates shuffle over ranks */
-        unsigned long *idx = malloc(sizeof(*idx) * len);
-        if (!idx) {
-            reply_error(c, "ERR out of memory");
-            goto out;
+    } else if ((unsigned long long)count * 3 > len) {
+        /* a large share: one selection-sampling pass over ranks (Knuth's algorithm S) */
+        unsigned long need = (unsigned long)count, left = len;
+        emit_header(&e, need);
+        zit_seek(&zi, z, 0);
+        for (unsigned long i = 0; need && i < len; i++) {
+            if (rnd_next() % left < need) {
+                p = zit_get(&zi, &n, &sc);
+                emit_one(&e, p, n, sc);
+                need--;
+            }
+            left--;
+            if (i + 1 < len)
+                zit_next(&zi);
         }
-        for (unsigned long i = 0; i < len; i++)
-            idx[i] = i;
+    } else {
+        /* a small share: random ranks, skipping repeats (kept in an integer set) */
+        struct tset *pick = tset_create("0", 1);
+        unsigned long got = 0;
         emit_header(&e, (unsigned long)count);
-        for (unsigned long i = 0; i < (unsigned long)count; i++) {
-            unsigned long j = i + (unsigned long)(rnd_next() % (len - i)), t = idx[i];
-            idx[i] = idx[j];
-            idx[j] = t;
-            zit_seek(&zi, z, idx[i]);
+        while (pick && got < (unsigned long)count) {
+            char buf[24];
+            unsigned long rank = (unsigned long)(rnd_next() % len);
+            int bn = util_ll2str(buf, (long long)rank), r = tset_add(pick, buf, (size_t)bn);
+            if (r < 0)
+                break;
+            if (!r)
+                continue;
+            zit_seek(&zi, z, rank);
             p = zit_get(&zi, &n, &sc);
             emit_one(&e, p, n, sc);
+            got++;
         }
-        free(idx);
+        tset_destroy(pick);
+        if (got < (unsigned long)count)
+            c->flags |= CONN_CLOSE_ASAP;
     }
 out:
     store_unlock(s, k.stripe);

@@ -93,3 +93,21 @@ def test_memory_accounting_returns(tc_server, tmp_path):
         c.connection_pool.disconnect()
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("n", [7, 200, 3000])
+def test_random_distinct_counts(r, n):
+    r.sadd("s", *["m%d" % i for i in range(n)])
+    r.hset("h", mapping={"m%d" % i: i for i in range(n)})
+    r.zadd("z", {"m%d" % i: i for i in range(n)})
+    members = {"m%d" % i for i in range(n)}
+    for count in (1, 2, n // 3, n // 3 + 1, n // 2, n - 1):
+        if count < 1:
+            continue
+        for got in (r.srandmember("s", count), r.hrandfield("h", count),
+                    r.zrandmember("z", count)):
+            assert len(got) == count and len(set(got)) == count and set(got) <= members
+        got = r.zrandmember("z", count, withscores=True)
+        assert all("m%d" % int(float(s)) == m for m, s in zip(got[::2], got[1::2]))
+        got = r.hrandfield("h", count, withvalues=True)
+        assert all("m%s" % v == f for f, v in zip(got[::2], got[1::2]))
