@@ -1561,6 +1561,9 @@ void cmd_mc_input(struct conn *c)
         if (m->r.cmd == MC_NONE && !m->r.err)
             continue;
         c->w->st.commands++;
+        if ((m->r.cmd >= MC_SET && m->r.cmd <= MC_FLUSH_ALL) || m->r.cmd == MC_GAT ||
+            m->r.cmd == MC_GATS || (m->r.cmd >= MC_MS && m->r.cmd <= MC_MA))
+            c->w->st.dirty++;
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;

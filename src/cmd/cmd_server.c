@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
@@ -56,6 +57,8 @@ static void time_command(struct conn *c)
 
 static void shutdown_command(struct conn *c)
 {
+    int save = 0, nosave = 0, force = 0;
+
     for (int i = 1; i < c->argc; i++) {
         if (!arg_is(c, i, "nosave") && !arg_is(c, i, "save") && !arg_is(c, i, "now") &&
             !arg_is(c, i, "force") && !arg_is(c, i, "abort")) {
@@ -66,8 +69,20 @@ static void shutdown_command(struct conn *c)
             reply_error(c, "ERR No shutdown in progress.");
             return;
         }
+        save |= arg_is(c, i, "save");
+        nosave |= arg_is(c, i, "nosave");
+        force |= arg_is(c, i, "force");
+    }
+    if (save && nosave) {
+        reply_error(c, ERR_SYNTAX);
+        return;
     }
     log_warn("User requested shutdown...");
+    /* saved here so that a failure can be answered, as Redis does (FORCE exits anyway) */
+    if (persist_shutdown(c->w->srv, save, nosave) && !force) {
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     srv_request_shutdown(c->w->srv, 0);
     /* like Redis, the client gets no reply: the connection closes */
     c->flags |= CONN_CLOSE_ASAP;
@@ -213,14 +228,7 @@ static void info_command(struct conn *c)
             P("\r\n");
         }
         if (want(sec, "persistence", 1)) {
-            P("# Persistence\r\n");
-            P("loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n");
-            P("rdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n");
-            P("rdb_last_save_time:%lld\r\n", (long long)(srv->start_ms / 1000));
-            P("rdb_last_bgsave_status:ok\r\n");
-            P("aof_enabled:%d\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
-              cfg.appendonly);
-            P("\r\n");
+            persist_info(srv, &b);
         }
         if (want(sec, "stats", 1)) {
             P("# Stats\r\n");
@@ -421,11 +429,6 @@ static void debug_command(struct conn *c)
     }
 }
 
-static void lastsave_command(struct conn *c)
-{
-    reply_int(c, c->w->srv->start_ms / 1000);
-}
-
 static const struct cmd cmds[] = {
     {"info", info_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", NULL},
     {"config", config_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for server configuration commands", "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
@@ -437,7 +440,6 @@ static const struct cmd cmds[] = {
     {"memory", memory_command, -2, CMD_READONLY, 0, 0, 0, "server", "A container for memory diagnostics commands", "usage:-3 doctor:2 purge:2 help:2"},
     {"slowlog", slowlog_command, -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for slow log commands", "get:-2 len:2 reset:2 help:2"},
     {"debug", debug_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", NULL},
-    {"lastsave", lastsave_command, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", NULL},
 };
 
 void cmd_server_setup(void)

@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "cmd/multi.h"
+#include "cmd/persist.h"
 #include "cmd/slowlog.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -72,6 +73,7 @@ void cmd_setup(void)
     cmd_conn_setup();
     cmd_server_setup();
     cmd_multi_setup();
+    cmd_persist_setup();
     cmd_list_setup();
     cmd_set_setup();
     cmd_hash_setup();
@@ -214,6 +216,16 @@ void cmd_call(struct conn *c)
         tx_flag_error(c);
         return;
     }
+    if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
+        (cmd->flags & CMD_WRITE)) {
+        reply_error(c, "MISCONF Redis is configured to save RDB snapshots, but it's currently "
+                       "unable to persist to disk. Commands that may modify the data set are "
+                       "disabled, because this instance is configured to report errors during "
+                       "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
+                       "Please check the Redis logs for details about the RDB error.");
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(cmd->subcmds != NULL) && c->argc >= 2) {
         char full[64];
         if (check_subcommand(c, cmd, full, sizeof(full))) {
@@ -236,6 +248,8 @@ void cmd_call(struct conn *c)
         if (TC_UNLIKELY(dur >= cfg.slowlog_log_slower_than))
             slowlog_push(c, dur);
     }
+    if (cmd->flags & CMD_WRITE)
+        c->w->st.dirty++;
     if ((cmd->flags & CMD_WRITE) &&
         TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
         tx_touch_keys(c, cmd);

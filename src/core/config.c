@@ -55,6 +55,9 @@ static struct setting settings[] = {
     S("pidfile", pidfile, 0),
     S("save", save, 1),
     {"appendonly", C_BOOL, &cfg.appendonly, 0, 0, 1, 1, NULL},
+    {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
+    {"rdbchecksum", C_BOOL, &cfg.rdbchecksum, 0, 0, 1, 0, NULL},
+    {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
     {"proto-max-bulk-len", C_MEM, &cfg.proto_max_bulk_len, 0, 1024 * 1024, 1LL << 40, 1, NULL},
@@ -109,6 +112,9 @@ void config_defaults(void)
     strcpy(cfg.appendfilename, "appendonly.aof");
     strcpy(cfg.save, "");
     cfg.appendfsync = 1;
+    cfg.rdbcompression = 1;
+    cfg.rdbchecksum = 1;
+    cfg.stop_writes_on_bgsave_error = 1;
     cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
     cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;
     cfg.maxmemory_policy = MM_ALLKEYS_LRU;

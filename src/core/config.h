@@ -39,6 +39,9 @@ struct config {
     char pidfile[1024];
     char save[256];
     int appendonly;
+    int rdbcompression;     /* LZF-compress strings in RDB snapshots */
+    int rdbchecksum;        /* CRC64 trailer on RDB snapshots */
+    int stop_writes_on_bgsave_error;
     char appendfilename[256];
     int appendfsync;        /* 0 no, 1 everysec, 2 always */
     long long proto_max_bulk_len;

@@ -415,6 +415,8 @@ static void tick(struct worker *w)
                               memory_order_relaxed);
         alloc_stats(&as);
         store_measure_overhead((int64_t)as.allocated);
+        if (srv->on_tick0)
+            srv->on_tick0(w);
     }
     /* writes evict before they run; this catches up when the last write went over */
     if (cfg.maxmemory > 0)

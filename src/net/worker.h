@@ -25,6 +25,7 @@ struct worker_stats {
     uint64_t net_out;         /* bytes written */
     uint64_t conns_received;  /* total_connections_received */
     uint64_t rejected;        /* rejected_connections */
+    uint64_t dirty;           /* write commands run (rdb_changes_since_last_save) */
     uint64_t ops_sample[16];  /* commands at each of the last 16 ticks (instantaneous ops) */
     int64_t ops_sample_ms[16];
     int ops_idx;
@@ -65,6 +66,7 @@ struct srv {
     conn_close_fn *on_close[2];
     const char *executable;
     const char *config_file;
+    void (*on_tick0)(struct worker *w); /* persistence timer, run by worker 0's tick */
     _Atomic uint64_t stat_reset_ms;
 };
 

@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/persist.h"
 #include "cmd/cmd_mc.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
     srv.on_close[PROTO_RESP] = tx_reset;
     srv.on_input[PROTO_MC] = cmd_mc_input;
     srv.on_close[PROTO_MC] = cmd_mc_close;
+    srv.on_tick0 = persist_tick;
     srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);
     if (!srv.store) {
         log_warn("Out of memory creating the store");
@@ -132,6 +134,8 @@ int main(int argc, char **argv)
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     cmd_setup();
+    if (persist_load(&srv))
+        return 1;
     if (cmd_mc_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;
@@ -164,6 +168,7 @@ int main(int argc, char **argv)
             break;
     }
     srv_join(&srv);
+    persist_shutdown(&srv, 0, 0);
     code = atomic_load(&srv.shutdown_exitcode);
     if (cfg.pidfile[0])
         unlink(cfg.pidfile);
