@@ -1,7 +1,8 @@
 /* Fuzz target: resp_parse on a stream of requests. The stream is parsed whole, split at a
  * point the fuzzer chooses, and (when short) byte by byte; every way must yield the same
- * commands, the same bytes consumed and the same final status. Frames must be sane: used > 0
- * and every argument inside its frame.
+ * commands, the same bytes consumed and the same final status (up to 64 KiB: like Redis, an
+ * inline line longer than that is accepted only when its newline came in the same read).
+ * Frames must be sane: used > 0 and every argument inside its frame.
  * Input: [flags][split][stream...]; flags bit 0 = unauthenticated client, bit 1 = a tiny
  * proto-max-bulk-len (16). */
 #include <stdint.h>
@@ -113,7 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cuts[0] = k;
     cuts[1] = size;
     run(data, size, cuts, 2, flags, &split);
-    same(&whole, &split);
+    if (size <= RESP_INLINE_MAX)
+        same(&whole, &split);
     free(split.log);
 
     if (size <= 512) {
