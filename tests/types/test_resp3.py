@@ -60,6 +60,8 @@ COMMANDS = [
     ("SADD", "s", 1, 2, 3), ("SMEMBERS", "s"), ("SMEMBERS", "nokey"), ("SPOP", "nokey"),
     ("SPOP", "nokey", 2), ("SINTER", "s", "s"), ("SUNION", "s"), ("SDIFF", "s", "nokey"),
     ("SMISMEMBER", "s", 1, 9), ("SRANDMEMBER", "nokey"), ("SRANDMEMBER", "nokey", 2),
+    ("SRANDMEMBER", "s", 10), ("SRANDMEMBER", "s", 0), ("COPY", "s", "s2"), ("SPOP", "s2", 10),
+    ("SINTERCARD", 1, "s"), ("SINTERSTORE", "s3", "s", "s"),
     ("SSCAN", "s", 0),
     ("HSET", "h", "f", "v", "g", "w"), ("HGETALL", "h"), ("HGETALL", "nokey"), ("HGET", "h", "x"),
     ("HMGET", "h", "f", "x"), ("HKEYS", "h"), ("HVALS", "h"), ("HRANDFIELD", "nokey"),
