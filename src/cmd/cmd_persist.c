@@ -211,7 +211,9 @@ static int bgsave_start_locked(struct srv *srv, int held_all)
             return -1;
         }
     }
+    int64_t t1 = util_mono_us();
     pid = fork();
+    int64_t t2 = util_mono_us();
     if (pid == 0) {
         close(p[0]);
         child_main(srv, p[1], now);
@@ -232,8 +234,9 @@ static int bgsave_start_locked(struct srv *srv, int held_all)
     ps.child = pid;
     ps.child_start_ms = now;
     ps.dirty_child = dirty_total(srv);
-    log_notice("Background saving started by pid %d (stripes held %lld us)", (int)pid,
-               (long long)ps.fork_us);
+    log_notice("Background saving started by pid %d (stripes held %lld us: locking %lld, "
+               "fork %lld)", (int)pid, (long long)ps.fork_us, (long long)(t1 - t0),
+               (long long)(t2 - t1));
     return 0;
 }
 
