@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,6 +171,10 @@ static void child_main(struct srv *srv, int wfd, int64_t now)
     int rc;
 
     prctl(PR_SET_NAME, "tc-rdb-bgsave");
+    /* on a machine with few cores the child competes with the workers it forked from */
+    if (setpriority(PRIO_PROCESS, 0, 10) < 0) {
+        /* not fatal */
+    }
     /* the listening sockets must not outlive the parent in the child */
     for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
         close(srv->workers[0].lfd[i]);

@@ -7,10 +7,10 @@
 #define MAX_OFF 8192
 #define MAX_REF (255 + 8 + 1) /* longest back reference: 264 bytes */
 
-static inline uint32_t h3(const unsigned char *p)
+static inline uint32_t h3(const unsigned char *p, int hbits)
 {
     uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-    return (v * 2654435761u) >> (32 - HBITS);
+    return (v * 2654435761u) >> (32 - hbits);
 }
 
 size_t lzf_compress(const void *in, size_t n, void *out, size_t cap)
@@ -21,13 +21,18 @@ size_t lzf_compress(const void *in, size_t n, void *out, size_t cap)
 
     if (n == 0 || cap < 2)
         return 0;
-    memset(htab, 0, sizeof(htab)); /* positions + 1, 0 = none */
+    /* a table sized to the input: clearing 64 KiB for a 50-byte value would cost more than
+     * compressing it */
+    int hbits = 6;
+    while (hbits < HBITS && ((size_t)1 << hbits) < n)
+        hbits++;
+    memset(htab, 0, sizeof(htab[0]) << hbits); /* positions + 1, 0 = none */
     lit = o++;
     *lit = 0xff; /* no literal yet: encoded as count - 1, so 0xff means "empty" here */
     int litn = 0;
     while (ip < end) {
         if (ip + 2 < end) {
-            uint32_t hv = h3(ip), cand = htab[hv];
+            uint32_t hv = h3(ip, hbits), cand = htab[hv];
             htab[hv] = (uint32_t)(ip - s) + 1;
             if (cand) {
                 const unsigned char *ref = s + cand - 1;
@@ -60,8 +65,8 @@ size_t lzf_compress(const void *in, size_t n, void *out, size_t cap)
                     /* index the positions inside the match (cheaply: the last two) */
                     ip += len;
                     if (ip + 2 < end) {
-                        htab[h3(ip - 1)] = (uint32_t)(ip - 1 - s) + 1;
-                        htab[h3(ip - 2)] = (uint32_t)(ip - 2 - s) + 1;
+                        htab[h3(ip - 1, hbits)] = (uint32_t)(ip - 1 - s) + 1;
+                        htab[h3(ip - 2, hbits)] = (uint32_t)(ip - 2 - s) + 1;
                     }
                     if (o >= oend)
                         return 0;

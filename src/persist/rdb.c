@@ -1627,8 +1627,10 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             rstr_free(&str);
             r_fail(&r, "Out of memory loading RDB");
             break;
-        } else {
-            info->keys++;
+        } else if (++info->keys % 1000000 == 0) {
+            log_notice("Loading RDB: %llu keys, %.0f%% of the file",
+                       (unsigned long long)info->keys,
+                       100.0 * (double)(r.p - (const unsigned char *)map) / (double)st.st_size);
         }
         rstr_free(&key);
         rstr_free(&str);
