@@ -55,6 +55,8 @@ void cmd_setup(void);
 void cmd_resp_input(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */
 void cmd_call(struct conn *c);
+/* The RESP protocol close hook: forget transactions, subscriptions, blocking. */
+void cmd_resp_close(struct conn *c);
 
 /* Hooks for collection types (set by their modules at setup): deep copy of the value
  * structure for COPY, and the OBJECT ENCODING name. */

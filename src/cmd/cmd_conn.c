@@ -4,6 +4,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/blocking.h"
+#include "cmd/pubsub.h"
 #include "core/config.h"
 
 #define TC_VERSION "7.0.15"
@@ -177,6 +179,8 @@ static void hello_command(struct conn *c)
 static void reset_command(struct conn *c)
 {
     tx_reset(c);
+    pubsub_reset(c);
+    block_reset(c);
     c->db = 0;
     c->resp = 2;
     set_authed(c, cfg.requirepass[0] == '\0');
@@ -389,6 +393,22 @@ static void client_command(struct conn *c)
         reply_ok(c);
     } else if (arg_is(c, 1, "no-evict") || arg_is(c, 1, "no-touch")) {
         reply_ok(c);
+    } else if (arg_is(c, 1, "unblock") && (c->argc == 3 || c->argc == 4)) {
+        long long id;
+        int error = 0;
+        if (!util_str2ll(c->argv[2].p, c->argv[2].n, &id)) {
+            reply_error(c, ERR_NOTINT);
+            return;
+        }
+        if (c->argc == 4) {
+            if (arg_is(c, 3, "error"))
+                error = 1;
+            else if (!arg_is(c, 3, "timeout")) {
+                reply_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+                return;
+            }
+        }
+        reply_int(c, block_unblock_request(c->w->srv, (unsigned long long)id, error));
     } else if (arg_is(c, 1, "help")) {
         static const char *help[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -637,7 +657,7 @@ static const struct cmd cmds[] = {
     {"auth", auth_command, -2, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Authenticate to the server", NULL},
     {"hello", hello_command, -1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Handshake with Redis", NULL},
     {"reset", reset_command, 1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Reset the connection", NULL},
-    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", "id:2 getname:2 setname:3 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 help:2"},
+    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", "id:2 getname:2 setname:3 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 unblock:-3 help:2"},
     {"command", command_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", "count:2 info:-2 docs:-2 list:-2 getkeys:-3 help:2"},
 };
 

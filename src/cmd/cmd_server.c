@@ -9,6 +9,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
+#include "cmd/blocking.h"
+#include "cmd/pubsub.h"
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
@@ -181,7 +183,7 @@ static void info_command(struct conn *c)
             P("cluster_connections:0\r\n");
             P("maxclients:%d\r\n", cfg.maxclients);
             P("client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n");
-            P("blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+            P("blocked_clients:%ld\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n", block_nclients());
             P("\r\n");
         }
         if (want(sec, "memory", 1)) {
@@ -244,7 +246,7 @@ static void info_command(struct conn *c)
             P("evicted_clients:0\r\n");
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
-            P("pubsub_channels:0\r\npubsub_patterns:0\r\n");
+            P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
             P("total_error_replies:0\r\n");
             P("\r\n");
         }

@@ -7,6 +7,8 @@
 #include "cmd/coll.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/pubsub.h"
+#include "cmd/blocking.h"
 #include "cmd/slowlog.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -79,6 +81,8 @@ void cmd_setup(void)
     cmd_hash_setup();
     cmd_zset_setup();
     cmd_stream_setup();
+    cmd_pubsub_setup();
+    cmd_blocking_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)
@@ -210,6 +214,24 @@ void cmd_call(struct conn *c)
         reply_error(c, "NOAUTH Authentication required.");
         return;
     }
+    if (TC_UNLIKELY(c->ps != NULL) && c->resp == 2 && pubsub_count(c) > 0 &&
+        !(cmd->flags & CMD_PUBSUB && strcmp(cmd->name, "publish") && strcmp(cmd->name, "pubsub"))) {
+        if (!strcmp(cmd->name, "ping")) {
+            /* RESP2 subscribed mode: PING answers like a message */
+            reply_array(c, 2);
+            reply_lit(c, "$4\r\npong\r\n");
+            if (c->argc > 1)
+                reply_bulk(c, c->argv[1].p, c->argv[1].n);
+            else
+                reply_lit(c, "$0\r\n\r\n");
+            return;
+        }
+        if (strcmp(cmd->name, "quit") && strcmp(cmd->name, "reset")) {
+            reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
+                            "PING / QUIT / RESET are allowed in this context", cmd->name);
+            return;
+        }
+    }
     if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
         store_make_room(conn_store(c))) {
         reply_error(c, ERR_OOM);
@@ -253,11 +275,21 @@ void cmd_call(struct conn *c)
     if ((cmd->flags & CMD_WRITE) &&
         TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
         tx_touch_keys(c, cmd);
+    if ((cmd->flags & CMD_WRITE) &&
+        TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
+        block_signal_keys(c, cmd);
+}
+
+void cmd_resp_close(struct conn *c)
+{
+    tx_reset(c);
+    pubsub_reset(c);
+    block_reset(c);
 }
 
 void cmd_resp_input(struct conn *c)
 {
-    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
+    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) && !c->blk) {
         char *base = c->rbuf.data + c->rbuf.rpos;
         size_t used = 0;
         int r;

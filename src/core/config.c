@@ -14,7 +14,7 @@
 
 struct config cfg;
 
-enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL };
+enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL };
 
 struct setting {
     const char *name;
@@ -72,6 +72,7 @@ static struct setting settings[] = {
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
+    {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
     {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
@@ -125,6 +126,12 @@ void config_defaults(void)
     cfg.item_size_max = 1024 * 1024;
     cfg.slowlog_log_slower_than = 10000;
     cfg.slowlog_max_len = 128;
+    cfg.cobl[1][0] = 256LL << 20;
+    cfg.cobl[1][1] = 64LL << 20;
+    cfg.cobl[1][2] = 60;
+    cfg.cobl[2][0] = 32LL << 20;
+    cfg.cobl[2][1] = 8LL << 20;
+    cfg.cobl[2][2] = 60;
     cfg.protected_mode = 1;
     cfg.hash_max_listpack_entries = 128;
     cfg.hash_max_listpack_value = 64;
@@ -212,6 +219,33 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         *(int *)s->ptr = b;
         break;
     }
+    case C_COBL: {
+        /* "class hard soft seconds" repeated; every word checked before anything is set */
+        char copy[1024], *words[64], *save = NULL, *t;
+        long long vals[64];
+        int nw = 0, cls[21];
+        snprintf(copy, sizeof(copy), "%s", v);
+        for (t = strtok_r(copy, " ", &save); t && nw < 64; t = strtok_r(NULL, " ", &save))
+            words[nw++] = t;
+        if (nw == 0 || nw % 4 || nw > 60)
+            goto bad;
+        for (int i = 0; i < nw; i += 4) {
+            const char *cn = words[i];
+            cls[i / 4] = !strcasecmp(cn, "normal") ? 0
+                         : (!strcasecmp(cn, "replica") || !strcasecmp(cn, "slave")) ? 1
+                         : !strcasecmp(cn, "pubsub") ? 2 : -1;
+            if (cls[i / 4] < 0 || !util_parse_memsize(words[i + 1], &vals[i + 1]) ||
+                !util_parse_memsize(words[i + 2], &vals[i + 2]) ||
+                !util_str2ll(words[i + 3], strlen(words[i + 3]), &vals[i + 3]) ||
+                vals[i + 1] < 0 || vals[i + 2] < 0 || vals[i + 3] < 0)
+                goto bad;
+        }
+        for (int i = 0; i < nw; i += 4)
+            for (int j = 0; j < 3; j++)
+                cfg.cobl[cls[i / 4]][j] = vals[i + 1 + j];
+        cfg.client_output_buffer_limit_normal = cfg.cobl[0][0];
+        break;
+    }
     case C_ENUM:
     case C_LOGLEVEL:
         for (int i = 0; s->enums[i]; i++) {
@@ -237,6 +271,8 @@ bad:
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value", s->name);
     else if (s->type == C_STR)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - value is too long", s->name);
+    else if (s->type == C_COBL)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - Invalid argument", s->name);
     else
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed into an integer", s->name);
     return -1;
@@ -265,6 +301,11 @@ int config_format(const char *name, char *out, size_t cap)
     case C_ENUM:
     case C_LOGLEVEL:
         snprintf(out, cap, "%s", s->enums[*(int *)s->ptr]);
+        break;
+    case C_COBL:
+        snprintf(out, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
+                 cfg.cobl[0][0], cfg.cobl[0][1], cfg.cobl[0][2], cfg.cobl[1][0], cfg.cobl[1][1],
+                 cfg.cobl[1][2], cfg.cobl[2][0], cfg.cobl[2][1], cfg.cobl[2][2]);
         break;
     }
     return 0;

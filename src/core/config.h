@@ -58,6 +58,9 @@ struct config {
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
+    /* client-output-buffer-limit per class (0 normal, 1 replica, 2 pubsub): hard bytes, soft
+     * bytes, soft seconds; 0 = no limit */
+    long long cobl[3][3];
     /* collection encodings (Redis names and defaults) */
     int hash_max_listpack_entries;
     int hash_max_listpack_value;

@@ -23,6 +23,7 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_WANT_WRITE 0x04        /* EPOLLOUT is registered */
 #define CONN_PAUSED_READ 0x08       /* input paused until the output drains */
 #define CONN_UNIX 0x10
+#define CONN_MBOX_TOUCHED 0x20 /* in the worker's list of connections a mailbox batch wrote */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -74,6 +75,11 @@ struct conn {
     char cache_name[15];   /* ... and the exact bytes of its name */
     uint8_t cache_len;
     uint64_t tot_cmds;
+    void *ps;              /* Pub/Sub subscriptions (owned by pubsub.c), NULL when none */
+    void *blk;             /* blocked command state (owned by blocking.c), NULL when not blocked */
+    _Atomic int blocked;   /* shared: 1 while blocked (CLIENT UNBLOCK reads it) */
+    _Atomic int unblock_req; /* shared: CLIENT UNBLOCK request, 1 timeout, 2 error */
+    int64_t obl_soft_ms;   /* when the output first exceeded the soft limit, 0 if under */
 };
 
 /* Output helpers used by commands: everything goes to wbuf except large item values which

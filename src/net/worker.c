@@ -164,6 +164,7 @@ int srv_listen(struct srv *srv)
         w->idx = i;
         w->srv = srv;
         pthread_mutex_init(&w->list_lock, NULL);
+        pthread_mutex_init(&w->mbox_lock, NULL);
         w->ep = epoll_create1(EPOLL_CLOEXEC);
         w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (w->ep < 0 || w->evfd < 0)
@@ -223,6 +224,21 @@ void worker_close_conn(struct worker *w, struct conn *c)
     pthread_mutex_unlock(&w->list_lock);
     if (srv->on_close[c->proto])
         srv->on_close[c->proto](c);
+    /* on_close removed c from the registries that post to it: drop what is still queued */
+    if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire)) {
+        int j = 0;
+        pthread_mutex_lock(&w->mbox_lock);
+        for (int i = 0; i < w->mbox_n; i++) {
+            if (w->mbox[i].c == c && srv->on_discard)
+                srv->on_discard(w->mbox[i].msg);
+            else if (w->mbox[i].c == c)
+                continue;
+            else
+                w->mbox[j++] = w->mbox[i];
+        }
+        w->mbox_n = j;
+        pthread_mutex_unlock(&w->mbox_lock);
+    }
     atomic_fetch_sub(&srv->nclients, 1);
     conn_reset_output(c);
     buf_deinit(&c->rbuf);
@@ -345,6 +361,87 @@ static void after_io(struct worker *w, struct conn *c)
         update_events(w, c);
 }
 
+void worker_conn_done(struct worker *w, struct conn *c)
+{
+    after_io(w, c);
+}
+
+void worker_conn_resume(struct worker *w, struct conn *c)
+{
+    if (!(c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY | CONN_PAUSED_READ)) &&
+        buf_len(&c->rbuf))
+        w->srv->on_input[c->proto](c);
+    after_io(w, c);
+}
+
+int worker_post(struct worker *w, struct conn *c, void *msg)
+{
+    int was_empty;
+
+    pthread_mutex_lock(&w->mbox_lock);
+    if (w->mbox_n == w->mbox_cap) {
+        int cap = w->mbox_cap ? w->mbox_cap * 2 : 64;
+        struct mbox_msg *m = realloc(w->mbox, sizeof(*m) * (size_t)cap);
+        if (!m) {
+            pthread_mutex_unlock(&w->mbox_lock);
+            return -1;
+        }
+        w->mbox = m;
+        w->mbox_cap = cap;
+    }
+    was_empty = w->mbox_n == 0;
+    w->mbox[w->mbox_n].c = c;
+    w->mbox[w->mbox_n].msg = msg;
+    w->mbox_n++;
+    atomic_store_explicit(&w->mbox_nonempty, 1, memory_order_release);
+    pthread_mutex_unlock(&w->mbox_lock);
+    return was_empty;
+}
+
+/* Deliver the mailbox: swap it out, write every message, then flush (or close) each
+ * connection written once. Nothing is closed while messages are being written. */
+static void deliver_mailbox(struct worker *w)
+{
+    struct mbox_msg *batch;
+    int n, bcap, nt = 0;
+
+    pthread_mutex_lock(&w->mbox_lock);
+    batch = w->mbox;
+    n = w->mbox_n;
+    bcap = w->mbox_cap;
+    w->mbox = w->mbox_work;
+    w->mbox_cap = w->mbox_work_cap;
+    w->mbox_n = 0;
+    w->mbox_work = batch;
+    w->mbox_work_cap = bcap;
+    atomic_store_explicit(&w->mbox_nonempty, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&w->mbox_lock);
+    if (!n)
+        return;
+    if (w->touched_cap < n) {
+        struct conn **t = realloc(w->touched, sizeof(*t) * (size_t)n);
+        if (!t) {
+            for (int i = 0; i < n; i++)
+                w->srv->on_discard(batch[i].msg);
+            return;
+        }
+        w->touched = t;
+        w->touched_cap = n;
+    }
+    for (int i = 0; i < n; i++) {
+        struct conn *c = batch[i].c;
+        w->srv->on_deliver(c, batch[i].msg);
+        if (!(c->flags & CONN_MBOX_TOUCHED)) {
+            c->flags |= CONN_MBOX_TOUCHED;
+            w->touched[nt++] = c;
+        }
+    }
+    for (int i = 0; i < nt; i++) {
+        w->touched[i]->flags &= (uint16_t)~CONN_MBOX_TOUCHED;
+        after_io(w, w->touched[i]);
+    }
+}
+
 static void on_readable(struct worker *w, struct conn *c)
 {
     size_t want = READ_CHUNK;
@@ -400,6 +497,8 @@ static void handle_kills(struct worker *w)
         if (atomic_load(&c->kill))
             worker_close_conn(w, c);
     }
+    if (w->srv->on_wakeup)
+        w->srv->on_wakeup(w);
 }
 
 static void tick(struct worker *w)
@@ -451,7 +550,12 @@ static void *worker_main(void *arg)
     w->now_ms = util_now_ms();
     w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
     while (!atomic_load_explicit(&srv->shutdown, memory_order_relaxed)) {
-        int timeout = (int)(w->next_tick_ms - w->now_ms);
+        int64_t until = w->next_tick_ms;
+        if (w->block_deadline && w->block_deadline < until)
+            until = w->block_deadline;
+        int timeout = (int)(until - w->now_ms);
+        if (atomic_load_explicit(&w->mbox_nonempty, memory_order_relaxed))
+            timeout = 0;
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
         w->now_ms = util_now_ms();
         atomic_store_explicit(&store_lru_clock, (uint32_t)w->now_ms, memory_order_relaxed);
@@ -484,6 +588,10 @@ static void *worker_main(void *arg)
                 on_readable(w, c);
             }
         }
+        if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
+            deliver_mailbox(w);
+        if (w->block_deadline && w->now_ms >= w->block_deadline && w->srv->on_timer)
+            w->srv->on_timer(w);
         if (w->now_ms >= w->next_tick_ms) {
             tick(w);
             w->next_tick_ms = w->now_ms + 1000 / cfg.hz;

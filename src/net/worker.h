@@ -51,7 +51,25 @@ struct worker {
     struct skey *keys;         /* scratch array for multi-key commands */
     int keys_cap;
     char scratch[256];
+    /* mailbox: deliveries posted by any thread for this worker's connections */
+    pthread_mutex_t mbox_lock;
+    struct mbox_msg *mbox;     /* under mbox_lock */
+    int mbox_n, mbox_cap;
+    _Atomic int mbox_nonempty; /* hint read before taking mbox_lock */
+    struct mbox_msg *mbox_work; /* owner only: the batch being delivered */
+    int mbox_work_cap;
+    struct conn **touched;     /* owner only: connections written by the batch */
+    int touched_cap;
+    void *blocked;             /* owner only: blocked clients (cmd layer's list) */
+    int nblocked;              /* owner only: clients in that list */
+    int64_t block_deadline;    /* owner only: nearest timeout of a blocked client, 0 none */
 } __attribute__((aligned(64)));
+
+/* A delivery for connection c: msg is owned by the cmd layer (on_deliver / on_discard). */
+struct mbox_msg {
+    struct conn *c;
+    void *msg;
+};
 
 struct srv {
     struct store *store;
@@ -68,6 +86,15 @@ struct srv {
     const char *config_file;
     void (*on_tick0)(struct worker *w); /* persistence timer, run by worker 0's tick */
     _Atomic uint64_t stat_reset_ms;
+    /* cmd layer hooks for cross-thread work, run on the owner worker:
+     * on_deliver writes a mailbox message into c's output (and releases it), on_discard
+     * releases one whose connection closed; on_wakeup runs after every eventfd wake-up
+     * (blocked clients made ready by other threads); on_timer runs once now_ms reaches
+     * block_deadline. */
+    void (*on_deliver)(struct conn *c, void *msg);
+    void (*on_discard)(void *msg);
+    void (*on_wakeup)(struct worker *w);
+    void (*on_timer)(struct worker *w);
 };
 
 /* Create the workers and their listeners (port/memcache port on every bind address). Returns
@@ -82,5 +109,15 @@ void srv_request_shutdown(struct srv *srv, int exitcode);
 void worker_wake(struct worker *w);
 /* Close c now (owner worker only). */
 void worker_close_conn(struct worker *w, struct conn *c);
+/* Queue msg for connection c of worker w (any thread). Returns 1 when the mailbox was empty
+ * (the caller wakes w with worker_wake once it has posted everything), 0 otherwise, -1 when
+ * out of memory (msg not queued). Messages to one connection are delivered in post order. */
+int worker_post(struct worker *w, struct conn *c, void *msg);
+/* After the cmd layer wrote to c outside of c's own input event (owner only): write what is
+ * pending, pause/resume, or close c. c may be freed on return. */
+void worker_conn_done(struct worker *w, struct conn *c);
+/* Run the input c buffered while it could not (a blocked client was served), then as
+ * worker_conn_done. c may be freed on return. */
+void worker_conn_resume(struct worker *w, struct conn *c);
 
 #endif

@@ -14,6 +14,8 @@
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/blocking.h"
+#include "cmd/pubsub.h"
 #include "cmd/cmd_mc.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -122,7 +124,9 @@ int main(int argc, char **argv)
     srv.executable = argv[0];
     srv.config_file = config_file;
     srv.on_input[PROTO_RESP] = cmd_resp_input;
-    srv.on_close[PROTO_RESP] = tx_reset;
+    srv.on_close[PROTO_RESP] = cmd_resp_close;
+    pubsub_setup(&srv);
+    block_setup(&srv);
     srv.on_input[PROTO_MC] = cmd_mc_input;
     srv.on_close[PROTO_MC] = cmd_mc_close;
     srv.on_tick0 = persist_tick;
@@ -177,6 +181,9 @@ int main(int argc, char **argv)
     store_destroy(&srv.store);
     for (int i = 0; i < srv.nworkers; i++) {
         free(srv.workers[i].keys);
+        free(srv.workers[i].mbox);
+        free(srv.workers[i].mbox_work);
+        free(srv.workers[i].touched);
         close(srv.workers[i].ep);
         close(srv.workers[i].evfd);
     }

@@ -1,0 +1,638 @@
+#include "cmd/blocking.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/multi.h"
+
+#define NBUCKETS 4096
+
+struct blk;
+
+/* One (client, key) registration, in its bucket's FIFO. */
+struct bnode {
+    struct bnode *prev, *next;
+    struct blk *b;
+    uint64_t hash;
+    int db;
+    size_t n;
+    char key[];
+};
+
+struct bbucket {
+    struct bnode *head, *tail;
+};
+
+/* How a blocking command is tried, registered and timed out. */
+struct bspec {
+    const char *name;
+    int (*try_fn)(struct conn *c); /* 1: replied (served or error), 0: nothing yet */
+    int tpos;                      /* timeout argument: >0 index, <0 from the end */
+    int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
+    void (*keys)(struct conn *c, int *first, int *last);
+};
+
+/* A blocked client (owner worker only, except ready). */
+struct blk {
+    struct blk *prev, *next; /* the worker's blocked list, in blocking order */
+    struct conn *c;
+    const struct bspec *spec;
+    const struct cmd *cmd;
+    int64_t deadline;        /* ms, 0 = forever */
+    _Atomic int ready;       /* set by a signaling thread under block_lock */
+    int argc;
+    struct slice *argv;      /* copy of the command */
+    int nnodes;
+    struct bnode **nodes;
+};
+
+_Atomic long block_waiters;
+static _Atomic long block_clients;
+static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf */
+static struct bbucket buckets[NBUCKETS];                        /* under block_lock */
+
+long block_nclients(void)
+{
+    return atomic_load_explicit(&block_clients, memory_order_relaxed);
+}
+
+static uint64_t key_hash(int db, const char *p, size_t n)
+{
+    return util_hash(p, n) + (uint64_t)db * 0x9e3779b97f4a7c15ULL;
+}
+
+/* ---- signaling (any thread) ---- */
+
+/* Mark the first waiter of (db, key) ready and wake its worker. block_lock held. */
+static void signal_locked(int db, const char *p, size_t n)
+{
+    uint64_t h = key_hash(db, p, n);
+    struct bbucket *bk = &buckets[h & (NBUCKETS - 1)];
+
+    for (struct bnode *x = bk->head; x; x = x->next) {
+        if (x->hash != h || x->db != db || x->n != n || memcmp(x->key, p, n))
+            continue;
+        if (!atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
+            worker_wake(x->b->c->w);
+        return;
+    }
+}
+
+void block_signal_keys(struct conn *c, const struct cmd *cmd)
+{
+    int first = 1, last = c->argc - 1, step = 1;
+
+    if (cmd->first > 0 && !(cmd->flags & CMD_MOVABLE)) {
+        first = cmd->first;
+        last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
+        step = cmd->step ? cmd->step : 1;
+    }
+    pthread_mutex_lock(&block_lock);
+    for (int i = first; i <= last && i < c->argc; i += step)
+        signal_locked(c->db, c->argv[i].p, c->argv[i].n);
+    pthread_mutex_unlock(&block_lock);
+}
+
+/* ---- registration (owner) ---- */
+
+static void update_deadline(struct worker *w)
+{
+    int64_t d = 0;
+    for (struct blk *b = w->blocked; b; b = b->next)
+        if (b->deadline && (!d || b->deadline < d))
+            d = b->deadline;
+    w->block_deadline = d;
+}
+
+/* Forget b: its registrations, the worker list, the client's state. Re-signals its keys when
+ * it was woken but never retried, so the next waiter is not forgotten. */
+static void blk_destroy(struct blk *b)
+{
+    struct conn *c = b->c;
+    struct worker *w = c->w;
+
+    pthread_mutex_lock(&block_lock);
+    for (int i = 0; i < b->nnodes; i++) {
+        struct bnode *x = b->nodes[i];
+        struct bbucket *bk = &buckets[x->hash & (NBUCKETS - 1)];
+        if (x->prev)
+            x->prev->next = x->next;
+        else
+            bk->head = x->next;
+        if (x->next)
+            x->next->prev = x->prev;
+        else
+            bk->tail = x->prev;
+    }
+    if (atomic_load_explicit(&b->ready, memory_order_relaxed))
+        for (int i = 0; i < b->nnodes; i++)
+            signal_locked(b->nodes[i]->db, b->nodes[i]->key, b->nodes[i]->n);
+    pthread_mutex_unlock(&block_lock);
+    atomic_fetch_sub_explicit(&block_waiters, b->nnodes, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&block_clients, 1, memory_order_relaxed);
+    for (int i = 0; i < b->nnodes; i++)
+        free(b->nodes[i]);
+    free(b->nodes);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        w->blocked = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    w->nblocked--;
+    free(b->argv);
+    free(b);
+    c->blk = NULL;
+    atomic_store(&c->blocked, 0);
+    update_deadline(w);
+}
+
+void block_reset(struct conn *c)
+{
+    if (c->blk)
+        blk_destroy(c->blk);
+}
+
+/* Block c on the keys of its current command. Returns 0 or -1 (OOM, nothing registered). */
+static int blk_create(struct conn *c, const struct bspec *spec, const struct cmd *cmd,
+                      int64_t deadline)
+{
+    struct worker *w = c->w;
+    struct blk *b;
+    size_t bytes = 0;
+    int first, last;
+    char *p;
+
+    spec->keys(c, &first, &last);
+    for (int i = 0; i < c->argc; i++)
+        bytes += c->argv[i].n;
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return -1;
+    b->argv = malloc(sizeof(struct slice) * (size_t)c->argc + bytes + 1);
+    b->nodes = calloc((size_t)(last - first + 1), sizeof(*b->nodes));
+    if (!b->argv || !b->nodes)
+        goto oom;
+    p = (char *)(b->argv + c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        memcpy(p, c->argv[i].p, c->argv[i].n);
+        b->argv[i].p = p;
+        b->argv[i].n = c->argv[i].n;
+        p += c->argv[i].n;
+    }
+    b->argc = c->argc;
+    for (int i = first; i <= last; i++) {
+        struct bnode *x = malloc(sizeof(*x) + c->argv[i].n);
+        if (!x)
+            goto oom;
+        x->b = b;
+        x->db = c->db;
+        x->n = c->argv[i].n;
+        memcpy(x->key, c->argv[i].p, x->n);
+        x->hash = key_hash(c->db, x->key, x->n);
+        b->nodes[b->nnodes++] = x;
+    }
+    b->c = c;
+    b->spec = spec;
+    b->cmd = cmd;
+    b->deadline = deadline;
+    pthread_mutex_lock(&block_lock);
+    for (int i = 0; i < b->nnodes; i++) {
+        struct bnode *x = b->nodes[i];
+        struct bbucket *bk = &buckets[x->hash & (NBUCKETS - 1)];
+        x->next = NULL;
+        x->prev = bk->tail;
+        if (bk->tail)
+            bk->tail->next = x;
+        else
+            bk->head = x;
+        bk->tail = x;
+    }
+    pthread_mutex_unlock(&block_lock);
+    atomic_fetch_add_explicit(&block_waiters, b->nnodes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&block_clients, 1, memory_order_relaxed);
+    /* append: the list stays in blocking order */
+    if (!w->blocked) {
+        w->blocked = b;
+    } else {
+        struct blk *t = w->blocked;
+        while (t->next)
+            t = t->next;
+        t->next = b;
+        b->prev = t;
+    }
+    w->nblocked++;
+    c->blk = b;
+    atomic_store(&c->unblock_req, 0);
+    atomic_store(&c->blocked, 1);
+    update_deadline(w);
+    return 0;
+oom:
+    for (int i = 0; i < b->nnodes; i++)
+        free(b->nodes[i]);
+    free(b->nodes);
+    free(b->argv);
+    free(b);
+    return -1;
+}
+
+/* ---- running the non-blocking form ---- */
+
+/* Run the command name with argv (argv[0] is replaced by name) on c. */
+static void run(struct conn *c, const char *name, struct slice *argv, int argc)
+{
+    const struct cmd *cmd = cmd_lookup(name, strlen(name));
+    struct slice *sv = c->argv;
+    int sc = c->argc;
+    struct slice a0 = argv[0];
+
+    argv[0].p = name;
+    argv[0].n = strlen(name);
+    c->argv = argv;
+    c->argc = argc;
+    cmd->fn(c);
+    c->argv = sv;
+    c->argc = sc;
+    argv[0] = a0;
+}
+
+static int written_is(struct conn *c, size_t from, const char *s)
+{
+    size_t n = strlen(s);
+    return c->wbuf.wpos - from == n && !memcmp(c->wbuf.data + from, s, n);
+}
+
+static int is_null(struct conn *c, size_t from)
+{
+    return written_is(c, from, "$-1\r\n") || written_is(c, from, "*-1\r\n") ||
+           written_is(c, from, "_\r\n");
+}
+
+/* An error was written at mid after a header written at pos: keep only the error. */
+static void keep_from(struct conn *c, size_t pos, size_t mid)
+{
+    size_t len = c->wbuf.wpos - mid;
+    memmove(c->wbuf.data + pos, c->wbuf.data + mid, len);
+    c->wbuf.wpos = pos + len;
+}
+
+/* BLPOP/BRPOP: [key, element] from the first non-empty list. */
+static int try_bpop(struct conn *c, const char *pop)
+{
+    for (int i = 1; i < c->argc - 1; i++) {
+        struct slice a[2] = {c->argv[0], c->argv[i]};
+        size_t pos = c->wbuf.wpos, mid;
+        reply_array(c, 2);
+        reply_bulk(c, c->argv[i].p, c->argv[i].n);
+        mid = c->wbuf.wpos;
+        run(c, pop, a, 2);
+        if (c->wbuf.wpos == mid || is_null(c, mid)) {
+            c->wbuf.wpos = pos;
+            continue;
+        }
+        if (c->wbuf.data[mid] == '-')
+            keep_from(c, pos, mid);
+        return 1;
+    }
+    return 0;
+}
+
+static int try_blpop(struct conn *c)
+{
+    return try_bpop(c, "lpop");
+}
+static int try_brpop(struct conn *c)
+{
+    return try_bpop(c, "rpop");
+}
+
+/* BZPOPMIN/BZPOPMAX: [key, member, score]; ZPOPMIN answers [member, score] or []. */
+static int try_bzpop(struct conn *c, const char *pop)
+{
+    for (int i = 1; i < c->argc - 1; i++) {
+        struct slice a[2] = {c->argv[0], c->argv[i]};
+        size_t pos = c->wbuf.wpos, mid;
+        reply_array(c, 3);
+        reply_bulk(c, c->argv[i].p, c->argv[i].n);
+        mid = c->wbuf.wpos;
+        run(c, pop, a, 2);
+        if (c->wbuf.wpos == mid || written_is(c, mid, "*0\r\n")) {
+            c->wbuf.wpos = pos;
+            continue;
+        }
+        if (c->wbuf.data[mid] == '-') {
+            keep_from(c, pos, mid);
+        } else if (c->wbuf.wpos - mid >= 4 && !memcmp(c->wbuf.data + mid, "*2\r\n", 4)) {
+            memmove(c->wbuf.data + mid, c->wbuf.data + mid + 4, c->wbuf.wpos - mid - 4);
+            c->wbuf.wpos -= 4;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static int try_bzpopmin(struct conn *c)
+{
+    return try_bzpop(c, "zpopmin");
+}
+static int try_bzpopmax(struct conn *c)
+{
+    return try_bzpop(c, "zpopmax");
+}
+
+/* Commands whose non-blocking form answers a null when there is nothing: run it on argv
+ * without the timeout (at tpos), keep the reply unless it is that null. */
+static int try_plain(struct conn *c, const char *name, int tpos)
+{
+    struct slice a[64], *v = a;
+    size_t pos = c->wbuf.wpos;
+    int n = 0;
+
+    if (c->argc > 64 && !(v = malloc(sizeof(*v) * (size_t)c->argc))) {
+        reply_error(c, "ERR out of memory");
+        return 1;
+    }
+    for (int i = 0; i < c->argc; i++)
+        if (i != tpos)
+            v[n++] = c->argv[i];
+    run(c, name, v, n);
+    if (v != a)
+        free(v);
+    if (c->wbuf.wpos == pos || is_null(c, pos)) {
+        c->wbuf.wpos = pos;
+        return 0;
+    }
+    return 1;
+}
+
+static int try_blmove(struct conn *c)
+{
+    return try_plain(c, "lmove", 5);
+}
+static int try_brpoplpush(struct conn *c)
+{
+    return try_plain(c, "rpoplpush", 3);
+}
+static int try_blmpop(struct conn *c)
+{
+    return try_plain(c, "lmpop", 1);
+}
+static int try_bzmpop(struct conn *c)
+{
+    return try_plain(c, "zmpop", 1);
+}
+
+static void keys_all(struct conn *c, int *first, int *last)
+{
+    *first = 1;
+    *last = c->argc - 2;
+}
+static void keys_src(struct conn *c, int *first, int *last)
+{
+    (void)c;
+    *first = *last = 1;
+}
+static void keys_numkeys(struct conn *c, int *first, int *last)
+{
+    long long n = 0;
+    util_str2ll(c->argv[2].p, c->argv[2].n, &n);
+    *first = 3;
+    *last = 2 + (int)n;
+    if (*last > c->argc - 1)
+        *last = c->argc - 1;
+}
+
+static const struct bspec specs[] = {
+    {"blpop", try_blpop, -1, 0, keys_all},
+    {"brpop", try_brpop, -1, 0, keys_all},
+    {"bzpopmin", try_bzpopmin, -1, 0, keys_all},
+    {"bzpopmax", try_bzpopmax, -1, 0, keys_all},
+    {"blmove", try_blmove, 5, 1, keys_src},
+    {"brpoplpush", try_brpoplpush, 3, 1, keys_src},
+    {"blmpop", try_blmpop, 1, 0, keys_numkeys},
+    {"bzmpop", try_bzmpop, 1, 0, keys_numkeys},
+};
+
+/* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
+static int parse_timeout(struct conn *c, int i, int64_t *deadline)
+{
+    char tmp[64], *end;
+    long double v;
+
+    if (c->argv[i].n == 0 || c->argv[i].n >= sizeof(tmp))
+        goto bad;
+    memcpy(tmp, c->argv[i].p, c->argv[i].n);
+    tmp[c->argv[i].n] = '\0';
+    v = strtold(tmp, &end);
+    if (*end || isnan(v) || isspace((unsigned char)tmp[0]))
+        goto bad;
+    if (v < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return -1;
+    }
+    v *= 1000;
+    if (v > (long double)(1LL << 50)) {
+        reply_error(c, "ERR timeout is out of range");
+        return -1;
+    }
+    *deadline = v > 0 ? util_now_ms() + (int64_t)v + ((long double)(int64_t)v < v) : 0;
+    return 0;
+bad:
+    reply_error(c, "ERR timeout is not a float or out of range");
+    return -1;
+}
+
+static void block_generic(struct conn *c, const struct bspec *spec)
+{
+    const struct cmd *cmd = cmd_lookup(spec->name, strlen(spec->name));
+    int tpos = spec->tpos > 0 ? spec->tpos : c->argc + spec->tpos;
+    int64_t deadline;
+
+    if (parse_timeout(c, tpos, &deadline))
+        return;
+    if (spec->try_fn(c))
+        return;
+    if (store_held != NULL) {
+        /* inside EXEC: never block */
+        if (spec->multi_null_bulk)
+            reply_null(c);
+        else
+            reply_null_array(c);
+        return;
+    }
+    if (blk_create(c, spec, cmd, deadline)) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    /* a push between the first try and the registration signaled nobody: try again */
+    if (spec->try_fn(c))
+        blk_destroy(c->blk);
+}
+
+static void blpop_command(struct conn *c)
+{
+    block_generic(c, &specs[0]);
+}
+static void brpop_command(struct conn *c)
+{
+    block_generic(c, &specs[1]);
+}
+static void bzpopmin_command(struct conn *c)
+{
+    block_generic(c, &specs[2]);
+}
+static void bzpopmax_command(struct conn *c)
+{
+    block_generic(c, &specs[3]);
+}
+static void blmove_command(struct conn *c)
+{
+    block_generic(c, &specs[4]);
+}
+static void brpoplpush_command(struct conn *c)
+{
+    block_generic(c, &specs[5]);
+}
+static void blmpop_command(struct conn *c)
+{
+    block_generic(c, &specs[6]);
+}
+static void bzmpop_command(struct conn *c)
+{
+    block_generic(c, &specs[7]);
+}
+
+/* ---- the owner worker: retries, timeouts, CLIENT UNBLOCK ---- */
+
+/* Unblock b's client with its timeout reply (or the UNBLOCKED error), then run its input. */
+static void finish(struct blk *b, int error)
+{
+    struct conn *c = b->c;
+    struct worker *w = c->w;
+
+    if (error)
+        reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else
+        reply_null_array(c);
+    blk_destroy(b);
+    worker_conn_resume(w, c);
+}
+
+/* Retry b's command. Served: unblock, pass the keys on, run its input. */
+static void retry(struct blk *b)
+{
+    struct conn *c = b->c;
+    struct worker *w = c->w;
+    struct slice *sv = c->argv;
+    int sc = c->argc, done;
+
+    atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
+    c->argv = b->argv;
+    c->argc = b->argc;
+    done = b->spec->try_fn(c);
+    c->argv = sv;
+    c->argc = sc;
+    if (!done)
+        return;
+    {
+        const struct cmd *cmd = b->cmd;
+        struct slice *keep = b->argv;
+        int kc = b->argc;
+
+        w->st.commands++;
+        /* unregister first, so the signal goes to the next waiter (and to destinations) */
+        b->argv = NULL;
+        blk_destroy(b);
+        c->argv = keep;
+        c->argc = kc;
+        if ((cmd->flags & CMD_WRITE) &&
+            atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
+            tx_touch_keys(c, cmd);
+        if (atomic_load_explicit(&block_waiters, memory_order_relaxed))
+            block_signal_keys(c, cmd);
+        c->argv = sv;
+        c->argc = sc;
+        free(keep);
+    }
+    worker_conn_resume(w, c);
+}
+
+static void on_wakeup(struct worker *w)
+{
+    for (;;) {
+        struct blk *b;
+        for (b = w->blocked; b; b = b->next)
+            if (atomic_load_explicit(&b->ready, memory_order_relaxed) ||
+                atomic_load_explicit(&b->c->unblock_req, memory_order_relaxed))
+                break;
+        if (!b)
+            return;
+        int req = atomic_exchange(&b->c->unblock_req, 0);
+        if (req)
+            finish(b, req == 2);
+        else
+            retry(b);
+    }
+}
+
+static void on_timer(struct worker *w)
+{
+    for (;;) {
+        struct blk *b;
+        for (b = w->blocked; b; b = b->next)
+            if (b->deadline && b->deadline <= w->now_ms)
+                break;
+        if (!b)
+            break;
+        finish(b, 0);
+    }
+    update_deadline(w);
+}
+
+int block_unblock_request(struct srv *srv, unsigned long long id, int error)
+{
+    int found = 0;
+
+    for (int i = 0; i < srv->nworkers && !found; i++) {
+        struct worker *w = &srv->workers[i];
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *x = w->conns; x; x = x->next) {
+            if (x->id != id)
+                continue;
+            if (atomic_load(&x->blocked)) {
+                atomic_store(&x->unblock_req, error ? 2 : 1);
+                worker_wake(w);
+                found = 1;
+            }
+            break;
+        }
+        pthread_mutex_unlock(&w->list_lock);
+    }
+    return found;
+}
+
+void block_setup(struct srv *srv)
+{
+    srv->on_wakeup = on_wakeup;
+    srv->on_timer = on_timer;
+}
+
+#define BF (CMD_WRITE | CMD_BLOCKING)
+static const struct cmd cmds[] = {
+    {"blpop", blpop_command, -3, BF, 1, -2, 1, "list", "Remove and get the first element in a list, or block until one is available", NULL},
+    {"brpop", brpop_command, -3, BF, 1, -2, 1, "list", "Remove and get the last element in a list, or block until one is available", NULL},
+    {"blmove", blmove_command, 6, BF | CMD_DENYOOM, 1, 2, 1, "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL},
+    {"brpoplpush", brpoplpush_command, 4, BF | CMD_DENYOOM, 1, 2, 1, "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL},
+    {"blmpop", blmpop_command, -5, BF | CMD_MOVABLE, 0, 0, 0, "list", "Pop elements from a list, or block until one is available", NULL},
+    {"bzpopmin", bzpopmin_command, -3, BF | CMD_FAST, 1, -2, 1, "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", NULL},
+    {"bzpopmax", bzpopmax_command, -3, BF | CMD_FAST, 1, -2, 1, "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", NULL},
+    {"bzmpop", bzmpop_command, -5, BF | CMD_MOVABLE, 0, 0, 0, "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", NULL},
+};
+
+void cmd_blocking_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}

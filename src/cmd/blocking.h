@@ -1,0 +1,33 @@
+/* Blocking commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP, and
+ * CLIENT UNBLOCK. A blocking command first runs its non-blocking form; when nothing is there
+ * the client is registered under each of its keys in one process-wide registry ((db, key) ->
+ * FIFO of blocked clients, one mutex, a leaf lock) and stops reading commands. After any
+ * write command names a key with waiters (block_signal_keys from cmd_call), the first waiter
+ * of that key is marked ready and its worker woken; the owner worker retries the command for
+ * it, and once served it signals its keys again so the next waiter gets what is left (first
+ * blocked, first served). Timeouts are per worker: the epoll wait honours the nearest one. */
+#ifndef TC_BLOCKING_H
+#define TC_BLOCKING_H
+
+#include <stdatomic.h>
+
+struct conn;
+struct cmd;
+struct srv;
+
+/* Registrations (client, key) of all blocked clients: 0 lets writes skip signaling. */
+extern _Atomic long block_waiters;
+
+/* After a write command ran: wake the first waiter of each key it names (any worker). */
+void block_signal_keys(struct conn *c, const struct cmd *cmd);
+/* Unblock c without a reply and forget its registration (close, RESET). Owner only. */
+void block_reset(struct conn *c);
+/* INFO blocked_clients (any thread). */
+long block_nclients(void);
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR] (any worker): returns 1 if the client was blocked. */
+int block_unblock_request(struct srv *srv, unsigned long long id, int error);
+/* Install the worker hooks (main thread, before the workers start). */
+void block_setup(struct srv *srv);
+void cmd_blocking_setup(void);
+
+#endif

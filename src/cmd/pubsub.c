@@ -1,0 +1,555 @@
+#include "cmd/pubsub.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/config.h"
+#include "core/log.h"
+
+/* A channel or pattern with its subscribers. */
+struct ps_entry {
+    struct ps_entry *next;          /* hash chain */
+    struct ps_entry *lprev, *lnext; /* every entry of the table, for patterns and CHANNELS */
+    struct conn **subs;             /* subscribers, in subscription order */
+    int nsubs, cap;
+    uint64_t hash;
+    size_t n;
+    char name[];
+};
+
+struct ps_table {
+    struct ps_entry **b;
+    size_t nb;             /* buckets (power of two) */
+    size_t count;          /* entries */
+    struct ps_entry *list; /* all entries */
+};
+
+/* What one connection is subscribed to (owner only). */
+struct ps_name {
+    size_t n;
+    char p[];
+};
+struct ps_conn {
+    struct ps_name **ch;
+    int nch, capch;
+    struct ps_name **pat;
+    int npat, cappat;
+};
+
+/* A message on its way to subscribers: shared, freed by the last delivery. */
+struct ps_msg {
+    _Atomic int refs;
+    uint32_t plen; /* pattern bytes (0 and !pattern: a channel message) */
+    uint32_t clen;
+    int pattern;
+    size_t mlen;
+    char data[]; /* pattern, channel, message */
+};
+
+static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ps_table channels, patterns; /* under ps_lock */
+static _Atomic long ps_nchan, ps_npat;     /* table sizes for INFO */
+static _Atomic long ps_subs;               /* subscriptions of all clients: 0 skips PUBLISH work */
+
+long pubsub_nchannels(void)
+{
+    return atomic_load_explicit(&ps_nchan, memory_order_relaxed);
+}
+
+long pubsub_npatterns(void)
+{
+    return atomic_load_explicit(&ps_npat, memory_order_relaxed);
+}
+
+int pubsub_count(const struct conn *c)
+{
+    const struct ps_conn *p = c->ps;
+    return p ? p->nch + p->npat : 0;
+}
+
+/* ---- registry (ps_lock held) ---- */
+
+static struct ps_entry *table_find(struct ps_table *t, const char *p, size_t n, uint64_t h)
+{
+    if (!t->nb)
+        return NULL;
+    for (struct ps_entry *e = t->b[h & (t->nb - 1)]; e; e = e->next)
+        if (e->hash == h && e->n == n && !memcmp(e->name, p, n))
+            return e;
+    return NULL;
+}
+
+static int table_grow(struct ps_table *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 256;
+    struct ps_entry **b = calloc(nb, sizeof(*b));
+
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < t->nb; i++) {
+        struct ps_entry *e = t->b[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+    return 0;
+}
+
+/* Add c to the subscribers of name. Returns 0 or -1 (OOM). */
+static int table_add(struct ps_table *t, _Atomic long *count, const char *p, size_t n,
+                     struct conn *c)
+{
+    uint64_t h = util_hash(p, n);
+    struct ps_entry *e = table_find(t, p, n, h);
+
+    if (!e) {
+        if (t->count >= t->nb && table_grow(t))
+            return -1;
+        e = calloc(1, sizeof(*e) + n);
+        if (!e)
+            return -1;
+        e->hash = h;
+        e->n = n;
+        memcpy(e->name, p, n);
+        e->next = t->b[h & (t->nb - 1)];
+        t->b[h & (t->nb - 1)] = e;
+        e->lnext = t->list;
+        if (t->list)
+            t->list->lprev = e;
+        t->list = e;
+        t->count++;
+        atomic_store_explicit(count, (long)t->count, memory_order_relaxed);
+    }
+    if (e->nsubs == e->cap) {
+        int cap = e->cap ? e->cap * 2 : 4;
+        struct conn **s = realloc(e->subs, sizeof(*s) * (size_t)cap);
+        if (!s)
+            return -1; /* an empty new entry stays: harmless, removed with its last subscriber */
+        e->subs = s;
+        e->cap = cap;
+    }
+    e->subs[e->nsubs++] = c;
+    return 0;
+}
+
+static void table_del(struct ps_table *t, _Atomic long *count, const char *p, size_t n,
+                      struct conn *c)
+{
+    uint64_t h = util_hash(p, n);
+    struct ps_entry *e = table_find(t, p, n, h), **pp;
+
+    if (!e)
+        return;
+    for (int i = 0; i < e->nsubs; i++) {
+        if (e->subs[i] == c) {
+            /* keep the order of the others: deliveries to them are unaffected anyway */
+            memmove(&e->subs[i], &e->subs[i + 1], sizeof(*e->subs) * (size_t)(e->nsubs - i - 1));
+            e->nsubs--;
+            break;
+        }
+    }
+    if (e->nsubs)
+        return;
+    for (pp = &t->b[h & (t->nb - 1)]; *pp != e; pp = &(*pp)->next)
+        ;
+    *pp = e->next;
+    if (e->lprev)
+        e->lprev->lnext = e->lnext;
+    else
+        t->list = e->lnext;
+    if (e->lnext)
+        e->lnext->lprev = e->lprev;
+    t->count--;
+    atomic_store_explicit(count, (long)t->count, memory_order_relaxed);
+    free(e->subs);
+    free(e);
+}
+
+/* ---- per-connection sets (owner only) ---- */
+
+static struct ps_conn *ps_of(struct conn *c)
+{
+    if (!c->ps)
+        c->ps = calloc(1, sizeof(struct ps_conn));
+    return c->ps;
+}
+
+static int names_find(struct ps_name **v, int nv, const char *p, size_t n)
+{
+    for (int i = 0; i < nv; i++)
+        if (v[i]->n == n && !memcmp(v[i]->p, p, n))
+            return i;
+    return -1;
+}
+
+static int names_add(struct ps_name ***v, int *nv, int *cap, const char *p, size_t n)
+{
+    struct ps_name *x;
+
+    if (*nv == *cap) {
+        int nc = *cap ? *cap * 2 : 4;
+        struct ps_name **nvv = realloc(*v, sizeof(*nvv) * (size_t)nc);
+        if (!nvv)
+            return -1;
+        *v = nvv;
+        *cap = nc;
+    }
+    x = malloc(sizeof(*x) + n);
+    if (!x)
+        return -1;
+    x->n = n;
+    memcpy(x->p, p, n);
+    (*v)[(*nv)++] = x;
+    return 0;
+}
+
+static void names_del(struct ps_name **v, int *nv, int i)
+{
+    free(v[i]);
+    memmove(&v[i], &v[i + 1], sizeof(*v) * (size_t)(*nv - i - 1));
+    (*nv)--;
+}
+
+/* ---- replies ---- */
+
+static void reply_sub(struct conn *c, const char *kind, const char *p, size_t n, int isnull)
+{
+    reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
+    reply_cstr(c, kind);
+    if (isnull)
+        reply_null(c);
+    else
+        reply_bulk(c, p, n);
+    reply_int(c, pubsub_count(c));
+}
+
+static void subscribe_generic(struct conn *c, int pat)
+{
+    struct ps_conn *ps = ps_of(c);
+
+    if (!ps) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    for (int i = 1; i < c->argc; i++) {
+        const char *p = c->argv[i].p;
+        size_t n = c->argv[i].n;
+        struct ps_name ***v = pat ? &ps->pat : &ps->ch;
+        int *nv = pat ? &ps->npat : &ps->nch, *cap = pat ? &ps->cappat : &ps->capch;
+
+        if (names_find(*v, *nv, p, n) < 0) {
+            int r;
+            if (names_add(v, nv, cap, p, n)) {
+                reply_error(c, "ERR out of memory");
+                return;
+            }
+            pthread_mutex_lock(&ps_lock);
+            r = pat ? table_add(&patterns, &ps_npat, p, n, c) : table_add(&channels, &ps_nchan, p, n, c);
+            pthread_mutex_unlock(&ps_lock);
+            if (r) {
+                names_del(*v, nv, *nv - 1);
+                reply_error(c, "ERR out of memory");
+                return;
+            }
+            atomic_fetch_add_explicit(&ps_subs, 1, memory_order_relaxed);
+        }
+        reply_sub(c, pat ? "psubscribe" : "subscribe", p, n, 0);
+    }
+}
+
+static void unsub_one(struct conn *c, int pat, int idx, int notify)
+{
+    struct ps_conn *ps = c->ps;
+    struct ps_name *x = pat ? ps->pat[idx] : ps->ch[idx];
+
+    pthread_mutex_lock(&ps_lock);
+    if (pat)
+        table_del(&patterns, &ps_npat, x->p, x->n, c);
+    else
+        table_del(&channels, &ps_nchan, x->p, x->n, c);
+    pthread_mutex_unlock(&ps_lock);
+    atomic_fetch_sub_explicit(&ps_subs, 1, memory_order_relaxed);
+    if (notify) {
+        /* the count after removal, the name before it is freed */
+        reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
+        reply_cstr(c, pat ? "punsubscribe" : "unsubscribe");
+        reply_bulk(c, x->p, x->n);
+        if (pat)
+            names_del(ps->pat, &ps->npat, idx);
+        else
+            names_del(ps->ch, &ps->nch, idx);
+        reply_int(c, pubsub_count(c));
+    } else if (pat) {
+        names_del(ps->pat, &ps->npat, idx);
+    } else {
+        names_del(ps->ch, &ps->nch, idx);
+    }
+}
+
+static void unsubscribe_generic(struct conn *c, int pat)
+{
+    struct ps_conn *ps = c->ps;
+    const char *kind = pat ? "punsubscribe" : "unsubscribe";
+
+    if (c->argc == 1) {
+        int n = ps ? (pat ? ps->npat : ps->nch) : 0;
+        if (n == 0) {
+            reply_sub(c, kind, NULL, 0, 1);
+            return;
+        }
+        while (pat ? ps->npat : ps->nch)
+            unsub_one(c, pat, 0, 1);
+        return;
+    }
+    for (int i = 1; i < c->argc; i++) {
+        int idx = ps ? (pat ? names_find(ps->pat, ps->npat, c->argv[i].p, c->argv[i].n)
+                            : names_find(ps->ch, ps->nch, c->argv[i].p, c->argv[i].n))
+                     : -1;
+        if (idx >= 0)
+            unsub_one(c, pat, idx, 1);
+        else
+            reply_sub(c, kind, c->argv[i].p, c->argv[i].n, 0);
+    }
+}
+
+void pubsub_reset(struct conn *c)
+{
+    struct ps_conn *ps = c->ps;
+
+    if (!ps)
+        return;
+    while (ps->nch)
+        unsub_one(c, 0, ps->nch - 1, 0);
+    while (ps->npat)
+        unsub_one(c, 1, ps->npat - 1, 0);
+    free(ps->ch);
+    free(ps->pat);
+    free(ps);
+    c->ps = NULL;
+}
+
+static void subscribe_command(struct conn *c)
+{
+    subscribe_generic(c, 0);
+}
+static void psubscribe_command(struct conn *c)
+{
+    subscribe_generic(c, 1);
+}
+static void unsubscribe_command(struct conn *c)
+{
+    unsubscribe_generic(c, 0);
+}
+static void punsubscribe_command(struct conn *c)
+{
+    unsubscribe_generic(c, 1);
+}
+
+/* ---- PUBLISH ---- */
+
+static struct ps_msg *msg_create(const char *pat, size_t plen, int pattern, struct conn *c, int refs)
+{
+    struct ps_msg *m = malloc(sizeof(*m) + plen + c->argv[1].n + c->argv[2].n);
+
+    if (!m)
+        return NULL;
+    atomic_init(&m->refs, refs);
+    m->pattern = pattern;
+    m->plen = (uint32_t)plen;
+    m->clen = (uint32_t)c->argv[1].n;
+    m->mlen = c->argv[2].n;
+    if (plen)
+        memcpy(m->data, pat, plen);
+    memcpy(m->data + plen, c->argv[1].p, m->clen);
+    memcpy(m->data + plen + m->clen, c->argv[2].p, m->mlen);
+    return m;
+}
+
+static void msg_release(void *msg)
+{
+    struct ps_msg *m = msg;
+    if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
+        free(m);
+}
+
+/* Post m to every subscriber of e; marks the workers to wake. Returns receivers. */
+static long post_all(struct ps_entry *e, struct ps_msg *m, uint8_t *wake)
+{
+    long n = 0;
+    for (int i = 0; i < e->nsubs; i++) {
+        struct conn *s = e->subs[i];
+        int r = worker_post(s->w, s, m);
+        if (r < 0) {
+            msg_release(m);
+            continue;
+        }
+        if (r == 1)
+            wake[s->w->idx] = 1;
+        n++;
+    }
+    return n;
+}
+
+static void publish_command(struct conn *c)
+{
+    struct srv *srv = c->w->srv;
+    long receivers = 0;
+    uint8_t wake[256];
+
+    if (!atomic_load_explicit(&ps_subs, memory_order_relaxed)) {
+        reply_int(c, 0);
+        return;
+    }
+    memset(wake, 0, (size_t)srv->nworkers);
+    pthread_mutex_lock(&ps_lock);
+    struct ps_entry *e = table_find(&channels, c->argv[1].p, c->argv[1].n,
+                                    util_hash(c->argv[1].p, c->argv[1].n));
+    if (e && e->nsubs) {
+        struct ps_msg *m = msg_create(NULL, 0, 0, c, e->nsubs);
+        if (m)
+            receivers += post_all(e, m, wake);
+    }
+    for (e = patterns.list; e; e = e->lnext) {
+        if (!e->nsubs || !util_glob_match(e->name, e->n, c->argv[1].p, c->argv[1].n, 0))
+            continue;
+        struct ps_msg *m = msg_create(e->name, e->n, 1, c, e->nsubs);
+        if (m)
+            receivers += post_all(e, m, wake);
+    }
+    pthread_mutex_unlock(&ps_lock);
+    /* our own worker checks its mailbox before it waits again */
+    for (int i = 0; i < srv->nworkers; i++)
+        if (wake[i] && i != c->w->idx)
+            worker_wake(&srv->workers[i]);
+    reply_int(c, receivers);
+}
+
+/* Mailbox hook: write m to c in c's protocol, enforce the pubsub output limit. */
+static void deliver(struct conn *c, void *msg)
+{
+    struct ps_msg *m = msg;
+    struct buf *b = &c->wbuf;
+    int r = 0;
+
+    if (!(c->flags & CONN_CLOSE_ASAP)) {
+        if (m->pattern) {
+            r |= resp_add_push(b, 4, c->resp);
+            r |= resp_add_bulk(b, "pmessage", 8);
+            r |= resp_add_bulk(b, m->data, m->plen);
+        } else {
+            r |= resp_add_push(b, 3, c->resp);
+            r |= resp_add_bulk(b, "message", 7);
+        }
+        r |= resp_add_bulk(b, m->data + m->plen, m->clen);
+        r |= resp_add_bulk(b, m->data + m->plen + m->clen, m->mlen);
+        reply_check(c, r);
+        size_t pend = conn_pending(c);
+        long long hard = cfg.cobl[2][0], soft = cfg.cobl[2][1], secs = cfg.cobl[2][2];
+        int over = hard > 0 && (long long)pend > hard;
+        if (!over && soft > 0 && (long long)pend > soft) {
+            if (!c->obl_soft_ms)
+                c->obl_soft_ms = c->w->now_ms ? c->w->now_ms : 1;
+            else if (c->w->now_ms - c->obl_soft_ms > secs * 1000)
+                over = 1;
+        } else if (c->obl_soft_ms) {
+            c->obl_soft_ms = 0;
+        }
+        if (over) {
+            log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
+                     "buffer limits.", (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_ASAP;
+        }
+    }
+    msg_release(m);
+}
+
+/* ---- PUBSUB ---- */
+
+static void pubsub_command(struct conn *c)
+{
+    if (arg_is(c, 1, "channels") || arg_is(c, 1, "shardchannels")) {
+        struct buf out;
+        long n = 0;
+        int shard = arg_is(c, 1, "shardchannels");
+        if (c->argc > 3) {
+            reply_errorf(c, "ERR wrong number of arguments for 'pubsub|%s' command",
+                         shard ? "shardchannels" : "channels");
+            return;
+        }
+        memset(&out, 0, sizeof(out));
+        pthread_mutex_lock(&ps_lock);
+        for (struct ps_entry *e = shard ? NULL : channels.list; e; e = e->lnext) {
+            if (!e->nsubs)
+                continue;
+            if (c->argc == 3 && !util_glob_match(c->argv[2].p, c->argv[2].n, e->name, e->n, 0))
+                continue;
+            if (resp_add_bulk(&out, e->name, e->n)) {
+                c->flags |= CONN_CLOSE_ASAP;
+                break;
+            }
+            n++;
+        }
+        pthread_mutex_unlock(&ps_lock);
+        reply_array(c, n);
+        reply_raw(c, out.data ? out.data : "", buf_len(&out));
+        buf_deinit(&out);
+    } else if (arg_is(c, 1, "numsub") || arg_is(c, 1, "shardnumsub")) {
+        int shard = arg_is(c, 1, "shardnumsub");
+        if (shard)
+            reply_map(c, c->argc - 2);
+        else
+            reply_array(c, (c->argc - 2) * 2);
+        for (int i = 2; i < c->argc; i++) {
+            long n = 0;
+            if (!shard) {
+                pthread_mutex_lock(&ps_lock);
+                struct ps_entry *e = table_find(&channels, c->argv[i].p, c->argv[i].n,
+                                                util_hash(c->argv[i].p, c->argv[i].n));
+                n = e ? e->nsubs : 0;
+                pthread_mutex_unlock(&ps_lock);
+            }
+            reply_bulk(c, c->argv[i].p, c->argv[i].n);
+            reply_int(c, n);
+        }
+    } else if (arg_is(c, 1, "numpat")) {
+        reply_int(c, pubsub_npatterns());
+    } else {
+        reply_array(c, 8);
+        reply_cstr(c, "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+        reply_cstr(c, "CHANNELS [<pattern>]");
+        reply_cstr(c, "    Return the currently active channels matching a <pattern> (default: '*').");
+        reply_cstr(c, "NUMPAT");
+        reply_cstr(c, "    Return number of subscriptions to patterns.");
+        reply_cstr(c, "NUMSUB [<channel> ...]");
+        reply_cstr(c, "    Return the number of subscribers for the specified channels, excluding");
+        reply_cstr(c, "    pattern subscriptions(default: no channels).");
+    }
+}
+
+void pubsub_setup(struct srv *srv)
+{
+    srv->on_deliver = deliver;
+    srv->on_discard = msg_release;
+}
+
+#define PSF (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+static const struct cmd cmds[] = {
+    {"subscribe", subscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to the given channels", NULL},
+    {"psubscribe", psubscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to channels matching the given patterns", NULL},
+    {"unsubscribe", unsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to the given channels", NULL},
+    {"punsubscribe", punsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to channels matching the given patterns", NULL},
+    {"publish", publish_command, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "pubsub", "Post a message to a channel", NULL},
+    {"pubsub", pubsub_command, -2, 0, 0, 0, 0, "pubsub", "A container for Pub/Sub commands",
+     "channels:-2 numpat:2 numsub:-2 shardchannels:-2 shardnumsub:-2 help:2"},
+};
+
+void cmd_pubsub_setup(void)
+{
+    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+}
