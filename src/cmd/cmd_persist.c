@@ -7,6 +7,7 @@
  * without locks (nothing else runs in it), writes temp-<pid>.rdb, fsyncs, renames, reports
  * its copy-on-write size through a pipe and leaves with _exit. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,6 +166,29 @@ static int64_t private_dirty(void)
     return kb * 1024;
 }
 
+/* In the child: close every socket (listeners and clients), so that a client the parent
+ * disconnects during the save sees its connection close at once and a restarted server can
+ * bind the port while an old child still writes. */
+static void close_sockets(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int dfd;
+
+    if (!d)
+        return;
+    dfd = dirfd(d);
+    while ((e = readdir(d))) {
+        struct stat st;
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] == '.' || fd == dfd || fstat(fd, &st) < 0)
+            continue;
+        if (S_ISSOCK(st.st_mode))
+            close(fd);
+    }
+    closedir(d);
+}
+
 static void child_main(struct srv *srv, int wfd, int64_t now)
 {
     char path[2048];
@@ -175,9 +200,7 @@ static void child_main(struct srv *srv, int wfd, int64_t now)
     if (setpriority(PRIO_PROCESS, 0, 10) < 0) {
         /* not fatal */
     }
-    /* the listening sockets must not outlive the parent in the child */
-    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
-        close(srv->workers[0].lfd[i]);
+    close_sockets();
     dump_path(path, sizeof(path));
     rc = rdb_save(srv->store, path, &o, now);
     if (rc == 0) {

@@ -114,6 +114,9 @@ def tc_factory(tmp_path):
     yield start
     for s in started:
         s.stop()
+    for s in started:
+        out = s.output()
+        assert "AddressSanitizer" not in out and "runtime error:" not in out, out[-5000:]
 
 
 @pytest.fixture

@@ -404,3 +404,35 @@ def test_failed_bgsave_sets_misconf(tc_factory, tmp_path):
     r.config_set("dir", str(tmp_path))
     assert r.save()
     r.set("b", 2)
+
+
+def test_client_closed_during_bgsave_sees_eof(tc_factory):
+    """The child keeps no copy of client sockets: a QUIT during BGSAVE closes at once."""
+    tc = tc_factory()
+    r = tc.client()
+    p = r.pipeline(transaction=False)
+    for i in range(300000):
+        p.set("k:%d" % i, "x" * 100)
+        if i % 5000 == 4999:
+            p.execute()
+    p.execute()
+    s = socket.create_connection(("127.0.0.1", tc.port))
+    s.sendall(b"PING\r\n")
+    assert s.recv(100) == b"+PONG\r\n"
+    r.bgsave()
+    s.settimeout(5)
+    t0 = time.time()
+    in_progress = r.info("persistence")["rdb_bgsave_in_progress"]
+    s.sendall(b"QUIT\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(100)
+        if not chunk:
+            break
+        data += chunk
+    elapsed = time.time() - t0
+    still = r.info("persistence")["rdb_bgsave_in_progress"]
+    wait_bgsave(r)
+    assert data == b"+OK\r\n"
+    if in_progress and still:
+        assert elapsed < 1.0
