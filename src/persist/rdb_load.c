@@ -1,0 +1,1015 @@
+/* RDB loader: every encoding Redis 7.0 writes (format: see rdb.h and Redis's rdb.h). */
+#define _GNU_SOURCE
+#include "persist/rdb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "persist/crc64.h"
+#include "persist/lzf.h"
+#include "persist/rdb_int.h"
+#include "store/item.h"
+#include "store/lpack.h"
+#include "store/store.h"
+#include "store/t_hash.h"
+#include "store/t_list.h"
+#include "store/t_set.h"
+#include "store/t_stream.h"
+#include "store/t_zset.h"
+
+struct rd {
+    const unsigned char *p, *end;
+    const char *why; /* set on the first error */
+};
+
+struct rstr {
+    const char *p;
+    size_t n;
+    char *own; /* malloc'd when decompressed */
+    char num[24];
+};
+
+static void rstr_free(struct rstr *s)
+{
+    free(s->own);
+    s->own = NULL;
+}
+
+static int r_fail(struct rd *r, const char *why)
+{
+    if (!r->why)
+        r->why = why;
+    return -1;
+}
+
+static int r_need(struct rd *r, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return r_fail(r, "Unexpected EOF reading RDB file");
+    return 0;
+}
+
+static int r_byte(struct rd *r, unsigned *b)
+{
+    if (r_need(r, 1))
+        return -1;
+    *b = *r->p++;
+    return 0;
+}
+
+/* A length, or (enc set) a special string encoding in *len. */
+static int r_len_enc(struct rd *r, uint64_t *len, int *enc)
+{
+    unsigned b;
+
+    *enc = 0;
+    if (r_byte(r, &b))
+        return -1;
+    switch (b >> 6) {
+    case LEN_6:
+        *len = b & 0x3f;
+        return 0;
+    case LEN_14:
+        if (r_need(r, 1))
+            return -1;
+        *len = ((uint64_t)(b & 0x3f) << 8) | *r->p++;
+        return 0;
+    case LEN_ENCVAL:
+        *enc = 1;
+        *len = b & 0x3f;
+        return 0;
+    }
+    if (b == LEN_32 || b == LEN_64) {
+        int k = b == LEN_32 ? 4 : 8;
+        uint64_t v = 0;
+        if (r_need(r, (size_t)k))
+            return -1;
+        for (int i = 0; i < k; i++)
+            v = (v << 8) | *r->p++;
+        *len = v;
+        return 0;
+    }
+    return r_fail(r, "Unknown length encoding in RDB file");
+}
+
+static int r_len(struct rd *r, uint64_t *len)
+{
+    int enc;
+    if (r_len_enc(r, len, &enc))
+        return -1;
+    if (enc)
+        return r_fail(r, "Unexpected encoded length in RDB file");
+    return 0;
+}
+
+static int r_str(struct rd *r, struct rstr *s)
+{
+    uint64_t len;
+    int enc;
+
+    s->own = NULL;
+    if (r_len_enc(r, &len, &enc))
+        return -1;
+    if (!enc) {
+        if (r_need(r, len))
+            return -1;
+        s->p = (const char *)r->p;
+        s->n = (size_t)len;
+        r->p += len;
+        return 0;
+    }
+    if (len <= ENC_INT32) {
+        int k = 1 << len;
+        int64_t v = 0;
+        if (r_need(r, (size_t)k))
+            return -1;
+        if (k == 1)
+            v = (int8_t)r->p[0];
+        else if (k == 2)
+            v = (int16_t)(r->p[0] | r->p[1] << 8);
+        else
+            v = (int32_t)((uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
+                          (uint32_t)r->p[3] << 24);
+        r->p += k;
+        s->n = (size_t)snprintf(s->num, sizeof(s->num), "%lld", (long long)v);
+        s->p = s->num;
+        return 0;
+    }
+    if (len == ENC_LZF) {
+        uint64_t clen, ulen;
+        if (r_len(r, &clen) || r_len(r, &ulen) || r_need(r, clen))
+            return -1;
+        if (ulen > (1ULL << 32) || ulen == 0)
+            return r_fail(r, "Invalid LZF compressed string");
+        s->own = malloc(ulen);
+        if (!s->own)
+            return r_fail(r, "Out of memory loading RDB");
+        if (lzf_decompress(r->p, clen, s->own, ulen) != ulen) {
+            rstr_free(s);
+            return r_fail(r, "Invalid LZF compressed string");
+        }
+        r->p += clen;
+        s->p = s->own;
+        s->n = (size_t)ulen;
+        return 0;
+    }
+    return r_fail(r, "Unknown RDB string encoding type");
+}
+
+static int r_skip_str(struct rd *r)
+{
+    struct rstr s;
+    if (r_str(r, &s))
+        return -1;
+    rstr_free(&s);
+    return 0;
+}
+
+static int r_u64le(struct rd *r, uint64_t *v)
+{
+    if (r_need(r, 8))
+        return -1;
+    *v = 0;
+    for (int i = 7; i >= 0; i--)
+        *v = (*v << 8) | r->p[i];
+    r->p += 8;
+    return 0;
+}
+
+static int r_double_bin(struct rd *r, double *d)
+{
+    uint64_t u;
+    if (r_u64le(r, &u))
+        return -1;
+    memcpy(d, &u, 8);
+    return 0;
+}
+
+/* The old text double of RDB_TYPE_ZSET. */
+static int r_double_text(struct rd *r, double *d)
+{
+    unsigned n;
+    char buf[256];
+
+    if (r_byte(r, &n))
+        return -1;
+    if (n == 253) {
+        *d = NAN;
+        return 0;
+    }
+    if (n == 254) {
+        *d = INFINITY;
+        return 0;
+    }
+    if (n == 255) {
+        *d = -INFINITY;
+        return 0;
+    }
+    if (r_need(r, n))
+        return -1;
+    memcpy(buf, r->p, n);
+    buf[n] = '\0';
+    r->p += n;
+    *d = strtod(buf, NULL);
+    return 0;
+}
+
+/* ---- listpack and intset blobs ---- */
+
+struct lpr {
+    const unsigned char *p, *end;
+    char num[24];
+};
+
+static int lpr_init(struct lpr *l, const char *blob, size_t n)
+{
+    if (n < 7)
+        return -1;
+    const unsigned char *b = (const unsigned char *)blob;
+    uint32_t tot = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                   (uint32_t)b[3] << 24;
+    if (tot != n || b[n - 1] != 0xff)
+        return -1;
+    l->p = b + 6;
+    l->end = b + n - 1;
+    return 0;
+}
+
+static size_t backlen_size(size_t l)
+{
+    return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+/* The next element as bytes (integers formatted into l->num). 1, 0 at the end, -1 corrupt. */
+static int lpr_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
+{
+    const unsigned char *e = l->p;
+    size_t hdr, len = 0;
+    int64_t v = 0;
+    int in = 1;
+
+    if (e >= l->end)
+        return 0;
+    unsigned b = e[0];
+    size_t avail = (size_t)(l->end - e);
+    if (b < 0x80) {
+        v = b;
+        hdr = 1;
+    } else if ((b & 0xc0) == 0x80) {
+        in = 0;
+        len = b & 0x3f;
+        hdr = 1;
+    } else if ((b & 0xe0) == 0xc0) {
+        if (avail < 2)
+            return -1;
+        uint64_t u = ((uint64_t)(b & 0x1f) << 8) | e[1];
+        v = u >= (1 << 12) ? (int64_t)u - (1 << 13) : (int64_t)u;
+        hdr = 2;
+    } else if ((b & 0xf0) == 0xe0) {
+        if (avail < 2)
+            return -1;
+        in = 0;
+        len = ((size_t)(b & 0x0f) << 8) | e[1];
+        hdr = 2;
+    } else if (b == 0xf0) {
+        if (avail < 5)
+            return -1;
+        in = 0;
+        len = (size_t)e[1] | (size_t)e[2] << 8 | (size_t)e[3] << 16 | (size_t)e[4] << 24;
+        hdr = 5;
+    } else if (b >= 0xf1 && b <= 0xf4) {
+        int k = b == 0xf1 ? 2 : b == 0xf2 ? 3 : b == 0xf3 ? 4 : 8;
+        uint64_t u = 0;
+        if (avail < (size_t)k + 1)
+            return -1;
+        for (int i = k - 1; i >= 0; i--)
+            u = (u << 8) | e[1 + i];
+        if (k < 8 && (u >> (8 * k - 1)) & 1)
+            u |= ~0ULL << (8 * k);
+        v = (int64_t)u;
+        hdr = 1 + (size_t)k;
+    } else {
+        return -1;
+    }
+    size_t body = hdr + (in ? 0 : len);
+    size_t tot = body + backlen_size(body);
+    if (avail < tot)
+        return -1;
+    if (in) {
+        *n = (size_t)snprintf(l->num, sizeof(l->num), "%lld", (long long)v);
+        *p = l->num;
+    } else {
+        *p = (const char *)e + hdr;
+        *n = len;
+    }
+    if (iv)
+        *iv = v;
+    if (isint)
+        *isint = in;
+    l->p = e + tot;
+    return 1;
+}
+
+/* ---- building items ---- */
+
+struct mcmeta {
+    int set;
+    uint32_t flags;
+    uint64_t cas;
+};
+
+static int put_key(struct store *s, int db, const struct rstr *key, int type, const char *v,
+                   size_t vn, void *ptr, int64_t exp, const struct mcmeta *mc)
+{
+    uint8_t bits = 0;
+    struct skey k;
+    struct item *it;
+
+    if (exp)
+        bits |= IT_TTL;
+    if (mc->set && mc->flags)
+        bits |= IT_FLAGS;
+    if (mc->set && mc->cas)
+        bits |= IT_CAS;
+    it = item_create((uint8_t)type, key->p, key->n, type == OBJ_STRING ? vn : sizeof(void *),
+                     bits);
+    if (!it)
+        return -1;
+    if (type == OBJ_STRING)
+        memcpy(item_value(it), v, vn);
+    else
+        memcpy(item_value(it), &ptr, sizeof(ptr));
+    if (exp)
+        item_set_expire_field(it, exp);
+    if (bits & IT_FLAGS)
+        memcpy(item_opt(it, IT_FLAGS), &mc->flags, 4);
+    if (bits & IT_CAS)
+        memcpy(item_opt(it, IT_CAS), &mc->cas, 8);
+    store_key(s, &k, db, key->p, key->n);
+    store_lock(s, k.stripe);
+    if (mc->set && mc->cas > s->stripes[k.stripe].cas)
+        s->stripes[k.stripe].cas = mc->cas;
+    int rc = store_put_locked(s, &k, it);
+    store_unlock(s, k.stripe);
+    return rc;
+}
+
+static void free_value(int type, void *ptr)
+{
+    if (!ptr)
+        return;
+    switch (type) {
+    case OBJ_LIST:
+        tlist_destroy(ptr);
+        break;
+    case OBJ_SET:
+        tset_destroy(ptr);
+        break;
+    case OBJ_HASH:
+        thash_destroy(ptr);
+        break;
+    case OBJ_ZSET:
+        tzset_destroy(ptr);
+        break;
+    case OBJ_STREAM:
+        tstream_destroy(ptr);
+        break;
+    }
+}
+
+static int set_add(struct tset **sp, const char *p, size_t n)
+{
+    if (!*sp && !(*sp = tset_create(p, n)))
+        return -1;
+    return tset_add(*sp, p, n) < 0 ? -1 : 0;
+}
+
+static int zset_add(struct tzset *z, const char *p, size_t n, double sc)
+{
+    int out;
+    double ns;
+    if (isnan(sc))
+        sc = 0;
+    return tzset_add(z, sc, p, n, 0, &out, &ns) < 0 ? -1 : 0;
+}
+
+static int r_raw_id(struct rd *r, struct sid *id)
+{
+    if (r_need(r, 16))
+        return -1;
+    id->ms = id->seq = 0;
+    for (int i = 0; i < 8; i++) {
+        id->ms = (id->ms << 8) | r->p[i];
+        id->seq = (id->seq << 8) | r->p[8 + i];
+    }
+    r->p += 16;
+    return 0;
+}
+
+static int lpr_int(struct lpr *l, int64_t *v)
+{
+    const char *p;
+    size_t n;
+    int isint;
+    long long x;
+
+    if (lpr_next(l, &p, &n, v, &isint) != 1)
+        return -1;
+    if (!isint) {
+        if (!util_str2ll(p, n, &x))
+            return -1;
+        *v = x;
+    }
+    return 0;
+}
+
+/* One stream node (a listpack) appended to s. */
+static int r_stream_node(struct tstream *s, const struct sid *master, const char *blob, size_t bn)
+{
+    struct lpr l, mf, e;
+    int64_t count, deleted, nmaster, v;
+    const char *p;
+    size_t n;
+
+    if (lpr_init(&l, blob, bn) || lpr_int(&l, &count) || lpr_int(&l, &deleted) ||
+        lpr_int(&l, &nmaster) || nmaster < 0)
+        return -1;
+    mf = l;
+    for (int64_t i = 0; i < nmaster; i++)
+        if (lpr_next(&l, &p, &n, NULL, NULL) != 1)
+            return -1;
+    if (lpr_int(&l, &v)) /* master terminator */
+        return -1;
+    for (int64_t i = 0; i < count + deleted; i++) {
+        int64_t flags, dms, dseq, nf;
+        struct sid id;
+        size_t fbytes = 0;
+        if (lpr_int(&l, &flags) || lpr_int(&l, &dms) || lpr_int(&l, &dseq))
+            return -1;
+        id.ms = master->ms + (uint64_t)dms;
+        id.seq = master->seq + (uint64_t)dseq;
+        int same = (flags & 2) != 0;
+        if (same) {
+            nf = nmaster;
+        } else if (lpr_int(&l, &nf) || nf < 0) {
+            return -1;
+        }
+        /* pass 1: sizes */
+        e = l;
+        struct lpr f = mf;
+        for (int64_t j = 0; j < nf; j++) {
+            if (same) {
+                if (lpr_next(&f, &p, &n, NULL, NULL) != 1)
+                    return -1;
+                fbytes += sfield_size(n);
+            } else {
+                if (lpr_next(&e, &p, &n, NULL, NULL) != 1)
+                    return -1;
+                fbytes += sfield_size(n);
+            }
+            if (lpr_next(&e, &p, &n, NULL, NULL) != 1)
+                return -1;
+            fbytes += sfield_size(n);
+        }
+        if (!(flags & 1)) {
+            if (s->len && sid_cmp(&id, &s->last_id) <= 0)
+                return -1;
+            unsigned char *w = tstream_append(s, &id, (uint32_t)nf, fbytes);
+            if (!w)
+                return -1;
+            /* pass 2: copy */
+            e = l;
+            f = mf;
+            for (int64_t j = 0; j < nf; j++) {
+                lpr_next(same ? &f : &e, &p, &n, NULL, NULL);
+                w = sfield_put(w, p, n);
+                lpr_next(&e, &p, &n, NULL, NULL);
+                w = sfield_put(w, p, n);
+            }
+        }
+        l = e;
+        if (lpr_int(&l, &v)) /* lp-count */
+            return -1;
+    }
+    return 0;
+}
+
+static int r_stream(struct rd *r, unsigned t, void **ptr)
+{
+    struct tstream *s = tstream_create();
+    uint64_t nodes, len, a, b, ngroups;
+    struct sid last, maxdel = {0, 0};
+    uint64_t added = 0;
+
+    if (!s)
+        return r_fail(r, "Out of memory loading RDB");
+    *ptr = s;
+    if (r_len(r, &nodes))
+        return -1;
+    for (uint64_t i = 0; i < nodes; i++) {
+        struct rstr k, blob;
+        struct sid master = {0, 0};
+        if (r_str(r, &k))
+            return -1;
+        if (k.n != 16) {
+            rstr_free(&k);
+            return r_fail(r, "Stream node key entry is not the size of a stream ID");
+        }
+        for (int j = 0; j < 8; j++) {
+            master.ms = (master.ms << 8) | (unsigned char)k.p[j];
+            master.seq = (master.seq << 8) | (unsigned char)k.p[8 + j];
+        }
+        rstr_free(&k);
+        if (r_str(r, &blob))
+            return -1;
+        int rc = r_stream_node(s, &master, blob.p, blob.n);
+        rstr_free(&blob);
+        if (rc)
+            return r_fail(r, "Corrupt stream listpack in RDB");
+    }
+    if (r_len(r, &len) || r_len(r, &last.ms) || r_len(r, &last.seq))
+        return -1;
+    if (t >= T_STREAM_LISTPACKS_2) {
+        if (r_len(r, &a) || r_len(r, &b) || r_len(r, &maxdel.ms) || r_len(r, &maxdel.seq) ||
+            r_len(r, &added))
+            return -1;
+    } else {
+        added = len;
+    }
+    if (r_len(r, &ngroups))
+        return -1;
+    if (ngroups)
+        log_warn("RDB: dropping %llu consumer group(s) of a stream (not supported)",
+                 (unsigned long long)ngroups);
+    for (uint64_t g = 0; g < ngroups; g++) {
+        uint64_t npel, ncons, x;
+        struct sid id;
+        if (r_skip_str(r) || r_len(r, &x) || r_len(r, &x))
+            return -1;
+        if (t >= T_STREAM_LISTPACKS_2 && r_len(r, &x))
+            return -1;
+        if (r_len(r, &npel))
+            return -1;
+        for (uint64_t j = 0; j < npel; j++)
+            if (r_raw_id(r, &id) || r_u64le(r, &x) || r_len(r, &x))
+                return -1;
+        if (r_len(r, &ncons))
+            return -1;
+        for (uint64_t j = 0; j < ncons; j++) {
+            if (r_skip_str(r) || r_u64le(r, &x))
+                return -1;
+            if (t >= T_STREAM_LISTPACKS_3 && r_u64le(r, &x))
+                return -1;
+            if (r_len(r, &npel))
+                return -1;
+            for (uint64_t k = 0; k < npel; k++)
+                if (r_raw_id(r, &id))
+                    return -1;
+        }
+    }
+    if (s->len != len)
+        return r_fail(r, "Stream length does not match its entries");
+    s->last_id = last;
+    s->max_deleted_id = maxdel;
+    s->entries_added = added;
+    return 0;
+}
+
+/* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
+static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
+{
+    uint64_t len;
+    struct rstr a, b;
+    struct lpr lp;
+    const char *p, *q;
+    size_t n, m;
+
+    *ptr = NULL;
+    switch (t) {
+    case T_STRING:
+        *otype = OBJ_STRING;
+        return r_str(r, str);
+    case T_LIST: {
+        struct tlist *l = tlist_create();
+        *otype = OBJ_LIST;
+        if (!l || r_len(r, &len))
+            goto fail_list;
+        *ptr = l;
+        for (uint64_t i = 0; i < len; i++) {
+            if (r_str(r, &a))
+                return -1;
+            int rc = tlist_push(l, 1, a.p, a.n);
+            rstr_free(&a);
+            if (rc)
+                return r_fail(r, "Out of memory loading RDB");
+        }
+        return 0;
+    fail_list:
+        if (l)
+            tlist_destroy(l);
+        return r_fail(r, "Out of memory loading RDB");
+    }
+    case T_LIST_QUICKLIST_2: {
+        struct tlist *l = tlist_create();
+        *otype = OBJ_LIST;
+        if (!l)
+            return r_fail(r, "Out of memory loading RDB");
+        *ptr = l;
+        if (r_len(r, &len))
+            return -1;
+        for (uint64_t i = 0; i < len; i++) {
+            uint64_t container;
+            if (r_len(r, &container) || r_str(r, &a))
+                return -1;
+            if (container == 1) { /* PLAIN: one element */
+                int rc = tlist_push(l, 1, a.p, a.n);
+                rstr_free(&a);
+                if (rc)
+                    return r_fail(r, "Out of memory loading RDB");
+                continue;
+            }
+            if (lpr_init(&lp, a.p, a.n)) {
+                rstr_free(&a);
+                return r_fail(r, "Corrupt listpack in RDB");
+            }
+            int k;
+            while ((k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
+                if (tlist_push(l, 1, p, n)) {
+                    rstr_free(&a);
+                    return r_fail(r, "Out of memory loading RDB");
+                }
+            }
+            rstr_free(&a);
+            if (k < 0)
+                return r_fail(r, "Corrupt listpack in RDB");
+        }
+        return 0;
+    }
+    case T_SET: {
+        struct tset *s = NULL;
+        *otype = OBJ_SET;
+        if (r_len(r, &len))
+            return -1;
+        for (uint64_t i = 0; i < len; i++) {
+            if (r_str(r, &a))
+                return -1;
+            int rc = set_add(&s, a.p, a.n);
+            *ptr = s;
+            rstr_free(&a);
+            if (rc)
+                return r_fail(r, "Out of memory loading RDB");
+        }
+        *ptr = s;
+        return 0;
+    }
+    case T_SET_INTSET: {
+        struct tset *s = NULL;
+        *otype = OBJ_SET;
+        if (r_str(r, &a))
+            return -1;
+        const unsigned char *u = (const unsigned char *)a.p;
+        uint32_t w = 0, cnt = 0;
+        if (a.n >= 8) {
+            w = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+            cnt = (uint32_t)u[4] | (uint32_t)u[5] << 8 | (uint32_t)u[6] << 16 |
+                  (uint32_t)u[7] << 24;
+        }
+        if ((w != 2 && w != 4 && w != 8) || a.n != 8 + (size_t)w * cnt) {
+            rstr_free(&a);
+            return r_fail(r, "Corrupt intset in RDB");
+        }
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint64_t v = 0;
+            const unsigned char *e = u + 8 + (size_t)i * w;
+            for (int j = (int)w - 1; j >= 0; j--)
+                v = (v << 8) | e[j];
+            if (w < 8 && (v >> (8 * w - 1)) & 1)
+                v |= ~0ULL << (8 * w);
+            char num[24];
+            int k = snprintf(num, sizeof(num), "%lld", (long long)(int64_t)v);
+            int rc = set_add(&s, num, (size_t)k);
+            *ptr = s;
+            if (rc) {
+                rstr_free(&a);
+                return r_fail(r, "Out of memory loading RDB");
+            }
+        }
+        rstr_free(&a);
+        return 0;
+    }
+    case T_SET_LISTPACK:
+    case T_HASH_LISTPACK:
+    case T_ZSET_LISTPACK: {
+        void *o = NULL;
+        *otype = t == T_SET_LISTPACK ? OBJ_SET : t == T_HASH_LISTPACK ? OBJ_HASH : OBJ_ZSET;
+        if (r_str(r, &a))
+            return -1;
+        if (lpr_init(&lp, a.p, a.n)) {
+            rstr_free(&a);
+            return r_fail(r, "Corrupt listpack in RDB");
+        }
+        if (t == T_HASH_LISTPACK)
+            o = thash_create();
+        else if (t == T_ZSET_LISTPACK)
+            o = tzset_create(0, 0);
+        if (t != T_SET_LISTPACK && !o) {
+            rstr_free(&a);
+            return r_fail(r, "Out of memory loading RDB");
+        }
+        *ptr = o;
+        int k, rc = 0;
+        while (rc == 0 && (k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
+            if (t == T_SET_LISTPACK) {
+                struct tset *s = o;
+                rc = set_add(&s, p, n);
+                *ptr = o = s;
+                continue;
+            }
+            char key[64];
+            const char *kp = p;
+            /* the first element may be formatted into lp.num, which the next call reuses */
+            if (kp == lp.num) {
+                memcpy(key, p, n);
+                kp = key;
+            }
+            k = lpr_next(&lp, &q, &m, NULL, NULL);
+            if (k != 1) {
+                rstr_free(&a);
+                return r_fail(r, "Corrupt listpack in RDB");
+            }
+            if (t == T_HASH_LISTPACK) {
+                rc = thash_set(o, kp, n, q, m) < 0 ? -1 : 0;
+            } else {
+                char num[64];
+                size_t c = m < sizeof(num) - 1 ? m : sizeof(num) - 1;
+                memcpy(num, q, c);
+                num[c] = '\0';
+                rc = zset_add(o, kp, n, strtod(num, NULL));
+            }
+        }
+        rstr_free(&a);
+        if (rc)
+            return r_fail(r, "Out of memory loading RDB");
+        if (k < 0)
+            return r_fail(r, "Corrupt listpack in RDB");
+        return 0;
+    }
+    case T_HASH: {
+        struct thash *h = thash_create();
+        *otype = OBJ_HASH;
+        if (!h)
+            return r_fail(r, "Out of memory loading RDB");
+        *ptr = h;
+        if (r_len(r, &len))
+            return -1;
+        for (uint64_t i = 0; i < len; i++) {
+            if (r_str(r, &a))
+                return -1;
+            if (r_str(r, &b)) {
+                rstr_free(&a);
+                return -1;
+            }
+            thash_convert_for(h, a.n > b.n ? a.n : b.n);
+            int rc = thash_set(h, a.p, a.n, b.p, b.n);
+            rstr_free(&a);
+            rstr_free(&b);
+            if (rc < 0)
+                return r_fail(r, "Out of memory loading RDB");
+        }
+        return 0;
+    }
+    case T_ZSET:
+    case T_ZSET_2: {
+        struct tzset *z;
+        *otype = OBJ_ZSET;
+        if (r_len(r, &len))
+            return -1;
+        z = tzset_create(len, 0);
+        if (!z)
+            return r_fail(r, "Out of memory loading RDB");
+        *ptr = z;
+        for (uint64_t i = 0; i < len; i++) {
+            double sc;
+            if (r_str(r, &a))
+                return -1;
+            if (t == T_ZSET_2 ? r_double_bin(r, &sc) : r_double_text(r, &sc)) {
+                rstr_free(&a);
+                return -1;
+            }
+            int rc = zset_add(z, a.p, a.n, sc);
+            rstr_free(&a);
+            if (rc)
+                return r_fail(r, "Out of memory loading RDB");
+        }
+        return 0;
+    }
+    case T_STREAM_LISTPACKS:
+    case T_STREAM_LISTPACKS_2:
+    case T_STREAM_LISTPACKS_3:
+        *otype = OBJ_STREAM;
+        return r_stream(r, t, ptr);
+    }
+    return r_fail(r, "Unsupported RDB object type (ziplist encodings of Redis < 7 or modules)");
+}
+
+int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
+             char *err, size_t errcap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    void *map = NULL;
+    struct rd r = {0};
+    struct mcmeta mc = {0};
+    int db = 0, rc = -1;
+    int64_t exp = 0;
+
+    memset(info, 0, sizeof(*info));
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 1;
+        snprintf(err, errcap, "%s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) < 0) {
+        snprintf(err, errcap, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (st.st_size > 0) {
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            snprintf(err, errcap, "%s", strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    close(fd);
+    r.p = map;
+    r.end = r.p + st.st_size;
+    if (st.st_size < 9 || memcmp(r.p, "REDIS", 5) != 0) {
+        snprintf(err, errcap, "Wrong signature trying to load DB from file");
+        goto out_unmap;
+    }
+    {
+        char v[5];
+        memcpy(v, r.p + 5, 4);
+        v[4] = '\0';
+        info->version = atoi(v);
+        if (info->version < 1 || info->version > 11) {
+            snprintf(err, errcap, "Can't handle RDB format version %d", info->version);
+            goto out_unmap;
+        }
+    }
+    /* the trailer: CRC64 of everything before it, 0 when the writer had rdbchecksum off */
+    if (info->version >= 5 && st.st_size >= 9 + 9) {
+        const unsigned char *t = r.end - 8;
+        uint64_t want = 0;
+        for (int i = 7; i >= 0; i--)
+            want = (want << 8) | t[i];
+        if (want != 0 && crc64(0, r.p, (size_t)st.st_size - 8) != want) {
+            snprintf(err, errcap, "Wrong RDB checksum. Aborting now.");
+            goto out_unmap;
+        }
+        r.end -= 8;
+    }
+    r.p += 9;
+    for (;;) {
+        unsigned t;
+        struct rstr key, str = {0};
+        void *ptr = NULL;
+        int otype = OBJ_STRING;
+
+        if (r_byte(&r, &t))
+            break;
+        if (t == OP_EOF) {
+            rc = 0;
+            break;
+        }
+        if (t == OP_EXPIRETIME_MS) {
+            uint64_t v;
+            if (r_u64le(&r, &v))
+                break;
+            exp = (int64_t)v;
+            continue;
+        }
+        if (t == OP_EXPIRETIME) {
+            if (r_need(&r, 4))
+                break;
+            exp = (int64_t)((uint32_t)r.p[0] | (uint32_t)r.p[1] << 8 | (uint32_t)r.p[2] << 16 |
+                            (uint32_t)r.p[3] << 24) *
+                  1000;
+            r.p += 4;
+            continue;
+        }
+        if (t == OP_FREQ) {
+            unsigned b;
+            if (r_byte(&r, &b))
+                break;
+            continue;
+        }
+        if (t == OP_IDLE) {
+            uint64_t v;
+            if (r_len(&r, &v))
+                break;
+            continue;
+        }
+        if (t == OP_SELECTDB) {
+            uint64_t v;
+            if (r_len(&r, &v))
+                break;
+            if (v >= (uint64_t)s->ndb) {
+                snprintf(err, errcap, "FATAL: Data file was created with a Redis server "
+                         "configured to handle more than %d databases. Exiting", s->ndb);
+                goto out_unmap;
+            }
+            db = (int)v;
+            continue;
+        }
+        if (t == OP_RESIZEDB) {
+            uint64_t a, b;
+            if (r_len(&r, &a) || r_len(&r, &b))
+                break;
+            continue;
+        }
+        if (t == OP_AUX) {
+            struct rstr k, v;
+            if (r_str(&r, &k))
+                break;
+            if (r_str(&r, &v)) {
+                rstr_free(&k);
+                break;
+            }
+            if (k.n == strlen(MCMETA_AUX) && memcmp(k.p, MCMETA_AUX, k.n) == 0) {
+                char buf[64];
+                size_t c = v.n < sizeof(buf) - 1 ? v.n : sizeof(buf) - 1;
+                unsigned long long fl = 0, cas = 0;
+                memcpy(buf, v.p, c);
+                buf[c] = '\0';
+                if (sscanf(buf, "%llu %llu", &fl, &cas) == 2) {
+                    mc.set = 1;
+                    mc.flags = (uint32_t)fl;
+                    mc.cas = cas;
+                }
+            }
+            rstr_free(&k);
+            rstr_free(&v);
+            continue;
+        }
+        if (t == OP_FUNCTION2) {
+            log_warn("RDB: skipping a function library (functions are not supported)");
+            if (r_skip_str(&r))
+                break;
+            continue;
+        }
+        if (t == OP_MODULE_AUX || t == OP_FUNCTION_PRE_GA || t == T_MODULE || t == T_MODULE_2) {
+            r_fail(&r, "RDB file holds module data or pre-GA functions (not supported)");
+            break;
+        }
+        /* a key */
+        if (r_str(&r, &key))
+            break;
+        if (r_value(&r, t, &otype, &ptr, &str)) {
+            free_value(otype, ptr);
+            rstr_free(&key);
+            break;
+        }
+        if (exp && exp <= now) {
+            info->expired++;
+            free_value(otype, ptr);
+        } else if (otype != OBJ_STRING && !ptr) {
+            free_value(otype, ptr); /* an empty collection: nothing to keep */
+        } else if (put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) {
+            rstr_free(&key);
+            rstr_free(&str);
+            r_fail(&r, "Out of memory loading RDB");
+            break;
+        } else if (++info->keys % 1000000 == 0) {
+            log_notice("Loading RDB: %llu keys, %.0f%% of the file",
+                       (unsigned long long)info->keys,
+                       100.0 * (double)(r.p - (const unsigned char *)map) / (double)st.st_size);
+        }
+        rstr_free(&key);
+        rstr_free(&str);
+        exp = 0;
+        mc.set = 0;
+    }
+    if (rc && r.why)
+        snprintf(err, errcap, "%s", r.why);
+    else if (rc)
+        snprintf(err, errcap, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
+out_unmap:
+    if (map)
+        munmap(map, (size_t)st.st_size);
+    return rc;
+}
