@@ -14,6 +14,7 @@
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
+#include "store/slab.h"
 #include "core/log.h"
 
 #define TC_VERSION "7.0.15"
@@ -217,6 +218,7 @@ static void info_command(struct conn *c)
             P("used_memory_dataset_perc:%.2f%%\r\n", used ? 100.0 * (double)dataset / (double)used : 0.0);
             P("used_memory_overhead:%lld\r\n", (long long)used - (long long)dataset);
             P("allocator_allocated:%zu\r\n", as.allocated);
+            P("item_slabs:%zu\r\n", slab_bytes());
             P("allocator_active:%zu\r\n", as.active);
             P("allocator_resident:%zu\r\n", as.resident);
             P("allocator_retained:%zu\r\n", as.retained);

@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "store/evict.h"
+#include "store/slab.h"
 #include "store/store.h"
 
 #define READ_CHUNK 16384
@@ -513,7 +514,7 @@ static void tick(struct worker *w)
         atomic_store_explicit(&store_lfu_minutes, (uint32_t)(w->now_ms / 60000) & 0xffffff,
                               memory_order_relaxed);
         alloc_stats(&as);
-        store_measure_overhead((int64_t)as.allocated);
+        store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
         if (srv->on_tick0)
             srv->on_tick0(w);
     }

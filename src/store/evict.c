@@ -114,15 +114,26 @@ static uint64_t score(struct item *it, int policy)
     }
 }
 
-/* Evict the best of maxmemory-samples random candidates of one stripe. Returns 1 if a key
- * was evicted. */
-static int evict_from_stripe(struct store *s, uint32_t si, int policy, int volatile_only)
+/* One eviction candidate, copied out of its stripe so several stripes can be sampled. */
+struct cand {
+    int found;
+    uint64_t score;
+    uint32_t stripe;
+    int db;
+    size_t klen;
+    char *key;      /* the thread's candidate buffer */
+};
+
+static _Thread_local char *cand_buf;
+static _Thread_local size_t cand_cap;
+
+/* Sample one random item of stripe si (locked here) and keep it in best if it scores higher.
+ * Returns 1 when the stripe had a candidate. */
+static int sample_stripe(struct store *s, uint32_t si, int policy, int volatile_only,
+                         struct cand *best)
 {
     struct stripe *st = &s->stripes[si];
-    struct item *best = NULL;
-    uint64_t best_score = 0;
-    int best_db = 0, samples = cfg.maxmemory_samples;
-    int dbs[64], ndbs = 0;
+    int dbs[64], ndbs = 0, got = 0;
 
     for (int d = 0; d < s->ndb && ndbs < 64; d++) {
         struct ht *t = &st->db[d];
@@ -132,43 +143,76 @@ static int evict_from_stripe(struct store *s, uint32_t si, int policy, int volat
     if (!ndbs)
         return 0;
     store_lock(s, si);
-    for (int n = 0; n < samples; n++) {
-        int d = dbs[rng() % (uint64_t)ndbs];
-        struct ht *t = &st->db[d];
-        uint32_t size = ht_size(t), i;
-        if (!t->count || (volatile_only && !t->nvolatile))
+    int d = dbs[rng() % (uint64_t)ndbs];
+    struct ht *t = &st->db[d];
+    uint32_t size = ht_size(t), i = size ? ht_reduce(t, (uint32_t)rng()) : 0;
+    for (uint32_t probe = 0; probe < size && t->count; probe++, i = ht_next(t, i)) {
+        struct item *it;
+        if (!t->slots[i])
             continue;
-        i = ht_reduce(t, (uint32_t)rng());
-        for (uint32_t probe = 0; probe < size; probe++, i = ht_next(t, i)) {
-            struct item *it;
-            if (!t->slots[i])
-                continue;
-            it = ht_slot_item(t->slots[i]);
-            if (volatile_only && !item_expire(it))
-                continue;
+        it = ht_slot_item(t->slots[i]);
+        if (volatile_only && !item_expire(it))
+            continue;
+        got = 1;
+        if (item_klen(it) > cand_cap) {
+            char *nb = realloc(cand_buf, item_klen(it));
+            if (!nb)
+                break;
+            cand_buf = nb;
+            cand_cap = item_klen(it);
+            best->key = cand_buf;
+        }
+        {
             uint64_t sc = score(it, policy);
-            if (!best || sc > best_score) {
-                best = it;
-                best_score = sc;
-                best_db = d;
+            if (!best->found || sc > best->score) {
+                best->found = 1;
+                best->score = sc;
+                best->stripe = si;
+                best->db = d;
+                best->klen = item_klen(it);
+                memcpy(best->key, item_key(it), best->klen);
             }
-            break;
         }
-    }
-    if (best) {
-        struct skey k;
-        struct item *gone;
-        store_key(s, &k, best_db, item_key(best), item_klen(best));
-        gone = store_unlink_locked(s, &k, 0);
-        if (gone) {
-            st->evicted++;
-            if (!(gone->enc & ITEM_FETCHED))
-                st->evicted_unfetched++;
-            item_release(gone);
-        }
+        break;
     }
     store_unlock(s, si);
-    return best != NULL;
+    return got;
+}
+
+/* Evict the best of maxmemory-samples candidates drawn from random stripes (one per stripe,
+ * like Redis sampling the whole keyspace). Returns 1 if a key was evicted. */
+static int evict_one(struct store *s, int policy, int volatile_only)
+{
+    struct cand best;
+    int samples = cfg.maxmemory_samples, drawn = 0;
+    uint32_t si = (uint32_t)rng() & s->mask;
+
+    best.found = 0;
+    best.score = 0;
+    best.key = cand_buf;
+    /* walk from a random stripe: empty stripes are skipped cheaply, so a sparse keyspace
+     * (or few volatile keys) is still found */
+    for (uint32_t n = 0; n < s->nstripes && drawn < samples; n++) {
+        if (sample_stripe(s, si, policy, volatile_only, &best))
+            drawn++;
+        si = drawn && n < 64 ? (uint32_t)rng() & s->mask : (si + 1) & s->mask;
+    }
+    if (!best.found)
+        return 0;
+    struct stripe *st = &s->stripes[best.stripe];
+    struct skey k;
+    struct item *gone;
+    store_key(s, &k, best.db, best.key, best.klen);
+    store_lock(s, k.stripe);
+    gone = store_unlink_locked(s, &k, 0);
+    if (gone) {
+        st->evicted++;
+        if (!(gone->enc & ITEM_FETCHED))
+            st->evicted_unfetched++;
+        item_release(gone);
+    }
+    store_unlock(s, k.stripe);
+    return 1;
 }
 
 int store_make_room(struct store *s)
@@ -186,12 +230,7 @@ int store_make_room(struct store *s)
      * thread and the overhead is sampled, so aim under the line rather than on it. */
     long long target = max - (max / 100 < 1024 * 1024 ? max / 100 : 1024 * 1024);
     for (int evicted = 0; store_used_for_limit() > target; evicted++) {
-        uint32_t start = (uint32_t)rng() & s->mask, n;
-        /* a random stripe first; if it has nothing to evict, the next ones */
-        for (n = 0; n < s->nstripes; n++)
-            if (evict_from_stripe(s, (start + n) & s->mask, policy, volatile_only))
-                break;
-        if (n == s->nstripes)
+        if (!evict_one(s, policy, volatile_only))
             return -1;
         if (evicted > 100000)
             break; /* bound the work of one command; the next write continues */

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "store/item.h"
+#include "store/slab.h"
 
 #include <malloc.h>
 #include <stdatomic.h>
@@ -35,7 +36,18 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     if (vlen >= ITEM_REF_MIN)
         bits |= IT_REF;
     opt = item_opt_size[bits];
-    it = malloc(sizeof(*it) + opt + klen + vlen);
+    size_t total = sizeof(*it) + opt + klen + vlen;
+#ifndef TC_NO_SLAB
+    if (total >= SLAB_MIN && total <= SLAB_MAX) {
+#else
+    /* sanitizer builds: every item is its own allocation so ASan sees each one */
+    if (0) {
+#endif
+        it = slab_alloc(total);
+        bits |= IT_SLAB;
+    } else {
+        it = malloc(total);
+    }
     if (!it)
         return NULL;
     it->lru = 0;
@@ -81,6 +93,8 @@ struct item *item_recreate(struct item *it, uint8_t bits)
 
 size_t item_alloc_size(struct item *it)
 {
+    if (it->bits & IT_SLAB)
+        return slab_round(item_total_size(it));
     return malloc_usable_size(it);
 }
 
@@ -107,7 +121,10 @@ void item_release(struct item *it)
     }
     if (it->type != OBJ_STRING && destructors[it->type & 7])
         destructors[it->type & 7](item_ptr(it));
-    free(it);
+    if (it->bits & IT_SLAB)
+        slab_free(it, item_total_size(it));
+    else
+        free(it);
 }
 
 int item_writable(struct item *it)

@@ -27,6 +27,7 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
 #define IT_MC_WON 0x40   /* a recache token (mg W) was handed out: others see Z */
 #define IT_MC_MASK (IT_MC_STALE | IT_MC_WON)
+#define IT_SLAB 0x80     /* allocated from src/store/slab.c, not malloc */
 
 /* Values at least this large are refcounted and written to sockets without a copy. */
 #define ITEM_REF_MIN 16384
@@ -133,6 +134,11 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 struct item *item_recreate(struct item *it, uint8_t bits);
 /* Usable size of the allocation (what memory accounting counts). */
 size_t item_alloc_size(struct item *it);
+/* Bytes of header, optional fields, key and value (what was asked of the allocator). */
+static inline size_t item_total_size(struct item *it)
+{
+    return sizeof(*it) + item_opt_size[it->bits & IT_OPT_MASK] + item_klen(it) + it->vlen;
+}
 /* Drop one reference (or free when not refcounted); frees the value structure of non-string
  * types through the destructor table. */
 void item_release(struct item *it);

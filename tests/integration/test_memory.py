@@ -215,3 +215,12 @@ def test_million_keys_with_ttl_reclaimed_without_traffic(limited):
     used = info(r, "memory")["used_memory"]
     assert used < base + 4 * MB, (base, used)
     assert info(r, "stats")["expired_keys"] >= 900_000
+
+
+def test_eviction_with_long_keys(limited):
+    srv = limited("allkeys-lru", "8mb")
+    r = srv.client()
+    p = Pipe(srv.port)
+    assert p.fill(b"k" * 600, 20_000, 500) == []  # 600-byte key prefixes
+    p.close()
+    assert info(r, "stats")["evicted_keys"] > 0
