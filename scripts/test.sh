@@ -39,4 +39,7 @@ if [ -d tests/types ]; then
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TYPES_BENCH_N=2000 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
 fi
+echo "== fuzzers (libFuzzer, 30 s per target) =="
+./scripts/build.sh fuzz >/dev/null
+tests/fuzz/run.sh build-fuzz 30
 echo "ALL TESTS PASSED"
