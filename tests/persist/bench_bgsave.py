@@ -94,6 +94,10 @@ def main():
         print("probe SET latency during: p50=%.3fms p99=%.3fms max(p100)=%.3fms (n=%d)" % (
             during[len(during) // 2] * 1e3, during[int(len(during) * .99)] * 1e3,
             during[-1] * 1e3, len(during)))
+        worst = sorted(((l, t) for t, l in lat if marks["start"] - 0.01 <= t <= marks["end"]),
+                       reverse=True)[:5]
+        print("worst stalls during the save (ms, at s after BGSAVE): " + ", ".join(
+            "%.1f@%.2f" % (l * 1e3, t - marks["start"]) for l, t in worst))
     finally:
         tc.stop()
 
