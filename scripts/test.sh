@@ -18,7 +18,7 @@ ctest --test-dir build-asan --output-on-failure -j2
 
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
-for suite in tests/mc tests/types; do
+for suite in tests/mc tests/types tests/persist; do
     if [ -d "$suite" ]; then
         echo "== $suite (release build) =="
         TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider "$suite"
@@ -38,6 +38,11 @@ if [ -d tests/types ]; then
     echo "== tests/types under ASan+UBSan =="
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TYPES_BENCH_N=2000 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
+fi
+if [ -d tests/persist ]; then
+    echo "== tests/persist under ASan+UBSan =="
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
 fi
 echo "== fuzzers (libFuzzer, 30 s per target) =="
 ./scripts/build.sh fuzz >/dev/null
