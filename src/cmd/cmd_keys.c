@@ -455,7 +455,7 @@ static void scan_command(struct conn *c)
         reply_error(c, "ERR invalid cursor");
         return;
     }
-    for (int i = 2; i < c->argc; i++) {
+    for (int i = 2; i < c->argc; i += 2) {
         if (i + 1 >= c->argc) {
             reply_error(c, ERR_SYNTAX);
             return;
@@ -476,7 +476,6 @@ static void scan_command(struct conn *c)
             reply_error(c, ERR_SYNTAX);
             return;
         }
-        i++;
     }
     /* The cursor is a stripe index; each stripe is visited whole under its lock, so every key
      * present for the whole scan is returned. Visiting at least count slots worth of keys per
