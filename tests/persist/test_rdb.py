@@ -439,3 +439,68 @@ def test_client_closed_during_bgsave_sees_eof(tc_factory):
     assert data == b"+OK\r\n"
     if in_progress and still:
         assert elapsed < 1.0
+
+
+def child_pids(pid):
+    """Children of every thread of pid (the fork happens on a worker thread)."""
+    kids = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                kids += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def test_killed_bgsave_child(tc_factory):
+    """A BGSAVE child killed mid-save: status err, temp file removed, the old dump intact,
+    and the next save works."""
+    tc = tc_factory()
+    r = tc.client()
+    r.set("first", "1")
+    r.save()
+    good = open(tc.dump, "rb").read()
+    p = r.pipeline(transaction=False)
+    for i in range(400000):
+        p.set("k:%d" % i, "x" * 100)
+        if i % 5000 == 4999:
+            p.execute()
+    p.execute()
+    r.bgsave()
+    kids = []
+    deadline = time.time() + 5
+    while not kids and time.time() < deadline:
+        kids = child_pids(tc.proc.pid)
+    if not kids or not r.info("persistence")["rdb_bgsave_in_progress"]:
+        wait_bgsave(r)
+        pytest.skip("the save finished before it could be killed")
+    os.kill(kids[0], signal.SIGKILL)
+    info = wait_bgsave(r)
+    assert info["rdb_last_bgsave_status"] == "err"
+    assert not [f for f in os.listdir(tc.dir) if f.startswith("temp-")]
+    assert open(tc.dump, "rb").read() == good
+    assert r.save()
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    check_rdb(tc.dump)
+
+
+def test_sigterm_during_bgsave(tc_factory):
+    """SIGTERM while a child saves: the child is stopped and the final save (save rules set)
+    has everything."""
+    tc = tc_factory("--save", "3600 1000000000")
+    r = tc.client()
+    p = r.pipeline(transaction=False)
+    for i in range(200000):
+        p.set("k:%d" % i, "x" * 100)
+        if i % 5000 == 4999:
+            p.execute()
+    p.execute()
+    r.bgsave()
+    r.set("last", "write")
+    assert tc.stop() == 0
+    assert not [f for f in os.listdir(tc.dir) if f.startswith("temp-")]
+    tc.start()
+    r = tc.client()
+    assert r.dbsize() == 200001
+    assert r.get("last") == b"write"
