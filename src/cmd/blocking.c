@@ -405,6 +405,20 @@ static void keys_numkeys(struct conn *c, int *first, int *last)
         *last = c->argc - 1;
 }
 
+static void keys_streams(struct conn *c, int *first, int *last)
+{
+    /* XREAD ... STREAMS k1 .. kn id1 .. idn: the keys follow the last STREAMS word that
+     * leaves an even count */
+    int f = c->argc;
+    for (int j = 1; j < c->argc; j++)
+        if (arg_is(c, j, "streams") && (c->argc - j - 1) % 2 == 0) {
+            f = j + 1;
+            break;
+        }
+    *first = f;
+    *last = f + (c->argc - f) / 2 - 1;
+}
+
 static const struct bspec specs[] = {
     {"blpop", try_blpop, -1, 0, keys_all},
     {"brpop", try_brpop, -1, 0, keys_all},
@@ -414,6 +428,7 @@ static const struct bspec specs[] = {
     {"brpoplpush", try_brpoplpush, 3, 1, keys_src},
     {"blmpop", try_blmpop, 1, 0, keys_numkeys},
     {"bzmpop", try_bzmpop, 1, 0, keys_numkeys},
+    {"xread", xread_try, 0, 0, keys_streams},
 };
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
@@ -445,14 +460,11 @@ bad:
     return -1;
 }
 
-static void block_generic(struct conn *c, const struct bspec *spec)
+/* Try, else block until deadline (0: forever). */
+static void block_until(struct conn *c, const struct bspec *spec, int64_t deadline)
 {
     const struct cmd *cmd = cmd_lookup(spec->name, strlen(spec->name));
-    int tpos = spec->tpos > 0 ? spec->tpos : c->argc + spec->tpos;
-    int64_t deadline;
 
-    if (parse_timeout(c, tpos, &deadline))
-        return;
     if (spec->try_fn(c))
         return;
     if (store_held != NULL) {
@@ -470,6 +482,45 @@ static void block_generic(struct conn *c, const struct bspec *spec)
     /* a push between the first try and the registration signaled nobody: try again */
     if (spec->try_fn(c))
         blk_destroy(c->blk);
+}
+
+static void block_generic(struct conn *c, const struct bspec *spec)
+{
+    int tpos = spec->tpos > 0 ? spec->tpos : c->argc + spec->tpos;
+    int64_t deadline;
+
+    if (parse_timeout(c, tpos, &deadline))
+        return;
+    block_until(c, spec, deadline);
+}
+
+void block_stream(struct conn *c, long long ms, int first, int nkeys)
+{
+    struct slice *sv = c->argv, *v;
+    char (*ids)[48];
+    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
+
+    if (xread_try(c))
+        return;
+    /* "$" means the last ID now: the retries must not see later entries as old */
+    v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)nkeys);
+    if (!v) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    ids = (void *)(v + c->argc);
+    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+    for (int i = 0; i < nkeys; i++) {
+        struct slice *a = &v[first + nkeys + i];
+        if (a->n == 1 && a->p[0] == '$') {
+            a->n = (size_t)xread_last_id(c, &v[first + i], ids[i], sizeof(ids[i]));
+            a->p = ids[i];
+        }
+    }
+    c->argv = v;
+    block_until(c, &specs[8], deadline);
+    c->argv = sv;
+    free(v);
 }
 
 static void blpop_command(struct conn *c)

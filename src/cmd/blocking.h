@@ -10,6 +10,7 @@
 #define TC_BLOCKING_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 struct conn;
 struct cmd;
@@ -26,6 +27,15 @@ void block_reset(struct conn *c);
 long block_nclients(void);
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR] (any worker): returns 1 if the client was blocked. */
 int block_unblock_request(struct srv *srv, unsigned long long id, int error);
+/* XREAD ... BLOCK ms (cmd_stream.c after parsing): serve now, or block until an entry
+ * arrives after the IDs ("$" resolved now) or ms passes (0 = forever). */
+struct slice;
+void block_stream(struct conn *c, long long ms, int first, int nkeys);
+/* Provided by cmd_stream.c: serve XREAD if something is there (1: replied, 0: nothing, no
+ * reply), and the last ID of a stream key as "ms-seq" ("0-0" when missing). */
+int xread_try(struct conn *c);
+int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap);
+
 /* Install the worker hooks (main thread, before the workers start). */
 void block_setup(struct srv *srv);
 void cmd_blocking_setup(void);

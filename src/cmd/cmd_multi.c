@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/blocking.h"
 #include "cmd/multi.h"
 #include "core/config.h"
 
@@ -357,6 +358,9 @@ static void exec_command(struct conn *c)
         cmd->fn(c);
         if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
             tx_touch_keys(c, cmd);
+        /* blocked clients on other workers retry once EXEC releases the stripes */
+        if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&block_waiters, memory_order_relaxed))
+            block_signal_keys(c, cmd);
     }
     store_release_set(s, bm);
     free(bm);

@@ -1,11 +1,14 @@
-/* Stream commands, the basics (Redis 7.0 semantics): XADD XLEN XRANGE XREVRANGE XDEL XTRIM. */
+/* Stream commands, the basics (Redis 7.0 semantics): XADD XLEN XRANGE XREVRANGE XDEL XTRIM,
+ * XREAD (BLOCK through blocking.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/blocking.h"
 #include "cmd/coll.h"
+#include "cmd/keyset.h"
 #include "store/t_stream.h"
 
 #define ERR_BADID "ERR Invalid stream ID specified as stream command argument"
@@ -492,6 +495,171 @@ out:
     store_unlock(s, k.stripe);
 }
 
+
+/* ---- XREAD ---- */
+
+/* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: the index of the first key, the number of
+ * keys, COUNT (0 = all) and BLOCK (-1 = none). Replies and returns -1 on error. */
+static int xread_parse(struct conn *c, long long *count, long long *block, int *first, int *nkeys)
+{
+    *count = 0;
+    *block = -1;
+    *first = 0;
+    for (int j = 1; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (arg_is(c, j, "count") && more) {
+            if (arg_ll(c, ++j, count, NULL))
+                return -1;
+            if (*count < 0)
+                *count = 0;
+        } else if (arg_is(c, j, "block") && more) {
+            if (!util_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, block)) {
+                reply_error(c, "ERR timeout is not an integer or out of range");
+                return -1;
+            }
+            if (*block < 0) {
+                reply_error(c, "ERR timeout is negative");
+                return -1;
+            }
+            j++;
+        } else if (arg_is(c, j, "streams") && more) {
+            *first = j + 1;
+            if ((c->argc - *first) % 2) {
+                reply_error(c, "ERR Unbalanced XREAD list of streams: for each stream key an "
+                               "ID or '$' must be specified.");
+                return -1;
+            }
+            *nkeys = (c->argc - *first) / 2;
+            break;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (!*first) {
+        reply_error(c, ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* Serve XREAD now: 1 when something was replied (entries or an error), 0 when no stream has
+ * entries after its ID (a null reply is written only when emit_null). "$" means the last ID
+ * of the stream (nothing can come after it without blocking). */
+static int xread_serve(struct conn *c, int emit_null)
+{
+    struct store *s = conn_store(c);
+    long long count, block;
+    int first, nkeys, ret = 1, nwith = 0;
+    struct skey *keys;
+    struct sid *ids;
+
+    if (xread_parse(c, &count, &block, &first, &nkeys))
+        return 1;
+    ids = malloc(sizeof(*ids) * (size_t)nkeys);
+    if (!ids) {
+        reply_error(c, "ERR out of memory");
+        return 1;
+    }
+    keys = keyset_resolve(c, first, 1, nkeys);
+    if (!keys) {
+        free(ids);
+        return 1;
+    }
+    store_lock_keys(s, keys, nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        const struct slice *a = &c->argv[first + nkeys + i];
+        int wrong;
+        struct item *it = coll_read(c, &keys[i], OBJ_STREAM, &wrong);
+        if (wrong)
+            goto out;
+        if (a->n == 1 && a->p[0] == '$') {
+            ids[i] = it ? st_of(it)->last_id : (struct sid){0, 0};
+        } else if (parse_id(c, a, &ids[i], 0, 0, NULL)) {
+            goto out;
+        }
+        if (it && st_of(it)->len && sid_cmp(&st_of(it)->last_id, &ids[i]) > 0)
+            nwith++;
+    }
+    if (!nwith) {
+        ret = emit_null;
+        if (emit_null)
+            reply_null_array(c);
+        goto out;
+    }
+    if (c->resp > 2)
+        reply_map(c, nwith);
+    else
+        reply_array(c, nwith);
+    for (int i = 0; i < nkeys; i++) {
+        struct item *it = store_lookup_write_locked(s, &keys[i], conn_now(c));
+        struct tstream *t = st_of(it);
+        struct sid start = ids[i];
+        struct spos pos, p0;
+        struct sent e;
+        long long n = 0;
+        int more;
+
+        if (!t || !t->len || sid_cmp(&t->last_id, &ids[i]) <= 0)
+            continue;
+        if (c->resp == 2)
+            reply_array(c, 2);
+        reply_bulk(c, keys[i].p, keys[i].n);
+        more = id_incr(&start) == 0 && tstream_seek(t, &start, &pos);
+        p0 = pos;
+        while (more && (count <= 0 || n < count)) {
+            n++;
+            more = tstream_next(t, &pos);
+        }
+        reply_array(c, n);
+        pos = p0;
+        for (long long j = 0; j < n; j++) {
+            tstream_get(t, &pos, &e);
+            reply_entry(c, &e);
+            tstream_next(t, &pos);
+        }
+    }
+out:
+    store_unlock_keys(s, keys, nkeys);
+    free(ids);
+    return ret;
+}
+
+int xread_try(struct conn *c)
+{
+    return xread_serve(c, 0);
+}
+
+int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct sid id = {0, 0};
+
+    store_key(s, &k, c->db, key->p, key->n);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (it && it->type == OBJ_STREAM)
+        id = st_of(it)->last_id;
+    store_unlock(s, k.stripe);
+    return snprintf(out, cap, "%llu-%llu", (unsigned long long)id.ms, (unsigned long long)id.seq);
+}
+
+static void xread_command(struct conn *c)
+{
+    long long count, block;
+    int first, nkeys;
+
+    if (xread_parse(c, &count, &block, &first, &nkeys))
+        return;
+    if (block < 0) {
+        xread_serve(c, 1);
+        return;
+    }
+    block_stream(c, block, first, nkeys);
+}
+
 static const struct cmd cmds[] = {
     {"xadd", xadd_command, -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "stream", "Appends a new entry to a stream", NULL},
     {"xlen", xlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "stream", "Return the number of entries in a stream", NULL},
@@ -499,6 +667,7 @@ static const struct cmd cmds[] = {
     {"xrevrange", xrevrange_command, -4, CMD_READONLY, 1, 1, 1, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", NULL},
     {"xdel", xdel_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", NULL},
     {"xtrim", xtrim_command, -4, CMD_WRITE, 1, 1, 1, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", NULL},
+    {"xread", xread_command, -4, CMD_READONLY | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL},
 };
 
 void cmd_stream_setup(void)

@@ -305,6 +305,8 @@ static void unsubscribe_generic(struct conn *c, int pat)
         }
         while (pat ? ps->npat : ps->nch)
             unsub_one(c, pat, 0, 1);
+        if (pubsub_count(c) == 0)
+            pubsub_reset(c);
         return;
     }
     for (int i = 1; i < c->argc; i++) {
@@ -316,6 +318,8 @@ static void unsubscribe_generic(struct conn *c, int pat)
         else
             reply_sub(c, kind, c->argv[i].p, c->argv[i].n, 0);
     }
+    if (c->ps && pubsub_count(c) == 0)
+        pubsub_reset(c); /* out of subscribed mode: no state left */
 }
 
 void pubsub_reset(struct conn *c)

@@ -530,7 +530,9 @@ static void tick(struct worker *w)
     if (cfg.timeout > 0) {
         for (c = w->conns; c; c = next) {
             next = c->next;
-            if (c->proto == PROTO_RESP && w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000)
+            /* as Redis: subscribers and blocked clients are not idle */
+            if (c->proto == PROTO_RESP && !c->ps && !c->blk &&
+                w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000)
                 worker_close_conn(w, c);
         }
     }

@@ -238,3 +238,68 @@ def test_many_producers_consumers(server, r):
     for t in cons:
         t.join(30)
     assert sorted(got) == sorted("%d-%d" % (b, i) for b in range(3) for i in range(n))
+
+
+def test_xread(server, r):
+    r.xadd("s1", {"a": "1"}, id="1-1")
+    r.xadd("s1", {"b": "2"}, id="2-1")
+    assert r.cmd("XREAD", "STREAMS", "s1", "0") == [["s1", [["1-1", ["a", "1"]], ["2-1", ["b", "2"]]]]]
+    assert r.cmd("XREAD", "COUNT", 1, "STREAMS", "s1", "nokey", "1-1", "0") == [["s1", [["2-1", ["b", "2"]]]]]
+    assert r.cmd("XREAD", "STREAMS", "s1", "$") is None
+    assert r.cmd("XREAD", "STREAMS", "s1", "2-1") is None
+    with raises_exact("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."):
+        r.cmd("XREAD", "STREAMS", "s1", "s2", "0")
+    with raises_exact("ERR syntax error"):
+        r.cmd("XREAD", "COUNT", 1, "s1", "0")
+    with raises_exact("ERR Invalid stream ID specified as stream command argument"):
+        r.cmd("XREAD", "STREAMS", "s1", "bad")
+    c = server.raw(timeout=30)
+    assert isinstance(c.call("HELLO", "3"), dict)
+    assert c.call("XREAD", "STREAMS", "s1", "1-1") == {b"s1": [[b"2-1", [b"b", b"2"]]]}
+    c.close()
+
+
+def test_xread_block(server, r):
+    r.xadd("xs", {"old": "1"}, id="5-1")
+    readers = [blocked_call(server, "XREAD", "BLOCK", 0, "STREAMS", "xs", "$") for _ in range(3)]
+    since = blocked_call(server, "XREAD", "BLOCK", 0, "STREAMS", "other", "xs", "0", "5-1")
+    assert wait_blocked(r, 4)
+    r.xadd("xs", {"new": "2"}, id="6-1")
+    for c in readers + [since]:
+        assert c.read_reply() == [[b"xs", [[b"6-1", [b"new", b"2"]]]]]
+        c.close()
+    assert wait_blocked(r, 0)
+    t0 = time.time()
+    assert r.cmd("XREAD", "BLOCK", 150, "STREAMS", "xs", "$") is None
+    assert 0.1 <= time.time() - t0 < 2.0
+    c = server.raw(timeout=30)
+    assert c.call("MULTI") == "OK"
+    assert c.call("XREAD", "BLOCK", 0, "STREAMS", "xs", "$") == "QUEUED"
+    assert c.call("EXEC") == [None]
+    c.close()
+
+
+def test_push_inside_exec_serves_blocked(server, r):
+    c = blocked_call(server, "BLPOP", "tx", 0)
+    assert wait_blocked(r, 1)
+    p = r.pipeline(transaction=True)
+    p.rpush("tx", "a", "b").llen("tx")
+    assert p.execute() == [2, 2]
+    assert c.read_reply() == [b"tx", b"a"]
+    assert r.lrange("tx", 0, -1) == ["b"]
+    c.close()
+
+
+def test_idle_timeout_spares_blocked_and_subscribers(start_extra_server):
+    srv = start_extra_server("--timeout", "1")
+    r = srv.client()
+    b = blocked_call(srv, "BLPOP", "never", 0)
+    s = srv.raw(timeout=30)
+    assert s.call("SUBSCRIBE", "ch") == [b"subscribe", b"ch", 1]
+    time.sleep(2.5)
+    assert r.rpush("never", "x") == 1
+    assert b.read_reply() == [b"never", b"x"]
+    assert r.publish("ch", "m") == 1
+    assert s.read_reply() == [b"message", b"ch", b"m"]
+    b.close()
+    s.close()
