@@ -504,3 +504,21 @@ def test_sigterm_during_bgsave(tc_factory):
     r = tc.client()
     assert r.dbsize() == 200001
     assert r.get("last") == b"write"
+
+
+def test_save_and_bgsave_inside_multi(tc_factory):
+    tc = tc_factory()
+    r = tc.client()
+    p = r.pipeline(transaction=True)
+    p.set("a", "1")
+    p.execute_command("SAVE")
+    p.set("b", "2")
+    p.execute_command("BGSAVE")
+    res = p.execute(raise_on_error=False)
+    assert res[0] is True and res[2] is True
+    assert res[1] in (True, b"OK")
+    assert res[3] in (True, b"Background saving started")  # redis-py maps the status to True
+    wait_bgsave(r)
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    tc.restart()
+    assert tc.client().mget("a", "b") == [b"1", b"2"]
