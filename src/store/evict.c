@@ -206,9 +206,9 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     store_lock(s, k.stripe);
     gone = store_unlink_locked(s, &k, 0);
     if (gone) {
-        st->evicted++;
+        COUNTER_ADD(st->evicted, 1);
         if (!(gone->enc & ITEM_FETCHED))
-            st->evicted_unfetched++;
+            COUNTER_ADD(st->evicted_unfetched, 1);
         item_release(gone);
     }
     store_unlock(s, k.stripe);

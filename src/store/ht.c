@@ -79,7 +79,7 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
             return -1;
     }
     place(t->slots, t->size, hash, TAG(hash) | (uint64_t)(uintptr_t)it);
-    t->count++;
+    COUNTER_ADD(t->count, 1);
     return 0;
 }
 
@@ -93,7 +93,7 @@ void ht_delete_at(struct ht *t, uint32_t pos)
     uint32_t size = t->size, hole = pos, i = pos;
 
     t->slots[pos] = 0;
-    t->count--;
+    COUNTER_ADD(t->count, -1);
     /* Backward shift: move back every later entry of the cluster whose home slot is not
      * cyclically within (hole, i]. */
     for (;;) {

@@ -20,7 +20,12 @@ struct ht {
     uint32_t sweep;     /* active-expire cursor (slot index) */
 };
 
-#define HT_SLOT_BITS 20 /* hash bits below this pick the stripe; the slot uses the rest */
+#define HT_SLOT_BITS 20
+
+/* Counters written under the stripe lock and read without it (INFO, DBSIZE, samplers): a
+ * relaxed atomic store keeps those reads well-defined (and ThreadSanitizer quiet) at the cost
+ * of a plain store. */
+#define COUNTER_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED) /* hash bits below this pick the stripe; the slot uses the rest */
 
 static inline struct item *ht_slot_item(uint64_t s)
 {

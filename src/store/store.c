@@ -111,14 +111,14 @@ static inline int64_t item_mem(struct item *it)
 
 static inline void mem_addv(struct stripe *st, int64_t d)
 {
-    st->mem += d;
+    COUNTER_ADD(st->mem, d);
     store_mem_add(d);
 }
 
 static inline void vol_add(struct stripe *st, struct ht *t, int d)
 {
-    t->nvolatile += (uint32_t)d;
-    st->nvolatile += (uint32_t)d;
+    COUNTER_ADD(t->nvolatile, (uint32_t)d);
+    COUNTER_ADD(st->nvolatile, (uint32_t)d);
 }
 
 static inline void mem_sub(struct stripe *st, int64_t d)
@@ -152,7 +152,7 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now)
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now) {
-        st->expired++;
+        COUNTER_ADD(st->expired, 1);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -165,11 +165,11 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
     struct stripe *st = &s->stripes[k->stripe];
 
     if (it) {
-        st->hits++;
+        COUNTER_ADD(st->hits, 1);
         store_touch(it);
         it->enc |= ITEM_FETCHED;
     } else {
-        st->misses++;
+        COUNTER_ADD(st->misses, 1);
     }
     return it;
 }
@@ -187,7 +187,7 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it)
     struct item *old = ht_find(t, k->hash, k->p, k->n, &pos);
 
     store_touch_new(it);
-    st->stored++;
+    COUNTER_ADD(st->stored, 1);
     if (old) {
         store_swap_locked(s, k, old, it);
         return 0;
@@ -240,7 +240,7 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
         return NULL;
     exp = item_expire(it);
     if (exp && exp <= now) {
-        st->expired++;
+        COUNTER_ADD(st->expired, 1);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -393,7 +393,7 @@ uint64_t store_flush(struct store *s, int db)
                 }
             }
             mem_sub(st, (int64_t)ht_mem(t));
-            st->nvolatile -= t->nvolatile;
+            COUNTER_ADD(st->nvolatile, -t->nvolatile);
             ht_deinit(t);
         }
         store_unlock(s, i);
@@ -420,9 +420,9 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 (*sampled)++;
                 if (exp <= now) {
                     (*expired)++;
-                    st->expired++;
+                    COUNTER_ADD(st->expired, 1);
                     if (!(it->enc & ITEM_FETCHED))
-                        st->expired_unfetched++;
+                        COUNTER_ADD(st->expired_unfetched, 1);
                     if (item_expire(it))
                         vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));
@@ -492,8 +492,13 @@ void store_reset_stats(struct store *s)
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct stripe *st = &s->stripes[i];
         store_lock(s, i);
-        st->hits = st->misses = st->expired = st->evicted = st->stored = 0;
-        st->expired_unfetched = st->evicted_unfetched = 0;
+        __atomic_store_n(&st->hits, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->misses, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->evicted, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->stored, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired_unfetched, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->evicted_unfetched, 0, __ATOMIC_RELAXED);
         store_unlock(s, i);
     }
 }
