@@ -366,6 +366,26 @@ int persist_shutdown(struct srv *srv, int force, int nosave)
     return rc;
 }
 
+void persist_flushall(struct srv *srv)
+{
+    int oom;
+
+    if (!cfg.save[0])
+        return;
+    /* inside EXEC this thread holds the stripes already: only try the mutex (lock order) */
+    if (store_held ? pthread_mutex_trylock(&plock) : pthread_mutex_lock(&plock))
+        return;
+    if (ps.child) {
+        kill(ps.child, SIGUSR1);
+        reap_locked(srv, 1);
+    }
+    uint64_t *bm = hold_all(srv->store, &oom);
+    if (!oom)
+        save_locked(srv);
+    unhold(srv->store, bm);
+    pthread_mutex_unlock(&plock);
+}
+
 int persist_load(struct srv *srv)
 {
     char path[2048], err[256];

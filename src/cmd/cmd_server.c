@@ -47,6 +47,7 @@ static void flushall_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), -1);
+    persist_flushall(c->w->srv);
     reply_ok(c);
 }
 

@@ -27,6 +27,9 @@ int persist_save_now(struct srv *srv, int held_all);
 /* At exit (workers joined): kill a running BGSAVE child and, when save rules exist or
  * force is set (SHUTDOWN SAVE), save. nosave skips it. Returns 0 or -1 (save failed). */
 int persist_shutdown(struct srv *srv, int force, int nosave);
+/* After FLUSHALL: when save rules exist, stop a running BGSAVE and save the empty dataset
+ * now, as Redis does (so a crash cannot bring the flushed keys back). */
+void persist_flushall(struct srv *srv);
 /* The "# Persistence" INFO section. */
 void persist_info(struct srv *srv, struct buf *b);
 void cmd_persist_setup(void);

@@ -522,3 +522,16 @@ def test_save_and_bgsave_inside_multi(tc_factory):
     assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
     tc.restart()
     assert tc.client().mget("a", "b") == [b"1", b"2"]
+
+
+def test_flushall_saves_when_rules_exist(tc_factory):
+    """As Redis: FLUSHALL with save rules saves the empty dataset, so a crash right after it
+    cannot bring the keys back."""
+    tc = tc_factory("--save", "3600 1000000")
+    r = tc.client()
+    r.set("a", "1")
+    r.save()
+    r.flushall()
+    tc.stop(signal.SIGKILL)
+    tc.start()
+    assert tc.client().dbsize() == 0
