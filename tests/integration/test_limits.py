@@ -1,0 +1,142 @@
+"""Limits and overload (issue 8): maxclients, huge bulk headers, slowloris, random bytes, a
+client that pipelines without reading. Each test ends with another client still served."""
+
+import os
+import random
+import socket
+import threading
+import time
+
+import pytest
+
+from harness import start_server
+
+pytestmark = pytest.mark.sanitize
+
+IS_REDIS = os.environ.get("TC_SERVER") == "redis"
+
+
+def rss_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def pong(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"PING\r\n")
+        return s.recv(64) == b"+PONG\r\n"
+
+
+@pytest.fixture
+def srv():
+    s = start_server(["--maxclients", "40"])
+    yield s
+    s.stop(check=True)
+
+
+def test_maxclients(srv):
+    socks = []
+    try:
+        for _ in range(40):
+            socks.append(socket.create_connection(("127.0.0.1", srv.port), timeout=5))
+        for s in socks[:30]:
+            s.sendall(b"PING\r\n")
+            assert s.recv(64) == b"+PONG\r\n"
+        refused = 0
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            try:
+                data = s.recv(128)
+            except ConnectionResetError:
+                data = b""
+            if data == b"-ERR max number of clients reached\r\n":
+                refused += 1
+            s.close()
+        assert refused >= 15  # the test's own client connection may count against the limit
+    finally:
+        for s in socks:
+            s.close()
+    time.sleep(0.2)
+    assert pong(srv.port)
+
+
+def test_two_gb_bulk_length(srv):
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"*2\r\n$3\r\nGET\r\n$2147483648\r\n")
+        assert s.recv(128) == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert pong(srv.port)
+
+
+def test_nested_resp3_types_rejected(srv):
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"*1\r\n*1\r\n*1\r\n%1\r\n")
+        assert s.recv(128) == b"-ERR Protocol error: expected '$', got '*'\r\n"
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"*2\r\n$4\r\nECHO\r\n~1\r\n")
+        assert s.recv(128) == b"-ERR Protocol error: expected '$', got '~'\r\n"
+    assert pong(srv.port)
+
+
+def test_slowloris_does_not_block_others(srv):
+    slow = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+    cmd = b"*3\r\n$3\r\nSET\r\n$4\r\nslow\r\n$1\r\nx\r\n"
+    t0 = time.monotonic()
+    for i, b in enumerate(cmd):
+        slow.send(bytes([b]))
+        time.sleep(0.1)
+        if i % 5 == 0:
+            t = time.monotonic()
+            assert pong(srv.port)
+            assert time.monotonic() - t < 1.0
+    assert slow.recv(64) == b"+OK\r\n"
+    slow.close()
+    assert time.monotonic() - t0 >= 0.1 * len(cmd)
+
+
+def test_random_bytes_then_still_serving(srv):
+    rnd = random.Random(1234)
+    end = time.monotonic() + 5
+    n = 0
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=2) as s:
+                s.sendall(bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 4000))))
+                s.settimeout(0.05)
+                try:
+                    s.recv(65536)
+                except (socket.timeout, ConnectionResetError):
+                    pass
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        n += 1
+    assert n > 10
+    assert pong(srv.port)
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis has no output limit for normal clients by default")
+def test_pipelining_without_reading_keeps_memory_bounded(srv):
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000\r\n" + b"v" * 10000 + b"\r\n")
+        assert s.recv(64) == b"+OK\r\n"
+    base = rss_of(srv.pid)
+    hog = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+    hog.setblocking(False)
+    chunk = b"GET k\r\n" * 10000
+    sent = 0
+    deadline = time.monotonic() + 10
+    while sent < 100 * 1024 * 1024 and time.monotonic() < deadline:
+        try:
+            sent += hog.send(chunk)
+        except BlockingIOError:
+            time.sleep(0.01)
+    time.sleep(0.5)
+    grown = rss_of(srv.pid) - base
+    # replies for what was sent would be ~1.4 GB; the server stops reading instead
+    assert grown < 64 * 1024 * 1024, grown
+    assert pong(srv.port)
+    hog.close()
+    time.sleep(0.2)
+    assert pong(srv.port)
