@@ -33,6 +33,7 @@ struct bspec {
     int tpos;                      /* timeout argument: >0 index, <0 from the end */
     int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
     void (*keys)(struct conn *c, int *first, int *last);
+    int reader;                    /* consumes nothing (XREAD): every waiter is woken */
 };
 
 /* A blocked client (owner worker only, except ready). */
@@ -66,18 +67,26 @@ static uint64_t key_hash(int db, const char *p, size_t n)
 
 /* ---- signaling (any thread) ---- */
 
-/* Mark the first waiter of (db, key) ready and wake its worker. block_lock held. */
+/* Mark the first popping waiter of (db, key) and every reading one ready and wake their
+ * workers. block_lock held. */
 static void signal_locked(int db, const char *p, size_t n)
 {
     uint64_t h = key_hash(db, p, n);
     struct bbucket *bk = &buckets[h & (NBUCKETS - 1)];
 
+    int consumer = 0;
+
     for (struct bnode *x = bk->head; x; x = x->next) {
         if (x->hash != h || x->db != db || x->n != n || memcmp(x->key, p, n))
             continue;
+        /* readers (XREAD) take nothing: all of them retry; of the poppers only the first */
+        if (!x->b->spec->reader) {
+            if (consumer)
+                continue;
+            consumer = 1;
+        }
         if (!atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
             worker_wake(x->b->c->w);
-        return;
     }
 }
 
@@ -420,15 +429,15 @@ static void keys_streams(struct conn *c, int *first, int *last)
 }
 
 static const struct bspec specs[] = {
-    {"blpop", try_blpop, -1, 0, keys_all},
-    {"brpop", try_brpop, -1, 0, keys_all},
-    {"bzpopmin", try_bzpopmin, -1, 0, keys_all},
-    {"bzpopmax", try_bzpopmax, -1, 0, keys_all},
-    {"blmove", try_blmove, 5, 1, keys_src},
-    {"brpoplpush", try_brpoplpush, 3, 1, keys_src},
-    {"blmpop", try_blmpop, 1, 0, keys_numkeys},
-    {"bzmpop", try_bzmpop, 1, 0, keys_numkeys},
-    {"xread", xread_try, 0, 0, keys_streams},
+    {"blpop", try_blpop, -1, 0, keys_all, 0},
+    {"brpop", try_brpop, -1, 0, keys_all, 0},
+    {"bzpopmin", try_bzpopmin, -1, 0, keys_all, 0},
+    {"bzpopmax", try_bzpopmax, -1, 0, keys_all, 0},
+    {"blmove", try_blmove, 5, 1, keys_src, 0},
+    {"brpoplpush", try_brpoplpush, 3, 1, keys_src, 0},
+    {"blmpop", try_blmpop, 1, 0, keys_numkeys, 0},
+    {"bzmpop", try_bzmpop, 1, 0, keys_numkeys, 0},
+    {"xread", xread_try, 0, 0, keys_streams, 1},
 };
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */

@@ -269,6 +269,19 @@ def test_xread_block(server, r):
         assert c.read_reply() == [[b"xs", [[b"6-1", [b"new", b"2"]]]]]
         c.close()
     assert wait_blocked(r, 0)
+    # a reader waiting for a later ID does not hold up the readers behind it
+    ahead = server.raw(timeout=30)
+    ahead_id = ahead.call("CLIENT", "ID")
+    ahead.send(encode("XREAD", "BLOCK", 0, "STREAMS", "xs", "100-0"))
+    behind = blocked_call(server, "XREAD", "BLOCK", 0, "STREAMS", "xs", "$")
+    assert wait_blocked(r, 2)
+    r.xadd("xs", {"n": "3"}, id="7-1")
+    assert behind.read_reply() == [[b"xs", [[b"7-1", [b"n", b"3"]]]]]
+    assert wait_blocked(r, 1)
+    assert r.cmd("CLIENT", "UNBLOCK", ahead_id) == 1
+    assert ahead.read_reply() is None
+    ahead.close()
+    behind.close()
     t0 = time.time()
     assert r.cmd("XREAD", "BLOCK", 150, "STREAMS", "xs", "$") is None
     assert 0.1 <= time.time() - t0 < 2.0
