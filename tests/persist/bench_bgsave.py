@@ -15,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conftest import make_twincache  # noqa: E402
+from persist_harness import make_twincache  # noqa: E402
 
 
 def load(port, n, vsize):

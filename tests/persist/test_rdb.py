@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import make_twincache
+from persist_harness import make_twincache
 
 NDB = 16
 
