@@ -196,13 +196,18 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
 {
     int64_t now = c->w->now_ms;
     return snprintf(out, cap,
-                    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d "
-                    "sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
+                    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
+                    "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
                     "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
                     "cmd=%s%s%s user=default redir=-1 resp=%d\n",
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
                     (long long)((now - x->ctime_ms) / 1000), (long long)((now - x->last_ms) / 1000),
-                    x->db, x == c ? 0 : buf_len(&x->rbuf), x->rbuf.cap - x->rbuf.wpos,
+                    atomic_load_explicit(&x->blocked, memory_order_relaxed) ? "b"
+                    : (atomic_load_explicit(&x->nsub, memory_order_relaxed) ||
+                       atomic_load_explicit(&x->npsub, memory_order_relaxed)) ? "P" : "N",
+                    x->db, atomic_load_explicit(&x->nsub, memory_order_relaxed),
+                    atomic_load_explicit(&x->npsub, memory_order_relaxed),
+                    x == c ? 0 : buf_len(&x->rbuf), x->rbuf.cap - x->rbuf.wpos,
                     x->rbuf.cap, x == c ? 0 : x->wbuf.wpos, x == c ? 0 : x->nrefs,
                     x->wbuf.cap, x->rbuf.cap + x->wbuf.cap + sizeof(*x),
                     x->lastcmd ? x->lastcmd : "NULL", x->lastsub[0] ? "|" : "", x->lastsub, x->resp);

@@ -68,6 +68,14 @@ int pubsub_count(const struct conn *c)
     return p ? p->nch + p->npat : 0;
 }
 
+/* Publish c's subscription counts for CLIENT LIST on other workers. */
+static void counts_update(struct conn *c)
+{
+    const struct ps_conn *p = c->ps;
+    atomic_store_explicit(&c->nsub, p ? p->nch : 0, memory_order_relaxed);
+    atomic_store_explicit(&c->npsub, p ? p->npat : 0, memory_order_relaxed);
+}
+
 /* ---- registry (ps_lock held) ---- */
 
 static struct ps_entry *table_find(struct ps_table *t, const char *p, size_t n, uint64_t h)
@@ -258,6 +266,7 @@ static void subscribe_generic(struct conn *c, int pat)
                 return;
             }
             atomic_fetch_add_explicit(&ps_subs, 1, memory_order_relaxed);
+            counts_update(c);
         }
         reply_sub(c, pat ? "psubscribe" : "subscribe", p, n, 0);
     }
@@ -275,6 +284,7 @@ static void unsub_one(struct conn *c, int pat, int idx, int notify)
         table_del(&channels, &ps_nchan, x->p, x->n, c);
     pthread_mutex_unlock(&ps_lock);
     atomic_fetch_sub_explicit(&ps_subs, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(pat ? &c->npsub : &c->nsub, 1, memory_order_relaxed);
     if (notify) {
         /* the count after removal, the name before it is freed */
         reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));

@@ -80,6 +80,7 @@ struct conn {
     _Atomic int blocked;   /* shared: 1 while blocked (CLIENT UNBLOCK reads it) */
     _Atomic int unblock_req; /* shared: CLIENT UNBLOCK request, 1 timeout, 2 error */
     int64_t obl_soft_ms;   /* when the output first exceeded the soft limit, 0 if under */
+    _Atomic int nsub, npsub; /* shared: channel / pattern subscriptions (CLIENT LIST) */
 };
 
 /* Output helpers used by commands: everything goes to wbuf except large item values which

@@ -221,3 +221,22 @@ def test_subscriber_close_cleans_up(server, r):
         s.close()
     assert wait_for(lambda: r.pubsub_numsub("gone") == [("gone", 0)] and r.pubsub_numpat() == 0)
     assert r.publish("gone", "x") == 0
+
+
+def test_client_list_counts(server, r):
+    s = server.raw(timeout=30)
+    cid = s.call("CLIENT", "ID")
+    for ch in ("c1", "c2"):
+        s.call("SUBSCRIBE", ch)
+    s.call("PSUBSCRIBE", "p*")
+    me = [c for c in r.client_list() if c["id"] == str(cid)][0]
+    assert (me["flags"], me["sub"], me["psub"]) == ("P", "2", "1")
+    s.call("UNSUBSCRIBE", "c1")
+    me = [c for c in r.client_list() if c["id"] == str(cid)][0]
+    assert (me["flags"], me["sub"], me["psub"]) == ("P", "1", "1")
+    s.close()
+    b = server.raw(timeout=30)
+    bid = b.call("CLIENT", "ID")
+    b.send(encode("BLPOP", "nothing", 0))
+    assert wait_for(lambda: [c for c in r.client_list() if c["id"] == str(bid)][0]["flags"] == "b")
+    b.close()
