@@ -400,7 +400,7 @@ static void xrange_generic(struct conn *c, int rev)
         goto out;
     }
     struct tstream *t = st_of(it);
-    struct spos pos, p0;
+    struct spos pos = {0}, p0;
     struct sent e;
     long long n = 0;
     int more = sid_cmp(&start, &end) <= 0 &&
@@ -595,7 +595,7 @@ static int xread_serve(struct conn *c, int emit_null)
         struct item *it = store_lookup_write_locked(s, &keys[i], conn_now(c));
         struct tstream *t = st_of(it);
         struct sid start = ids[i];
-        struct spos pos, p0;
+        struct spos pos = {0}, p0;
         struct sent e;
         long long n = 0;
         int more;
