@@ -1247,36 +1247,14 @@ static void scan_add(const char *p, size_t n, double score, void *arg)
         *(long long *)a[2] += 2;
 }
 
+static uint64_t zscan_step(struct item *it, uint64_t cursor, long count, void **a)
+{
+    return tzset_scan(zs(it), cursor, count, scan_add, a);
+}
+
 static void zscan_command(struct conn *c)
 {
-    struct store *s = conn_store(c);
-    struct skey k;
-    struct item *it;
-    int wrong;
-    uint64_t cursor;
-    struct scan_opts o;
-    struct buf out = {0};
-    long long n = 0;
-
-    if (coll_scan_cursor(c, 2, &cursor))
-        return;
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_read(c, &k, OBJ_ZSET, &wrong);
-    if (wrong)
-        goto out;
-    if (!it) {
-        coll_scan_reply(c, 0, 0, &out);
-        goto out;
-    }
-    if (coll_scan_opts(c, 3, &o))
-        goto out;
-    void *a[3] = {&o, &out, &n};
-    cursor = tzset_scan(zs(it), cursor, o.count, scan_add, a);
-    coll_scan_reply(c, cursor, n, &out);
-out:
-    store_unlock(s, k.stripe);
-    buf_deinit(&out);
+    coll_scan_command(c, OBJ_ZSET, zscan_step);
 }
 
 static const struct cmd cmds[] = {

@@ -153,3 +153,35 @@ void coll_scan_reply(struct conn *c, uint64_t cursor, long long n, struct buf *o
     if (out->data)
         reply_raw(c, out->data + out->rpos, buf_len(out));
 }
+
+void coll_scan_command(struct conn *c, int type, coll_scan_step_fn *step)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    uint64_t cursor;
+    struct scan_opts o;
+    struct buf out = {0};
+    long long n = 0;
+
+    if (coll_scan_cursor(c, 2, &cursor))
+        return;
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_read(c, &k, type, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        coll_scan_reply(c, 0, 0, &out);
+        goto out;
+    }
+    if (coll_scan_opts(c, 3, &o))
+        goto out;
+    void *a[3] = {&o, &out, &n};
+    cursor = step(it, cursor, o.count, a);
+    coll_scan_reply(c, cursor, n, &out);
+out:
+    store_unlock(s, k.stripe);
+    buf_deinit(&out);
+}

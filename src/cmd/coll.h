@@ -57,5 +57,11 @@ int coll_scan_opts(struct conn *c, int first, struct scan_opts *o);
 int coll_scan_match(const struct scan_opts *o, const char *p, size_t n);
 /* The reply of a scan: the next cursor and n elements already composed in out. */
 void coll_scan_reply(struct conn *c, uint64_t cursor, long long n, struct buf *out);
+/* One step of a type's scan from cursor: composes matching elements into a[1] (a struct buf),
+ * counts them in *(long long *)a[2], filters with a[0] (struct scan_opts); returns the next
+ * cursor. */
+typedef uint64_t coll_scan_step_fn(struct item *it, uint64_t cursor, long count, void **a);
+/* SSCAN/HSCAN/ZSCAN key cursor [MATCH p] [COUNT n] for a collection of type. */
+void coll_scan_command(struct conn *c, int type, coll_scan_step_fn *step);
 
 #endif
