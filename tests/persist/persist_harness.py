@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def twincache_bin():
-    return os.environ.get("TWINCACHE_BIN", os.path.join(ROOT, "build", "twincache"))
+    # relative paths are relative to the repository (servers run in their own directories)
+    return os.path.join(ROOT, os.environ.get("TWINCACHE_BIN", os.path.join("build", "twincache")))
 
 
 def free_port():
