@@ -205,28 +205,19 @@ static void hvals_command(struct conn *c)
     getall_generic(c, WANT_VALS);
 }
 
+static unsigned long hdel_len(struct item *it)
+{
+    return thash_len(hash_of(it));
+}
+
+static int hdel_del(struct item *it, const char *p, size_t n)
+{
+    return thash_del(hash_of(it), p, n);
+}
+
 static void hdel_command(struct conn *c)
 {
-    struct store *s = conn_store(c);
-    struct skey k;
-    struct item *it;
-    int wrong;
-    long long deleted = 0;
-
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_HASH, &wrong);
-    if (wrong)
-        goto out;
-    if (it) {
-        size_t before = item_value_mem(it);
-        for (int i = 2; i < c->argc && thash_len(hash_of(it)); i++)
-            deleted += thash_del(hash_of(it), c->argv[i].p, c->argv[i].n);
-        coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
-    }
-    reply_int(c, deleted);
-out:
-    store_unlock(s, k.stripe);
+    coll_remove_members(c, OBJ_HASH, hdel_len, hdel_del);
 }
 
 static void hexists_command(struct conn *c)

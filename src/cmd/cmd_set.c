@@ -56,28 +56,19 @@ out:
     store_unlock(s, k.stripe);
 }
 
+static unsigned long srem_len(struct item *it)
+{
+    return tset_len(set_of(it));
+}
+
+static int srem_del(struct item *it, const char *p, size_t n)
+{
+    return tset_remove(set_of(it), p, n);
+}
+
 static void srem_command(struct conn *c)
 {
-    struct store *s = conn_store(c);
-    struct skey k;
-    struct item *it;
-    int wrong;
-    long long removed = 0;
-
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_SET, &wrong);
-    if (wrong)
-        goto out;
-    if (it) {
-        size_t before = item_value_mem(it);
-        for (int i = 2; i < c->argc && tset_len(set_of(it)); i++)
-            removed += tset_remove(set_of(it), c->argv[i].p, c->argv[i].n);
-        coll_done(c, &k, it, before, tset_len(set_of(it)) == 0);
-    }
-    reply_int(c, removed);
-out:
-    store_unlock(s, k.stripe);
+    coll_remove_members(c, OBJ_SET, srem_len, srem_del);
 }
 
 static void sismember_command(struct conn *c)

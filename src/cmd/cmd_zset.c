@@ -140,28 +140,19 @@ static void zincrby_command(struct conn *c)
     zadd_generic(c, ZADD_INCR);
 }
 
+static unsigned long zrem_len(struct item *it)
+{
+    return tzset_len(zs(it));
+}
+
+static int zrem_del(struct item *it, const char *p, size_t n)
+{
+    return tzset_del(zs(it), p, n);
+}
+
 static void zrem_command(struct conn *c)
 {
-    struct store *s = conn_store(c);
-    struct skey k;
-    struct item *it;
-    int wrong;
-    long long deleted = 0;
-
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_ZSET, &wrong);
-    if (wrong)
-        goto out;
-    if (it) {
-        size_t before = item_value_mem(it);
-        for (int i = 2; i < c->argc && tzset_len(zs(it)); i++)
-            deleted += tzset_del(zs(it), c->argv[i].p, c->argv[i].n);
-        coll_done(c, &k, it, before, tzset_len(zs(it)) == 0);
-    }
-    reply_int(c, deleted);
-out:
-    store_unlock(s, k.stripe);
+    coll_remove_members(c, OBJ_ZSET, zrem_len, zrem_del);
 }
 
 static void zscore_command(struct conn *c)

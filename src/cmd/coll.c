@@ -185,3 +185,27 @@ out:
     store_unlock(s, k.stripe);
     buf_deinit(&out);
 }
+
+void coll_remove_members(struct conn *c, int type, coll_len_fn *len, coll_del_fn *del)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int wrong;
+    long long removed = 0;
+
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, type, &wrong);
+    if (wrong)
+        goto out;
+    if (it) {
+        size_t before = item_value_mem(it);
+        for (int i = 2; i < c->argc && len(it); i++)
+            removed += del(it, c->argv[i].p, c->argv[i].n);
+        coll_done(c, &k, it, before, len(it) == 0);
+    }
+    reply_int(c, removed);
+out:
+    store_unlock(s, k.stripe);
+}

@@ -61,6 +61,11 @@ void coll_scan_reply(struct conn *c, uint64_t cursor, long long n, struct buf *o
  * counts them in *(long long *)a[2], filters with a[0] (struct scan_opts); returns the next
  * cursor. */
 typedef uint64_t coll_scan_step_fn(struct item *it, uint64_t cursor, long count, void **a);
+/* HDEL/SREM/ZREM key member...: remove each member with del while len says the collection is
+ * not empty; replies the number removed and deletes an emptied key. */
+typedef unsigned long coll_len_fn(struct item *it);
+typedef int coll_del_fn(struct item *it, const char *p, size_t n);
+void coll_remove_members(struct conn *c, int type, coll_len_fn *len, coll_del_fn *del);
 /* SSCAN/HSCAN/ZSCAN key cursor [MATCH p] [COUNT n] for a collection of type. */
 void coll_scan_command(struct conn *c, int type, coll_scan_step_fn *step);
 
