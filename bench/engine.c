@@ -62,6 +62,8 @@ struct worker {
     struct wl_state st;
     struct hist hist;
     uint64_t ops, hits, misses, errors, timeouts, conn_errors, sets, gets;
+    uint64_t host_reqs[TARGET_MAX_HOSTS];  /* requests sent per target host (no sharing) */
+    uint64_t host_keys[TARGET_MAX_HOSTS];  /* keys sent per target host */
     uint64_t t_last;        /* last reply time */
     size_t req_room;        /* worst-case bytes of one request */
     double gap_ns;          /* open loop mean gap per client */
@@ -122,22 +124,52 @@ int target_parse(struct target *t, const char *spec, enum ketama_layout layout, 
     snprintf(list, sizeof(list), "%s", url);
     char *save = NULL;
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (t->nhosts == TARGET_MAX_HOSTS) { snprintf(err, errlen, "too many hosts"); return -1; }
+        uint32_t n = t->nhosts;
+        while (*tok == ' ') tok++;
+        /* twemproxy's "host:port:weight name": the node name follows a space */
+        char *sp = strchr(tok, ' ');
+        if (sp) {
+            *sp = 0;
+            char *nm = sp + 1;
+            while (*nm == ' ') nm++;
+            nm[strcspn(nm, " ")] = 0;
+            snprintf(t->names[n], sizeof(t->names[0]), "%s", nm);
+        }
         char *slash = strchr(tok, '/');
         if (slash) *slash = 0;
-        if (t->nhosts == TARGET_MAX_HOSTS) { snprintf(err, errlen, "too many hosts"); return -1; }
-        snprintf(t->hosts[t->nhosts], sizeof(t->hosts[0]), "%s", tok);
-        if (!strchr(tok, ':')) { snprintf(err, errlen, "missing port in '%s'", tok); return -1; }
+        /* the port follows the bracketed IPv6 address or the first ':'; a second ':' gives
+         * the weight */
+        char *pc = tok[0] == '[' ? strchr(tok, ']') : tok;
+        pc = pc ? strchr(pc, ':') : NULL;
+        if (!pc) { snprintf(err, errlen, "missing port in '%s'", tok); return -1; }
+        t->weights[n] = 1;
+        char *wc = strchr(pc + 1, ':');
+        if (wc) {
+            char *end;
+            unsigned long wt = strtoul(wc + 1, &end, 10);
+            if (*end || wt == 0 || wt > 1000000) {
+                snprintf(err, errlen, "bad weight in '%s' (HOST:PORT[:WEIGHT][ NAME])", tok);
+                return -1;
+            }
+            t->weights[n] = (uint32_t)wt;
+            *wc = 0;
+        }
+        snprintf(t->hosts[n], sizeof(t->hosts[0]), "%s", tok);
         /* an unresolvable host only fails when connecting (--print-shard needs no DNS) */
-        if (resolve(tok, &t->addr[t->nhosts], &t->addrlen[t->nhosts], err, errlen))
-            t->addrlen[t->nhosts] = 0;
+        if (resolve(tok, &t->addr[n], &t->addrlen[n], err, errlen)) t->addrlen[n] = 0;
         err[0] = 0;
         t->nhosts++;
     }
     if (!t->nhosts) { snprintf(err, errlen, "target '%s' has no host", spec); return -1; }
     if (t->nhosts > 1) {
-        const char *hp[TARGET_MAX_HOSTS];
-        for (uint32_t i = 0; i < t->nhosts; i++) hp[i] = t->hosts[i];
-        if (ketama_init(&t->ring, layout, hp, t->nhosts)) {
+        struct ketama_server ks[TARGET_MAX_HOSTS];
+        for (uint32_t i = 0; i < t->nhosts; i++) {
+            ks[i].hostport = t->hosts[i];
+            ks[i].name = t->names[i];
+            ks[i].weight = t->weights[i];
+        }
+        if (ketama_init_servers(&t->ring, layout, ks, t->nhosts)) {
             snprintf(err, errlen, "ketama: out of memory");
             return -1;
         }
@@ -341,6 +373,8 @@ static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
     p->t = t;
     p->op = (uint16_t)op;
     p->nkeys = (uint16_t)nkeys;
+    w->host_reqs[h]++;
+    w->host_keys[h] += need_key ? nkeys : 0;
     s->count++;
     c->inflight++;
     return s;
@@ -654,6 +688,23 @@ static double pid_cpu_s(const struct target *t)
     return sum;
 }
 
+/* Which host the ring gives each key of the workload's key range (at most 1M keys looked
+ * up, evenly spaced), so a report can show the key distribution next to the requests. */
+static void keyspace_share(const struct target *tg, const struct workload *wl,
+                           struct run_result *res)
+{
+    if (wl->mode == WL_CMD && !wl->tpl.has_key) return;
+    uint64_t range = wl->key_max - wl->key_min + 1;
+    uint64_t n = range < 1000000 ? range : 1000000;
+    char key[128];
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t kn = wl->key_min + (range == n ? i : (uint64_t)((double)i * (double)range / (double)n));
+        uint32_t kl = wl_format_key(wl, kn, key);
+        res->host_keyspace[ketama_pick(&tg->ring, key, kl)]++;
+    }
+    res->keyspace_sampled = n;
+}
+
 int engine_run(const struct run_spec *sp, struct run_result *res)
 {
     memset(res, 0, sizeof(*res));
@@ -719,6 +770,7 @@ int engine_run(const struct run_spec *sp, struct run_result *res)
         free(ws);
         return -1;
     }
+    if (tg->nhosts > 1) keyspace_share(tg, sp->wl, res);
     double scpu0 = pid_cpu_s(tg);
     uint64_t cpu0 = tb_cpu_ns();
     pthread_barrier_init(&g_barrier, NULL, T + 1);
@@ -771,6 +823,10 @@ int engine_run(const struct run_spec *sp, struct run_result *res)
         res->conn_errors += w->conn_errors;
         res->sets += w->sets;
         res->gets += w->gets;
+        for (uint32_t h = 0; h < tg->nhosts; h++) {
+            res->host_reqs[h] += w->host_reqs[h];
+            res->host_keys[h] += w->host_keys[h];
+        }
         if (w->t_last > t_last) t_last = w->t_last;
         if (w->err[0] && !res->error[0]) snprintf(res->error, sizeof(res->error), "%s", w->err);
         worker_free(w, tg->nhosts);

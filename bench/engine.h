@@ -23,6 +23,9 @@ struct target {
     enum proto_kind proto;
     uint32_t nhosts;
     char hosts[TARGET_MAX_HOSTS][128];  /* "host:port" */
+    char names[TARGET_MAX_HOSTS][64];   /* ketama node names ("" = host:port), as twemproxy's
+                                           "host:port:weight name" */
+    uint32_t weights[TARGET_MAX_HOSTS]; /* ketama weights (twemproxy layout), default 1 */
     struct sockaddr_storage addr[TARGET_MAX_HOSTS];
     socklen_t addrlen[TARGET_MAX_HOSTS];
     struct ketama ring;             /* when nhosts > 1 */
@@ -30,8 +33,10 @@ struct target {
     uint32_t npids;
 };
 
-/* Parse "NAME=redis://h:p[,h:p...]" or "memcache://..." (NAME optional).
- * layout picks the ketama point layout. Returns 0 or -1 with err set. */
+/* Parse "NAME=redis://h:p[,h:p...]" or "memcache://..." (NAME optional). Each host may be
+ * written as in twemproxy's servers list, "h:p[:weight][ nodename]"; the node name (and the
+ * weight) then place the ketama points as twemproxy does. layout picks the ketama point
+ * layout. Returns 0 or -1 with err set. */
 int target_parse(struct target *t, const char *spec, enum ketama_layout layout, char *err,
                  size_t errlen);
 
@@ -65,6 +70,12 @@ struct run_result {
     double rate;
     char label[96];
     char error[256];           /* non-empty when the run failed */
+    /* per host of a sharded target (index as target hosts; zero for one host): */
+    uint64_t host_reqs[TARGET_MAX_HOSTS];     /* requests sent */
+    uint64_t host_keys[TARGET_MAX_HOSTS];     /* keys sent (a multi-get counts each key) */
+    uint64_t host_keyspace[TARGET_MAX_HOSTS]; /* keys of the workload's key range the ring
+                                                 gives each host (sampled above 1M keys) */
+    uint64_t keyspace_sampled;                /* keys looked up for host_keyspace */
 };
 
 /* Execute spec and fill res (res->hist is initialised here; release with

@@ -1,7 +1,8 @@
 /* Ketama continuum, see ketama.h. Point naming follows libmemcached's
- * update_continuum() and twemproxy's nc_ketama.c. */
+ * update_continuum() and twemproxy's nc_ketama.c (node names, weights). */
 #include "ketama.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +49,46 @@ int ketama_layout_parse(const char *name)
     return -1;
 }
 
-int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
-                uint32_t nhosts)
+/* Points of one server: twemproxy's (and libmemcached's KETAMA_WEIGHTED) float
+ * formula, kept in float so the rounding matches theirs. */
+static uint32_t weighted_points(uint32_t weight, uint32_t total, uint32_t nservers)
+{
+    float pct = (float)weight / (float)total;
+    return (uint32_t)(floorf((float)(pct * 160 / 4 * (float)nservers + 0.0000000001))) * 4;
+}
+
+int ketama_init_servers(struct ketama *k, enum ketama_layout layout,
+                        const struct ketama_server *servers, uint32_t nservers)
 {
     int lm = layout == KETAMA_LIBMEMCACHED || layout == KETAMA_LIBMEMCACHED_MD5;
-    uint32_t per_server = lm ? 100 : 160;
     uint32_t per_hash = lm ? 1 : 4;
+    uint32_t total_weight = 0;
+    size_t cap = 1;
+    for (uint32_t h = 0; h < nservers; h++) {
+        total_weight += servers[h].weight ? servers[h].weight : 1;
+    }
+    uint32_t *per_server = calloc(nservers ? nservers : 1, sizeof(*per_server));
+    if (!per_server) return -1;
+    for (uint32_t h = 0; h < nservers; h++) {
+        uint32_t w = servers[h].weight ? servers[h].weight : 1;
+        per_server[h] = lm ? 100 : layout == KETAMA_WEIGHTED ? weighted_points(w, total_weight, nservers) : 160;
+        cap += per_server[h];
+    }
     k->npoints = 0;
     k->oaat = layout == KETAMA_LIBMEMCACHED;
-    k->points = calloc((size_t)nhosts * per_server + 1, sizeof(*k->points));
-    if (!k->points) return -1;
-    for (uint32_t h = 0; h < nhosts; h++) {
+    k->points = calloc(cap, sizeof(*k->points));
+    if (!k->points) { free(per_server); return -1; }
+    for (uint32_t h = 0; h < nservers; h++) {
         char name[300];
-        snprintf(name, sizeof(name), "%s", hosts[h]);
-        size_t nl = strlen(name);
-        if (layout != KETAMA_SPY && nl > 6 && !strcmp(name + nl - 6, ":11211"))
-            name[nl - 6] = 0; /* libmemcached/twemproxy compatibility quirk */
-        for (uint32_t i = 0; i < per_server / per_hash; i++) {
+        if (servers[h].name && servers[h].name[0]) {
+            snprintf(name, sizeof(name), "%s", servers[h].name);
+        } else {
+            snprintf(name, sizeof(name), "%s", servers[h].hostport);
+            size_t nl = strlen(name);
+            if (layout != KETAMA_SPY && nl > 6 && !strcmp(name + nl - 6, ":11211"))
+                name[nl - 6] = 0; /* libmemcached/twemproxy compatibility quirk */
+        }
+        for (uint32_t i = 0; i < per_server[h] / per_hash; i++) {
             char buf[340];
             int n = layout == KETAMA_SPY ? snprintf(buf, sizeof(buf), "/%s-%u", name, i)
                                          : snprintf(buf, sizeof(buf), "%s-%u", name, i);
@@ -76,8 +100,20 @@ int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *
             }
         }
     }
+    free(per_server);
     qsort(k->points, k->npoints, sizeof(*k->points), point_cmp);
     return 0;
+}
+
+int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
+                uint32_t nhosts)
+{
+    struct ketama_server *s = calloc(nhosts ? nhosts : 1, sizeof(*s));
+    if (!s) return -1;
+    for (uint32_t h = 0; h < nhosts; h++) s[h].hostport = hosts[h];
+    int rc = ketama_init_servers(k, layout, s, nhosts);
+    free(s);
+    return rc;
 }
 
 void ketama_deinit(struct ketama *k)

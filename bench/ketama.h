@@ -26,9 +26,23 @@ struct ketama {
     int oaat;                     /* keys hashed with one-at-a-time instead of MD5 */
 };
 
-/* Build the continuum for hosts given as "host:port" strings (borrowed).
- * The libmemcached/twemproxy layouts drop ":11211" from the point name as
- * those clients do. Returns 0 or -1 (out of memory / bad layout). */
+/* One server of a continuum (strings borrowed for the duration of ketama_init). */
+struct ketama_server {
+    const char *hostport;  /* "host:port" */
+    const char *name;      /* twemproxy node name ("host:port:1 node1") or NULL; when set
+                              the points are named after it instead of hostport */
+    uint32_t weight;       /* KETAMA_WEIGHTED only (twemproxy's formula); 0 counts as 1 */
+};
+
+/* Build the continuum (k owns its points). Point names follow the layout:
+ * "NAME-i" with NAME the node name, or host:port with ":11211" dropped (the
+ * libmemcached/twemproxy quirk; not for spymemcached). KETAMA_WEIGHTED gives
+ * each server floor(weight/total * 40 * n) * 4 points in twemproxy's float
+ * arithmetic (160 when weights are equal, except 156 for 25 servers, as
+ * twemproxy does). Returns 0 or -1 (out of memory). */
+int ketama_init_servers(struct ketama *k, enum ketama_layout layout,
+                        const struct ketama_server *servers, uint32_t nservers);
+/* ketama_init_servers with hosts given as "host:port" strings, no names, weight 1. */
 int ketama_init(struct ketama *k, enum ketama_layout layout, const char *const *hosts,
                 uint32_t nhosts);
 void ketama_deinit(struct ketama *k);

@@ -72,6 +72,46 @@ struct bench_run *report_add(struct report *r, int target, const char *group, in
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
+/* Per-host figures of one target summed over its measured runs (sharded targets). */
+struct host_dist {
+    uint64_t reqs[TARGET_MAX_HOSTS], keys[TARGET_MAX_HOSTS], space[TARGET_MAX_HOSTS];
+    uint64_t total_reqs, total_keys, total_space;
+};
+
+static void host_dist_add(struct host_dist *d, const struct target *tg, const struct run_result *x)
+{
+    for (uint32_t h = 0; h < tg->nhosts; h++) {
+        d->reqs[h] += x->host_reqs[h];
+        d->keys[h] += x->host_keys[h];
+        d->space[h] += x->host_keyspace[h];
+        d->total_reqs += x->host_reqs[h];
+        d->total_keys += x->host_keys[h];
+        d->total_space += x->host_keyspace[h];
+    }
+}
+
+static void target_host_dist(const struct report *r, int t, struct host_dist *d)
+{
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < r->nruns; i++) {
+        const struct bench_run *b = r->runs[i];
+        if (b->target != t || b->warmup || b->detail) continue;
+        host_dist_add(d, &r->targets[t], &b->r);
+    }
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* "name (host:port)" or "host:port" */
+static void host_label(char *out, size_t len, const struct target *tg, uint32_t h)
+{
+    if (tg->names[h][0]) snprintf(out, len, "%s (%s)", tg->names[h], tg->hosts[h]);
+    else snprintf(out, len, "%s", tg->hosts[h]);
+}
+
 void report_run_line(struct report *r, const struct bench_run *b)
 {
     const struct run_result *x = &b->r;
@@ -103,6 +143,21 @@ void report_summary(struct report *r)
                 ms(hist_percentile(h, 99.9)), ms(hist_percentile(h, 99.99)), ms(h->max),
                 (unsigned long long)x->errors, (unsigned long long)(x->timeouts + x->conn_errors),
                 x->client_cpu_s > 0 ? (double)x->ops / x->client_cpu_s : 0.0);
+    }
+    for (int t = 0; t < r->ntargets; t++) {
+        const struct target *tg = &r->targets[t];
+        if (tg->nhosts < 2) continue;
+        struct host_dist d;
+        target_host_dist(r, t, &d);
+        rep_out(r, "\nPer-node distribution of %s (ketama, measured runs):\n%-36s %12s %8s %12s %8s %10s\n",
+                tg->name, "Node", "Requests", "%", "Keys", "%", "Keyspace %");
+        for (uint32_t h = 0; h < tg->nhosts; h++) {
+            char lab[200];
+            host_label(lab, sizeof(lab), tg, h);
+            rep_out(r, "%-36.36s %12llu %8.2f %12llu %8.2f %10.2f\n", lab, (unsigned long long)d.reqs[h],
+                    pct(d.reqs[h], d.total_reqs), (unsigned long long)d.keys[h],
+                    pct(d.keys[h], d.total_keys), pct(d.space[h], d.total_space));
+        }
     }
 }
 
@@ -176,7 +231,29 @@ static void json_latency(struct sbuf *o, const struct hist *h)
     sbuf_printf(o, ",\"max\":%.6f}", ms(h->max));
 }
 
-static void json_run(struct sbuf *o, const struct bench_run *b)
+/* [{"host","name","weight","requests","requests_pct","keys","keys_pct","keyspace_keys",
+ *   "keyspace_pct"}, ...] in target host order */
+static void json_host_dist(struct sbuf *o, const struct target *tg, const struct host_dist *d)
+{
+    sbuf_adds(o, "[");
+    for (uint32_t h = 0; h < tg->nhosts; h++) {
+        sbuf_adds(o, h ? ",{\"host\":" : "{\"host\":");
+        json_str(o, tg->hosts[h]);
+        sbuf_adds(o, ",\"name\":");
+        json_str(o, tg->names[h]);
+        sbuf_printf(o, ",\"weight\":%u,\"requests\":%llu,\"requests_pct\":", tg->weights[h],
+                    (unsigned long long)d->reqs[h]);
+        json_num(o, pct(d->reqs[h], d->total_reqs));
+        sbuf_printf(o, ",\"keys\":%llu,\"keys_pct\":", (unsigned long long)d->keys[h]);
+        json_num(o, pct(d->keys[h], d->total_keys));
+        sbuf_printf(o, ",\"keyspace_keys\":%llu,\"keyspace_pct\":", (unsigned long long)d->space[h]);
+        json_num(o, pct(d->space[h], d->total_space));
+        sbuf_adds(o, "}");
+    }
+    sbuf_adds(o, "]");
+}
+
+static void json_run(struct sbuf *o, const struct target *tg, const struct bench_run *b)
 {
     const struct run_result *x = &b->r;
     sbuf_adds(o, "{\"label\":");
@@ -208,6 +285,13 @@ static void json_run(struct sbuf *o, const struct bench_run *b)
     if (x->server_cpu_s >= 0 && x->ops) json_num(o, x->server_cpu_s * 1e6 / (double)x->ops);
     else sbuf_adds(o, "null");
     if (x->error[0]) { sbuf_adds(o, ",\"error\":"); json_str(o, x->error); }
+    if (tg->nhosts > 1) {
+        struct host_dist d;
+        memset(&d, 0, sizeof(d));
+        host_dist_add(&d, tg, x);
+        sbuf_adds(o, ",\"per_host\":");
+        json_host_dist(o, tg, &d);
+    }
     sbuf_adds(o, ",\"latency_ms\":");
     json_latency(o, &x->hist);
     /* whole histogram: non-empty buckets as [low_ns, high_ns, count] */
@@ -297,12 +381,18 @@ int report_json(struct report *r, const char *path)
                     (unsigned long long)c[3]);
         json_latency(&o, &h);
         hist_deinit(&h);
+        if (tg->nhosts > 1) {
+            struct host_dist d;
+            target_host_dist(r, t, &d);
+            sbuf_adds(&o, ",\"per_host\":");
+            json_host_dist(&o, tg, &d);
+        }
         sbuf_adds(&o, ",\"runs\":[");
         int fr = 1;
         for (int i = 0; i < r->nruns; i++) {
             if (r->runs[i]->target != t) continue;
             if (!fr) sbuf_adds(&o, ",");
-            json_run(&o, r->runs[i]);
+            json_run(&o, tg, r->runs[i]);
             fr = 0;
         }
         sbuf_adds(&o, "]}");
@@ -466,6 +556,89 @@ static void svg_throughput(struct sbuf *o, struct report *r)
     sbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n</svg>\n", ML, MT, pw, ph);
 }
 
+/* Per-node distribution of each sharded target: a table and horizontal bars (share of
+ * requests, of keys sent and of the key range per node). */
+static void html_host_dist(struct sbuf *o, struct report *r)
+{
+    int any = 0;
+    for (int t = 0; t < r->ntargets; t++) {
+        const struct target *tg = &r->targets[t];
+        if (tg->nhosts < 2) continue;
+        if (!any) {
+            sbuf_adds(o, "<h2>Per-node distribution</h2>\n<p>Sharded targets (ketama): requests and "
+                         "keys twinbench sent to each node over the measured runs, and the share "
+                         "of the key range the ring gives each node.</p>\n");
+            any = 1;
+        }
+        struct host_dist d;
+        target_host_dist(r, t, &d);
+        sbuf_adds(o, "<h3>");
+        html_esc(o, tg->name);
+        sbuf_adds(o, "</h3>\n<table class=\"nodes\" id=\"nodes-");
+        html_esc(o, tg->name);
+        sbuf_adds(o, "\"><tr><th>Node</th><th>Host</th><th>Weight</th><th>Requests</th><th>% requests</th>"
+                     "<th>Keys</th><th>% keys</th><th>% key range</th></tr>\n");
+        for (uint32_t h = 0; h < tg->nhosts; h++) {
+            sbuf_adds(o, "<tr><td class=\"l\">");
+            html_esc(o, tg->names[h][0] ? tg->names[h] : tg->hosts[h]);
+            sbuf_adds(o, "</td><td class=\"l\">");
+            html_esc(o, tg->hosts[h]);
+            sbuf_printf(o, "</td><td>%u</td><td>%llu</td><td>%.2f</td><td>%llu</td><td>%.2f</td><td>%.2f</td></tr>\n",
+                        tg->weights[h], (unsigned long long)d.reqs[h], pct(d.reqs[h], d.total_reqs),
+                        (unsigned long long)d.keys[h], pct(d.keys[h], d.total_keys),
+                        pct(d.space[h], d.total_space));
+        }
+        sbuf_adds(o, "</table>\n");
+        /* bars: three per node, 0..100 % scaled to the largest share */
+        double mx = 0;
+        for (uint32_t h = 0; h < tg->nhosts; h++) {
+            double v[3] = {pct(d.reqs[h], d.total_reqs), pct(d.keys[h], d.total_keys),
+                           pct(d.space[h], d.total_space)};
+            for (int k = 0; k < 3; k++) if (v[k] > mx) mx = v[k];
+        }
+        if (mx <= 0) continue;
+        mx = ceil(mx / 10) * 10;
+        const int lw = 200, bh = 10, gh = 3 * bh + 12, pw = CW - lw - MR;
+        int hgt = MT + gh * (int)tg->nhosts + 30;
+        sbuf_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" class=\"chart nodes\">\n",
+                    CW, hgt);
+        sbuf_printf(o, "<text x=\"%d\" y=\"18\" font-size=\"14\" font-weight=\"bold\">Share per node (%%)</text>\n", lw);
+        static const char *what[3] = {"requests", "keys", "key range"};
+        for (int k = 0; k < 3; k++) {
+            sbuf_printf(o, "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                           "<text x=\"%d\" y=\"15\" font-size=\"11\">%s</text>\n",
+                        CW - MR - 300 + 100 * k, palette[k], CW - MR - 286 + 100 * k, what[k]);
+        }
+        for (uint32_t h = 0; h < tg->nhosts; h++) {
+            double v[3] = {pct(d.reqs[h], d.total_reqs), pct(d.keys[h], d.total_keys),
+                           pct(d.space[h], d.total_space)};
+            int y0 = MT + gh * (int)h;
+            sbuf_printf(o, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">", lw - 6,
+                        y0 + 3 * bh / 2 + 4);
+            char lab[200];
+            host_label(lab, sizeof(lab), tg, h);
+            html_esc(o, lab);
+            sbuf_adds(o, "</text>\n");
+            for (int k = 0; k < 3; k++) {
+                double wdt = pw * v[k] / mx;
+                sbuf_printf(o, "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
+                               "<title>%s: %.2f%%</title></rect>", lw, y0 + bh * k, wdt, bh - 1,
+                            palette[k], what[k], v[k]);
+                sbuf_printf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\">%.1f%%</text>\n", lw + wdt + 3,
+                            y0 + bh * k + bh - 2, v[k]);
+            }
+        }
+        int ya = MT + gh * (int)tg->nhosts;
+        sbuf_printf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", lw, MT - 4, lw, ya);
+        for (int k = 0; k <= 5; k++) {
+            double x = lw + (double)pw * k / 5;
+            sbuf_printf(o, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%g%%</text>", x,
+                        ya + 14, mx * k / 5);
+        }
+        sbuf_adds(o, "\n</svg>\n");
+    }
+}
+
 int report_html(struct report *r, const char *path)
 {
     struct sbuf o;
@@ -505,7 +678,9 @@ int report_html(struct report *r, const char *path)
         if (x->server_cpu_s >= 0 && x->ops) sbuf_printf(&o, "<td>%.2f</td></tr>\n", x->server_cpu_s * 1e6 / (double)x->ops);
         else sbuf_adds(&o, "<td>-</td></tr>\n");
     }
-    sbuf_adds(&o, "</table>\n<h2>Charts</h2>\n<p>All measured runs of each target merged.</p>\n");
+    sbuf_adds(&o, "</table>\n");
+    html_host_dist(&o, r);
+    sbuf_adds(&o, "<h2>Charts</h2>\n<p>All measured runs of each target merged.</p>\n");
     struct hist *hs = tb_xcalloc((size_t)r->ntargets, sizeof(struct hist));
     for (int t = 0; t < r->ntargets; t++) {
         hist_init(&hs[t]);

@@ -110,3 +110,47 @@ def test_live_placement_two_memcached(twinbench, memcached_pair):
     for k, h in zip(keys, predicted):
         assert clients[h].get(k) is not None, k
         assert clients[1 - h].get(k) is None, k
+
+
+def test_weighted_points_equal_libmemcached(twinbench):
+    """KETAMA_WEIGHTED points per server use libmemcached's (and twemproxy's) float formula:
+    unequal weights, and 25 equal servers (156 points each, not 160)."""
+    lib = libmemcached()
+    lib.memcached_server_add_with_weight.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                      ctypes.c_uint, ctypes.c_uint32]
+    keys = [f"w:{i}" for i in range(3000)]
+    for hosts in ([("10.0.0.1", 7001, 1), ("10.0.0.2", 7002, 3), ("10.0.0.3", 7003, 2)],
+                  [(f"10.0.1.{i}", 7000 + i, 1) for i in range(25)]):
+        m = lib.memcached_create(None)
+        lib.memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1)
+        for h, p, w in hosts:
+            lib.memcached_server_add_with_weight(m, h.encode(), p, w)
+        expected = [lib.memcached_generate_hash(m, k.encode(), len(k)) for k in keys]
+        lib.memcached_free(m)
+        url = "memcache://" + ",".join(f"{h}:{p}:{w}" for h, p, w in hosts)
+        r = subprocess.run([twinbench, "--ketama", "twemproxy", "--target", "x=" + url,
+                            "--print-shard", "-"], input="\n".join(keys) + "\n",
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        got = [int(line.split()[1]) for line in r.stdout.splitlines()]
+        assert got == expected
+
+
+def test_node_names_replace_host_port(twinbench):
+    """'host:port:1 name' places keys by the name (twemproxy's node names): the same names
+    on other addresses give the same placement."""
+    keys = [f"n:{i}" for i in range(2000)]
+
+    def place(url):
+        r = subprocess.run([twinbench, "--ketama", "twemproxy", "--target", "x=" + url,
+                            "--print-shard", "-"], input="\n".join(keys) + "\n",
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return [int(line.split()[1]) for line in r.stdout.splitlines()]
+
+    a = place("redis://127.0.0.1:7001:1 node1,127.0.0.1:7002:1 node2,127.0.0.1:7003:1 node3")
+    b = place("redis://10.9.9.9:9001:1 node1,10.9.9.8:9002:1 node2,10.9.9.7:9003 node3")
+    c = place("redis://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003")
+    assert a == b
+    assert a != c
+    assert sorted(set(a)) == [0, 1, 2]
