@@ -106,7 +106,8 @@ def test_open_loop_exposes_stall(twinbench, tmp_path):
         th.join()
         run = parse_json(js)["runs"][0]
         assert 0.8 * 4000 * 3 <= run["ops"] <= 1.2 * 4000 * 3
-        assert run["latency_ms"]["p99.9"] >= 800, run["latency_ms"]
+        # about the 1 s pause: neither hidden (coordinated omission) nor inflated
+        assert 800 <= run["latency_ms"]["p99.9"] <= 1500, run["latency_ms"]
         assert run["latency_ms"]["p50"] < 50
     finally:
         os.kill(srv.pid, signal.SIGCONT)
