@@ -27,6 +27,9 @@ done
 
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
+echo "== tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build) =="
+TWINCACHE_BIN=build/twincache TWINBENCH_BIN=build/twinbench $PY -m pytest -q -p no:cacheprovider tests/pool
+
 echo "== integration tests under ASan+UBSan (protocol, hostile input, concurrency) =="
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
