@@ -64,6 +64,9 @@ struct worker {
     uint64_t ops, hits, misses, errors, timeouts, conn_errors, sets, gets;
     uint64_t host_reqs[TARGET_MAX_HOSTS];  /* requests sent per target host (no sharing) */
     uint64_t host_keys[TARGET_MAX_HOSTS];  /* keys sent per target host */
+    char *mkeys;            /* multi-get on a sharded target: its keys, 128 bytes each */
+    uint32_t *mkl;          /* their lengths */
+    uint32_t *mhost;        /* their hosts */
     uint64_t t_last;        /* last reply time */
     size_t req_room;        /* worst-case bytes of one request */
     double gap_ns;          /* open loop mean gap per client */
@@ -230,6 +233,59 @@ static void put_key_arg(struct iobuf *b, const char *k, uint32_t kl)
     resp_put_arg(b, k, kl);
 }
 
+/* A multi-get over a sharded target: one MGET / get per host that holds some of the keys,
+ * as nutcracker splits it. Each part is a request of its own (latency, ops, per-host
+ * counts); it counts once in gets. key0 is the first key. Returns the last socket used. */
+static struct sock *gen_mget_split(struct worker *w, struct client *c, uint64_t t,
+                                   const char *key0, uint32_t kl0, uint32_t nkeys)
+{
+    const struct workload *wl = w->spec->wl;
+    const struct target *tg = w->spec->tgt;
+    uint32_t cnt[TARGET_MAX_HOSTS] = {0};
+    for (uint32_t i = 0; i < nkeys; i++) {
+        char *k = w->mkeys + (size_t)i * 128;
+        if (i == 0) memcpy(k, key0, kl0), w->mkl[0] = kl0;
+        else w->mkl[i] = wl_format_key(wl, wl_next_key(&w->st, wl), k);
+        w->mhost[i] = ketama_pick(&tg->ring, k, w->mkl[i]);
+        cnt[w->mhost[i]]++;
+    }
+    struct sock *last = NULL;
+    for (uint32_t h = 0; h < tg->nhosts; h++) {
+        if (!cnt[h]) continue;
+        struct sock *s = &c->socks[h];
+        struct iobuf *b = &s->out;
+        iobuf_reserve(b, w->req_room);
+        if (tg->proto == PROTO_RESP) {
+            resp_put_header(b, cnt[h] + 1);
+            resp_put_arg(b, "MGET", 4);
+        } else {
+            iobuf_put(b, "get", 3);
+        }
+        for (uint32_t i = 0; i < nkeys; i++) {
+            if (w->mhost[i] != h) continue;
+            const char *k = w->mkeys + (size_t)i * 128;
+            if (tg->proto == PROTO_RESP) {
+                put_key_arg(b, k, w->mkl[i]);
+            } else {
+                iobuf_put(b, " ", 1);
+                iobuf_put(b, k, w->mkl[i]);
+            }
+        }
+        if (tg->proto != PROTO_RESP) iobuf_put(b, "\r\n", 2);
+        struct pending *p = &s->ring[(s->head + s->count) % s->cap];
+        p->t = t;
+        p->op = OPK_MGET;
+        p->nkeys = (uint16_t)cnt[h];
+        w->host_reqs[h]++;
+        w->host_keys[h] += cnt[h];
+        s->count++;
+        c->inflight++;
+        last = s;
+    }
+    w->gets++;
+    return last;
+}
+
 /* Encode one request for client c; returns the socket it went to. */
 static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
 {
@@ -301,6 +357,7 @@ static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
     case WL_MGET:
         op = OPK_MGET;
         nkeys = wl->mget_keys ? wl->mget_keys : 1;
+        if (tg->nhosts > 1) return gen_mget_split(w, c, t, key, kl, nkeys);
         if (tg->proto == PROTO_RESP) {
             resp_put_header(b, nkeys + 1);
             resp_put_arg(b, "MGET", 4);
@@ -633,6 +690,9 @@ static void worker_free(struct worker *w, uint32_t nhosts)
         free(w->clients);
     }
     if (w->epfd >= 0) close(w->epfd);
+    free(w->mkeys);
+    free(w->mkl);
+    free(w->mhost);
     hist_deinit(&w->hist);
 }
 
@@ -741,6 +801,12 @@ int engine_run(const struct run_spec *sp, struct run_result *res)
         wl_state_init(&w->st, sp->wl, t, T, sp->seed + 1);
         if (hist_init(&w->hist)) { snprintf(res->error, sizeof(res->error), "out of memory"); rc = -1; break; }
         w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (sp->wl->mode == WL_MGET && tg->nhosts > 1) {
+            uint32_t nk = sp->wl->mget_keys ? sp->wl->mget_keys : 1;
+            w->mkeys = tb_xcalloc(nk, 128);
+            w->mkl = tb_xcalloc(nk, sizeof(uint32_t));
+            w->mhost = tb_xcalloc(nk, sizeof(uint32_t));
+        }
         w->clients = tb_xcalloc(w->nclients, sizeof(struct client));
         for (uint32_t i = 0; i < w->nclients && !rc; i++) {
             struct client *c = &w->clients[i];

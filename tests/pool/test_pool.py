@@ -412,6 +412,15 @@ def test_twinbench_through_proxy_and_direct(pool):
             assert 25 < h["requests_pct"] < 42, hosts
             assert 25 < h["keyspace_pct"] < 42, hosts
         print(t["name"], [(h["name"], h["requests"], round(h["keyspace_pct"], 2)) for h in hosts])
+    # a multi-get over the ring is split per node (as nutcracker does): every key is found
+    js2 = os.path.join(pool.dir, "tb-mget.json")
+    run_tb("--ketama", "twemproxy", "--target", "direct-redis=" + pool.url("redis"),
+           "--target", "direct-mc=" + pool.url("memcache"), "--multi-get", "10", *common,
+           "--json", js2)
+    for t in json.load(open(js2))["targets"]:
+        assert t["errors"] == 0 and t["misses"] == 0 and t["hits"] > 0, t["name"]
+        hosts = t["per_host"]
+        assert sum(h["keys"] for h in hosts) == t["hits"]
     page = open(html).read()
     assert "Per-node distribution" in page
     assert page.count('<table class="nodes"') == 2 and page.count('class="chart nodes"') == 2
