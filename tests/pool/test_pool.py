@@ -114,11 +114,12 @@ class Pool:
         ports = free_ports(10)
         self.nodes = [Node(f"node{i + 1}", ports[2 * i], ports[2 * i + 1], dir_) for i in range(3)]
         self.proxy_redis, self.proxy_mc, self.stats_port = ports[6], ports[7], ports[8]
+        self.proxy_db1 = ports[9]  # a third pool with redis_db: 1 (nutcracker SELECTs on connect)
         self.nutcracker = None
 
     def yml(self):
-        def pool(name, listen, redis_pool, port_of):
-            lines = [f"{name}:", f"  listen: 127.0.0.1:{listen}", "  hash: md5",
+        def pool(name, listen, redis_pool, port_of, extra=()):
+            lines = [f"{name}:", f"  listen: 127.0.0.1:{listen}", "  hash: md5", *extra,
                      "  distribution: ketama", f"  redis: {'true' if redis_pool else 'false'}",
                      "  auto_eject_hosts: true", f"  server_retry_timeout: {RETRY_MS}",
                      "  server_failure_limit: 1", "  timeout: 2000", "  preconnect: true",
@@ -127,7 +128,8 @@ class Pool:
             return "\n".join(lines) + "\n"
 
         return (pool("tc_redis", self.proxy_redis, True, lambda n: n.port) +
-                pool("tc_memcache", self.proxy_mc, False, lambda n: n.mc_port))
+                pool("tc_memcache", self.proxy_mc, False, lambda n: n.mc_port) +
+                pool("tc_db1", self.proxy_db1, True, lambda n: n.port, ["  redis_db: 1"]))
 
     def start(self):
         for n in self.nodes:
@@ -325,6 +327,54 @@ def test_memcached_through_proxy(pool):
     big = b"x" * 200000
     assert c.set("big", big, noreply=False) and c.get("big") == big
     c.close()
+
+
+def test_redis_db_pool(pool):
+    """redis_db: nutcracker sends SELECT on each server connection; clients see database 0."""
+    r = redis.Redis(host="127.0.0.1", port=pool.proxy_db1, socket_timeout=30)
+    keys = keys_of("db1:", 300)
+    assert r.mset({k: "1" for k in keys})
+    assert r.mget(keys) == [b"1"] * len(keys)
+    in_db1 = sum(redis.Redis(host="127.0.0.1", port=n.port, db=1).dbsize() for n in pool.nodes)
+    assert in_db1 == len(keys)
+    assert all(n.r().mget(keys[:50]) == [None] * 50 for n in pool.nodes)
+    assert r.delete(*keys) == len(keys)
+
+
+def test_redis_auth_pool(tmp_path):
+    """redis_auth: nutcracker authenticates its server connections (twincache requirepass) and
+    asks its clients for the same password."""
+    ports = free_ports(3)
+    nodes = [subprocess.Popen([TWINCACHE, "--port", str(p), "--memcache-port", "0", "--threads",
+                               "1", "--requirepass", "s3cret"], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+             for p in ports[:2]]
+    nc = None
+    try:
+        for p, proc in zip(ports, nodes):
+            wait_port(p, proc, "twincache")
+        conf = tmp_path / "nutcracker.yml"
+        conf.write_text("auth:\n  listen: 127.0.0.1:%d\n  hash: md5\n  distribution: ketama\n"
+                        "  redis: true\n  redis_auth: s3cret\n  preconnect: true\n  servers:\n"
+                        "   - 127.0.0.1:%d:1 a\n   - 127.0.0.1:%d:1 b\n" % (ports[2], ports[0], ports[1]))
+        nc = subprocess.Popen([NUTCRACKER, "-c", str(conf), "-s", str(free_ports(1)[0]), "-a",
+                               "127.0.0.1", "-o", str(tmp_path / "nc.log"), "-p",
+                               str(tmp_path / "nc.pid")], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        wait_port(ports[2], nc, "nutcracker")
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=ports[2], socket_timeout=10).set("x", "1")
+        with pytest.raises(redis.AuthenticationError):  # "-ERR invalid password"
+            redis.Redis(port=ports[2], password="wrong", socket_timeout=10).ping()
+        r = redis.Redis(port=ports[2], password="s3cret", socket_timeout=10)
+        keys = keys_of("auth:", 500)
+        assert r.mset({k: "1" for k in keys}) and r.mget(keys) == [b"1"] * len(keys)
+        counts = [redis.Redis(port=p, password="s3cret").dbsize() for p in ports[:2]]
+        assert sum(counts) == len(keys) and min(counts) > 0, counts
+    finally:
+        stop_pid(nc)
+        for proc in nodes:
+            stop_pid(proc)
 
 
 # ---- client-side ketama == nutcracker's ketama ------------------------------------------
