@@ -25,7 +25,7 @@ from pymemcache.client.base import Client
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NUTCRACKER = "/usr/sbin/nutcracker"
 NKEYS = 30000
-RETRY_MS = 8000  # server_retry_timeout of the test pools: how long an ejected node stays out
+RETRY_MS = 12000  # server_retry_timeout of the test pools: how long an ejected node stays out
 
 
 def binary(env, default):
