@@ -110,17 +110,17 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
 
     {
-        /* Clients get maxclients fds, the server keeps 64 for itself. If the hard limit
-         * is too low, lower maxclients (as Redis does): a client beyond it is then told
-         * "max number of clients reached" instead of waiting in the accept queue while
-         * accept() fails with EMFILE. */
+        /* Clients get maxclients fds; the server keeps 64 plus 4 per worker (its epoll fd
+         * and eventfd) for itself. If the hard limit is too low, lower maxclients (as Redis
+         * does): a client beyond it is then told "max number of clients reached" instead of
+         * waiting in the accept queue while accept() fails with EMFILE. */
         struct rlimit rl;
-        rlim_t want = (rlim_t)cfg.maxclients + 64;
+        rlim_t reserve = 64 + 4 * (rlim_t)cfg.threads, want = (rlim_t)cfg.maxclients + reserve;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
             rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
             setrlimit(RLIMIT_NOFILE, &rl); /* on failure the limit read back decides */
             if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
-                int fit = rl.rlim_cur > 64 + 1 ? (int)(rl.rlim_cur - 64) : 1;
+                int fit = rl.rlim_cur > reserve + 1 ? (int)(rl.rlim_cur - reserve) : 1;
                 log_warn("You requested maxclients of %d requiring at least %llu max file "
                          "descriptors, but the limit is %llu: maxclients has been reduced to "
                          "%d. If you need higher maxclients increase 'ulimit -n'.",
