@@ -268,6 +268,16 @@ static void run(struct conn *c, const char *name, struct slice *argv, int argc)
     argv[0] = a0;
 }
 
+/* Set while a blocked client's command is retried after a signal. A key that now holds
+ * another type is then not "ready" (Redis keeps the client blocked); only the first try
+ * answers WRONGTYPE. */
+static __thread int retrying;
+
+static int is_wrongtype(struct conn *c, size_t from)
+{
+    return c->wbuf.wpos - from > 10 && !memcmp(c->wbuf.data + from, "-WRONGTYPE", 10);
+}
+
 static int written_is(struct conn *c, size_t from, const char *s)
 {
     size_t n = strlen(s);
@@ -298,7 +308,7 @@ static int try_bpop(struct conn *c, const char *pop)
         reply_bulk(c, c->argv[i].p, c->argv[i].n);
         mid = c->wbuf.wpos;
         run(c, pop, a, 2);
-        if (c->wbuf.wpos == mid || is_null(c, mid)) {
+        if (c->wbuf.wpos == mid || is_null(c, mid) || (retrying && is_wrongtype(c, mid))) {
             c->wbuf.wpos = pos;
             continue;
         }
@@ -328,7 +338,8 @@ static int try_bzpop(struct conn *c, const char *pop)
         reply_bulk(c, c->argv[i].p, c->argv[i].n);
         mid = c->wbuf.wpos;
         run(c, pop, a, 2);
-        if (c->wbuf.wpos == mid || written_is(c, mid, "*0\r\n")) {
+        if (c->wbuf.wpos == mid || written_is(c, mid, "*0\r\n") ||
+            (retrying && is_wrongtype(c, mid))) {
             c->wbuf.wpos = pos;
             continue;
         }
@@ -377,21 +388,89 @@ static int try_plain(struct conn *c, const char *name, int tpos)
     return 1;
 }
 
+/* 1 if key argv[i] exists and holds something other than a list. */
+static int src_not_list(struct conn *c, int i)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    int r;
+
+    arg_key(c, i, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_read_locked(s, &k, conn_now(c));
+    r = it && it->type != OBJ_LIST;
+    store_unlock(s, k.stripe);
+    return r;
+}
+
+/* BLMOVE/BRPOPLPUSH: a wrong-type destination is an error for the client (the pop is not
+ * done), a source that became another type keeps it blocked. */
+static int try_move(struct conn *c, const char *name, int tpos)
+{
+    size_t pos = c->wbuf.wpos;
+    if (!try_plain(c, name, tpos))
+        return 0;
+    if (retrying && is_wrongtype(c, pos) && src_not_list(c, 1)) {
+        c->wbuf.wpos = pos;
+        return 0;
+    }
+    return 1;
+}
+
 static int try_blmove(struct conn *c)
 {
-    return try_plain(c, "lmove", 5);
+    return try_move(c, "lmove", 5);
 }
 static int try_brpoplpush(struct conn *c)
 {
-    return try_plain(c, "rpoplpush", 3);
+    return try_move(c, "rpoplpush", 3);
 }
+
+/* BLMPOP/BZMPOP timeout numkeys key.. dir [COUNT n]: first try as LMPOP/ZMPOP (WRONGTYPE for
+ * the first existing key of another type); when retried, key by key, skipping those. */
+static int try_mpop(struct conn *c, const char *name)
+{
+    long long nk = 0;
+    struct slice a[64], *v = a;
+    int done = 0;
+
+    if (!retrying)
+        return try_plain(c, name, 1);
+    util_str2ll(c->argv[2].p, c->argv[2].n, &nk);
+    if (nk < 1 || nk > c->argc - 3)
+        return try_plain(c, name, 1);
+    int tail = c->argc - 3 - (int)nk;
+    if (3 + tail > 64 && !(v = malloc(sizeof(*v) * (size_t)(3 + tail)))) {
+        reply_error(c, "ERR out of memory");
+        return 1;
+    }
+    v[0] = c->argv[0];
+    v[1].p = "1";
+    v[1].n = 1;
+    for (int t = 0; t < tail; t++)
+        v[3 + t] = c->argv[3 + nk + t];
+    for (int i = 0; i < nk && !done; i++) {
+        size_t pos = c->wbuf.wpos;
+        v[2] = c->argv[3 + i];
+        run(c, name, v, 3 + tail);
+        if (c->wbuf.wpos == pos || is_null(c, pos) || is_wrongtype(c, pos))
+            c->wbuf.wpos = pos;
+        else
+            done = 1;
+    }
+    if (v != a)
+        free(v);
+    return done;
+}
+
 static int try_blmpop(struct conn *c)
 {
-    return try_plain(c, "lmpop", 1);
+    return try_mpop(c, "lmpop");
 }
 static int try_bzmpop(struct conn *c)
 {
-    return try_plain(c, "zmpop", 1);
+    return try_mpop(c, "zmpop");
 }
 
 static void keys_all(struct conn *c, int *first, int *last)
@@ -592,7 +671,14 @@ static void retry(struct blk *b)
     atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
     c->argv = b->argv;
     c->argc = b->argc;
+    retrying = 1;
+    size_t pos = c->wbuf.wpos;
     done = b->spec->try_fn(c);
+    retrying = 0;
+    if (done && is_wrongtype(c, pos) && b->spec->try_fn == xread_try) {
+        c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
+        done = 0;
+    }
     c->argv = sv;
     c->argc = sc;
     if (!done)
@@ -602,7 +688,7 @@ static void retry(struct blk *b)
         struct slice *keep = b->argv;
         int kc = b->argc;
 
-        w->st.commands++;
+        STAT_INC(w->st.commands);
         /* unregister first, so the signal goes to the next waiter (and to destinations) */
         b->argv = NULL;
         blk_destroy(b);

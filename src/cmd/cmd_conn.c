@@ -43,21 +43,23 @@ static void select_command(struct conn *c)
         reply_error(c, ERR_DBRANGE);
         return;
     }
-    c->db = (int)db;
+    __atomic_store_n(&c->db, (int)db, __ATOMIC_RELAXED);
     reply_ok(c);
 }
 
 static int check_password(struct conn *c, int ui, int pi)
 {
     const struct slice *p = &c->argv[pi];
-    size_t n = strlen(cfg.requirepass);
+    char pw[sizeof(cfg.requirepass)];
+    config_str(cfg.requirepass, pw, sizeof(pw));
+    size_t n = strlen(pw);
 
     if (ui >= 0 && !util_eq_nocase(c->argv[ui].p, c->argv[ui].n, "default"))
         return 0;
     /* constant-time-ish comparison */
     int diff = p->n != n;
     for (size_t i = 0; i < p->n && i < n; i++)
-        diff |= p->p[i] ^ cfg.requirepass[i];
+        diff |= p->p[i] ^ pw[i];
     return !diff;
 }
 
@@ -73,13 +75,14 @@ static void auth_command(struct conn *c)
         reply_error(c, ERR_SYNTAX);
         return;
     }
-    if (c->argc == 2 && !cfg.requirepass[0]) {
+    int nopass = config_str_empty(cfg.requirepass);
+    if (c->argc == 2 && nopass) {
         reply_error(c, "ERR AUTH <password> called without any password configured for the "
                        "default user. Are you sure your configuration is correct?");
         return;
     }
-    if ((!cfg.requirepass[0] && c->argc == 3 && util_eq_nocase(c->argv[1].p, c->argv[1].n, "default")) ||
-        (cfg.requirepass[0] && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
+    if ((nopass && c->argc == 3 && util_eq_nocase(c->argv[1].p, c->argv[1].n, "default")) ||
+        (!nopass && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
         set_authed(c, 1);
         reply_ok(c);
         return;
@@ -124,9 +127,10 @@ static void hello_command(struct conn *c)
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
-            if (!cfg.requirepass[0] ? !util_eq_nocase(c->argv[i + 1].p, c->argv[i + 1].n, "default")
-                                    : !check_password(c, i + 1, i + 2)) {
-                if (!cfg.requirepass[0]) {
+            int nopass = config_str_empty(cfg.requirepass);
+            if (nopass ? !util_eq_nocase(c->argv[i + 1].p, c->argv[i + 1].n, "default")
+                       : !check_password(c, i + 1, i + 2)) {
+                if (nopass) {
                     reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                     return;
                 }
@@ -158,7 +162,7 @@ static void hello_command(struct conn *c)
     }
     if (name)
         set_name(c, name);
-    c->resp = (uint8_t)ver;
+    __atomic_store_n(&c->resp, (uint8_t)ver, __ATOMIC_RELAXED);
     reply_map(c, 7);
     reply_cstr(c, "server");
     reply_cstr(c, "redis");
@@ -181,9 +185,9 @@ static void reset_command(struct conn *c)
     tx_reset(c);
     pubsub_reset(c);
     block_reset(c);
-    c->db = 0;
-    c->resp = 2;
-    set_authed(c, cfg.requirepass[0] == '\0');
+    __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->resp, (uint8_t)2, __ATOMIC_RELAXED);
+    set_authed(c, config_str_empty(cfg.requirepass));
     pthread_mutex_lock(&c->w->list_lock);
     c->name[0] = '\0';
     pthread_mutex_unlock(&c->w->list_lock);
@@ -192,25 +196,49 @@ static void reset_command(struct conn *c)
 
 /* ---- CLIENT ---- */
 
+#define LOAD(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
+
+/* One CLIENT LIST line for x, seen from c. x may belong to another worker: only its fixed
+ * fields, the name (under the list lock, held by the caller) and the shared fields (atomic
+ * loads; the buffer sizes as last published by x's owner) are read then. */
 static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
 {
     int64_t now = c->w->now_ms;
+    size_t qbuf, qfree, qcap, obl, ocap;
+    unsigned oll;
+    int nsub = atomic_load_explicit(&x->nsub, memory_order_relaxed);
+    int npsub = atomic_load_explicit(&x->npsub, memory_order_relaxed);
+    const char *cmd = LOAD(x->lastcmd), *sub = LOAD(x->lastsub);
+    int subn = LOAD(x->lastsub_n);
+
+    if (x->w == c->w) { /* this thread's own connections: exact */
+        qbuf = x == c ? 0 : buf_len(&x->rbuf);
+        qfree = x->rbuf.cap - x->rbuf.wpos;
+        qcap = x->rbuf.cap;
+        obl = x == c ? 0 : x->wbuf.wpos;
+        oll = x == c ? 0 : x->nrefs;
+        ocap = x->wbuf.cap;
+    } else {
+        qbuf = LOAD(x->pub_qbuf);
+        qfree = LOAD(x->pub_qfree);
+        qcap = LOAD(x->pub_qcap);
+        obl = LOAD(x->pub_obl);
+        oll = LOAD(x->pub_oll);
+        ocap = LOAD(x->pub_ocap);
+    }
     return snprintf(out, cap,
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                     "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
                     "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
-                    "cmd=%s%s%s user=default redir=-1 resp=%d\n",
+                    "cmd=%s%s%.*s user=default redir=-1 resp=%d\n",
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
-                    (long long)((now - x->ctime_ms) / 1000), (long long)((now - x->last_ms) / 1000),
+                    (long long)((now - x->ctime_ms) / 1000),
+                    (long long)((now - LOAD(x->last_ms)) / 1000),
                     atomic_load_explicit(&x->blocked, memory_order_relaxed) ? "b"
-                    : (atomic_load_explicit(&x->nsub, memory_order_relaxed) ||
-                       atomic_load_explicit(&x->npsub, memory_order_relaxed)) ? "P" : "N",
-                    x->db, atomic_load_explicit(&x->nsub, memory_order_relaxed),
-                    atomic_load_explicit(&x->npsub, memory_order_relaxed),
-                    x == c ? 0 : buf_len(&x->rbuf), x->rbuf.cap - x->rbuf.wpos,
-                    x->rbuf.cap, x == c ? 0 : x->wbuf.wpos, x == c ? 0 : x->nrefs,
-                    x->wbuf.cap, x->rbuf.cap + x->wbuf.cap + sizeof(*x),
-                    x->lastcmd ? x->lastcmd : "NULL", x->lastsub[0] ? "|" : "", x->lastsub, x->resp);
+                    : (nsub || npsub) ? "P" : "N",
+                    LOAD(x->db), nsub, npsub, qbuf, qfree, qcap, obl, oll, ocap,
+                    qcap + ocap + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
+                    subn, subn ? sub : "", (int)LOAD(x->resp));
 }
 
 /* Visit every connection of every worker under its list lock. */

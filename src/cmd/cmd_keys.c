@@ -483,7 +483,7 @@ static void scan_command(struct conn *c)
     uint32_t st = cursor >= s->nstripes ? s->nstripes : (uint32_t)cursor;
     long long visited = 0;
     while (st < s->nstripes && visited < count) {
-        visited += s->stripes[st].db[c->db].count + 1;
+        visited += __atomic_load_n(&s->stripes[st].db[c->db].count, __ATOMIC_RELAXED) + 1;
         store_visit_stripe(s, c->db, st, conn_now(c), collect_key, &a);
         st++;
     }

@@ -340,21 +340,21 @@ static void get_command(struct conn *c, struct mc_req *r)
             ln_end(c, &l);
             out_value(c, it);
             if (touch) {
-                ws->touch_cmds++;
-                ws->touch_hits++;
+                STAT_INC(ws->touch_cmds);
+                STAT_INC(ws->touch_hits);
             } else {
-                ws->get_cmds++;
-                ws->get_hits++;
+                STAT_INC(ws->get_cmds);
+                STAT_INC(ws->get_hits);
             }
         } else {
             miss(s, &k);
             if (touch) {
-                ws->touch_cmds++;
-                ws->touch_misses++;
+                STAT_INC(ws->touch_cmds);
+                STAT_INC(ws->touch_misses);
             } else {
-                ws->get_cmds++;
-                ws->get_misses++;
-                ws->get_expired += (uint64_t)expired;
+                STAT_INC(ws->get_cmds);
+                STAT_INC(ws->get_misses);
+                STAT_ADD(ws->get_expired, (uint64_t)expired);
             }
         }
         store_unlock(s, k.stripe);
@@ -431,18 +431,18 @@ static enum store_res store_generic(struct conn *c, const struct skey *k, enum m
     case MC_CAS:
         if (!old || old->type != OBJ_STRING) {
             res = ST_NOT_FOUND;
-            ws->cas_misses++;
+            STAT_INC(ws->cas_misses);
         } else if (item_cas_field(old) != 0 && item_cas_field(old) == cas) {
             res = ST_STORED;
-            ws->cas_hits++;
+            STAT_INC(ws->cas_hits);
         } else if (stale && (item_cas_field(old) == 0 || cas < item_cas_field(old))) {
             /* an older CAS with I: stored, but marked stale */
             res = ST_STORED;
             mark_stale = 1;
-            ws->cas_hits++;
+            STAT_INC(ws->cas_hits);
         } else {
             res = ST_EXISTS;
-            ws->cas_badval++;
+            STAT_INC(ws->cas_badval);
         }
         break;
     case MC_APPEND:
@@ -634,14 +634,14 @@ static void arith_command(struct conn *c, struct mc_req *r)
     store_unlock(s, k.stripe);
     if (res == DR_OK) {
         if (incr)
-            ws->incr_hits++;
+            STAT_INC(ws->incr_hits);
         else
-            ws->decr_hits++;
+            STAT_INC(ws->decr_hits);
     } else if (res == DR_NOT_FOUND) {
         if (incr)
-            ws->incr_misses++;
+            STAT_INC(ws->incr_misses);
         else
-            ws->decr_misses++;
+            STAT_INC(ws->decr_misses);
     }
     if (r->noreply)
         return;
@@ -679,7 +679,7 @@ static void ma_command(struct conn *c, struct mc_req *r)
     char num[24];
     int nlen = 0;
 
-    ws->meta_cmds++;
+    STAT_INC(ws->meta_cmds);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     if ((has & MC_MF('N')) && make_room(c)) {
         out_line(c, MC_ERR_OOM);
@@ -709,9 +709,9 @@ static void ma_command(struct conn *c, struct mc_req *r)
     if (res == DR_OK) {
         if (!created) {
             if (incr)
-                ws->incr_hits++;
+                STAT_INC(ws->incr_hits);
             else
-                ws->decr_hits++;
+                STAT_INC(ws->decr_hits);
         }
         if (has & MC_MF('E'))
             new_cas(s, &k, &it, r->m.new_cas);
@@ -751,9 +751,9 @@ static void ma_command(struct conn *c, struct mc_req *r)
     } else {
         if (res == DR_NOT_FOUND) {
             if (incr)
-                ws->incr_misses++;
+                STAT_INC(ws->incr_misses);
             else
-                ws->decr_misses++;
+                STAT_INC(ws->decr_misses);
         }
         ln_put(&l, res == DR_NOT_FOUND ? "NF" : "EX", 2);
         ln_opaque_key(&l, r);
@@ -799,15 +799,15 @@ static void md_command(struct conn *c, struct mc_req *r)
     const char *code;
     struct line l;
 
-    ws->meta_cmds++;
+    STAT_INC(ws->meta_cmds);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (!it || ((has & MC_MF('I')) && it->type != OBJ_STRING)) {
-        ws->delete_misses++;
+        STAT_INC(ws->delete_misses);
         code = "NF";
     } else if ((has & MC_MF('C')) && item_cas_field(it) != r->m.cas) {
-        ws->delete_misses++;
+        STAT_INC(ws->delete_misses);
         code = "EX";
     } else if (has & MC_MF('I')) {
         /* invalidate: keep the value, mark it stale, new CAS, let a client win again */
@@ -818,7 +818,7 @@ static void md_command(struct conn *c, struct mc_req *r)
         code = "HD";
     } else {
         store_delete_locked(s, &k, conn_now(c));
-        ws->delete_hits++;
+        STAT_INC(ws->delete_hits);
         code = "HD";
     }
     store_unlock(s, k.stripe);
@@ -868,7 +868,7 @@ static void mg_command(struct conn *c, struct mc_req *r)
     uint32_t idle;
     struct line l;
 
-    ws->meta_cmds++;
+    STAT_INC(ws->meta_cmds);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = find(s, &k, now, &expired);
@@ -884,12 +884,12 @@ static void mg_command(struct conn *c, struct mc_req *r)
         miss(s, &k);
         store_unlock(s, k.stripe);
         if (has & MC_MF('T')) {
-            ws->touch_cmds++;
-            ws->touch_misses++;
+            STAT_INC(ws->touch_cmds);
+            STAT_INC(ws->touch_misses);
         } else {
-            ws->get_cmds++;
-            ws->get_misses++;
-            ws->get_expired += (uint64_t)expired;
+            STAT_INC(ws->get_cmds);
+            STAT_INC(ws->get_misses);
+            STAT_ADD(ws->get_expired, (uint64_t)expired);
         }
         if (r->noreply)
             return;
@@ -983,11 +983,11 @@ static void mg_command(struct conn *c, struct mc_req *r)
         s->stripes[k.stripe].hits++;
     store_unlock(s, k.stripe);
     if (ttl_set) {
-        ws->touch_cmds++;
-        ws->touch_hits++;
+        STAT_INC(ws->touch_cmds);
+        STAT_INC(ws->touch_hits);
     } else {
-        ws->get_cmds++;
-        ws->get_hits++;
+        STAT_INC(ws->get_cmds);
+        STAT_INC(ws->get_hits);
     }
 }
 
@@ -1448,7 +1448,7 @@ static void execute(struct conn *c, struct mc_req *r)
     if (TC_UNLIKELY(r->err != NULL)) {
         struct mc_stats *ws = wst(c);
         if (r->too_large) {
-            ws->too_large++;
+            STAT_INC(ws->too_large);
             if (r->cmd == MC_SET || r->cmd == MC_MS) {
                 /* memcached drops the old value rather than leave it stale */
                 struct store *s = conn_store(c);
@@ -1460,9 +1460,9 @@ static void execute(struct conn *c, struct mc_req *r)
             }
         }
         if (r->cmd == MC_FLUSH_ALL)
-            ws->flush_cmds++;
+            STAT_INC(ws->flush_cmds);
         if (r->data && (r->cmd < MC_MG || r->cmd == MC_MS))
-            ws->set_cmds++; /* a bad data chunk still counts as a set, as in memcached */
+            STAT_INC(ws->set_cmds); /* a bad data chunk still counts as a set, as in memcached */
         if (is_meta(r->cmd) || !r->noreply)
             out_line(c, r->err);
         return;
@@ -1536,7 +1536,7 @@ void cmd_mc_input(struct conn *c)
         }
         c->mc = m;
         atomic_fetch_add(&g_curr_conns, 1);
-        wst(c)->conns_total++;
+        STAT_INC(wst(c)->conns_total);
     }
     flush_check(c);
     out_before = conn_pending(c);
@@ -1545,11 +1545,11 @@ void cmd_mc_input(struct conn *c)
         size_t used = 0;
         int st;
 
-        if (buf_len(&c->rbuf) == 0 || conn_pending(c) > CONN_OUT_PAUSE_BYTES)
+        if (buf_len(&c->rbuf) == 0 || conn_pending(c) > conn_pause_bytes(c))
             break;
         st = mc_parse(&m->p, base, buf_len(&c->rbuf), (size_t)cfg.item_size_max, &m->r, &used);
         c->rbuf.rpos += used;
-        wst(c)->bytes_read += used;
+        STAT_ADD(wst(c)->bytes_read, used);
         if (st == MC_ERR_LINE_TOO_LONG) {
             out_line(c, MC_ERR_LINE);
             c->flags |= CONN_CLOSE_AFTER_REPLY;
@@ -1560,10 +1560,10 @@ void cmd_mc_input(struct conn *c)
             break;
         if (m->r.cmd == MC_NONE && !m->r.err)
             continue;
-        c->w->st.commands++;
+        STAT_INC(c->w->st.commands);
         if ((m->r.cmd >= MC_SET && m->r.cmd <= MC_FLUSH_ALL) || m->r.cmd == MC_GAT ||
             m->r.cmd == MC_GATS || (m->r.cmd >= MC_MS && m->r.cmd <= MC_MA))
-            c->w->st.dirty++;
+            STAT_INC(c->w->st.dirty);
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;
@@ -1571,7 +1571,7 @@ void cmd_mc_input(struct conn *c)
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
-    wst(c)->bytes_written += conn_pending(c) - out_before;
+    STAT_ADD(wst(c)->bytes_written, conn_pending(c) - out_before);
 }
 
 void cmd_mc_close(struct conn *c)

@@ -354,7 +354,7 @@ static void exec_command(struct conn *c)
             continue;
         }
         cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
-        c->w->st.commands++;
+        STAT_INC(c->w->st.commands);
         cmd->fn(c);
         if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
             tx_touch_keys(c, cmd);

@@ -54,19 +54,23 @@ static uint64_t dirty_total(struct srv *srv)
 {
     uint64_t d = 0;
     for (int i = 0; i < srv->nworkers; i++)
-        d += srv->workers[i].st.dirty;
+        d += STAT_GET(srv->workers[i].st.dirty);
     return d;
 }
 
 static void dump_path(char *out, size_t cap)
 {
-    rdb_path(out, cap, cfg.dir, cfg.dbfilename);
+    char dir[sizeof(cfg.dir)], file[sizeof(cfg.dbfilename)];
+    config_str(cfg.dir, dir, sizeof(dir));
+    config_str(cfg.dbfilename, file, sizeof(file));
+    rdb_path(out, cap, dir, file);
 }
 
 static void update_misconf(void)
 {
     atomic_store_explicit(&persist_misconf,
-                          cfg.stop_writes_on_bgsave_error && cfg.save[0] && !ps.last_ok,
+                          cfg.stop_writes_on_bgsave_error && !config_str_empty(cfg.save) &&
+                          !ps.last_ok,
                           memory_order_relaxed);
 }
 
@@ -297,7 +301,7 @@ static void reap_locked(struct srv *srv, int block)
     } else if (r == ps.child && WIFSIGNALED(status)) {
         char tmp[2048], d[1100];
         log_warn("Background saving terminated by signal %d", WTERMSIG(status));
-        snprintf(d, sizeof(d), "%s", cfg.dir);
+        config_str(cfg.dir, d, sizeof(d));
         snprintf(tmp, sizeof(tmp), "%s/temp-%d.rdb", d, (int)ps.child);
         unlink(tmp);
     } else {
@@ -319,10 +323,10 @@ void persist_tick(struct worker *w)
     if (!ps.child && ps.scheduled) {
         ps.scheduled = 0;
         bgsave_start_locked(srv, 0);
-    } else if (!ps.child && cfg.save[0]) {
+    } else if (!ps.child && !config_str_empty(cfg.save)) {
         char rules[256], *save = NULL, *a, *b;
         uint64_t dirty = dirty_total(srv) - ps.dirty_saved;
-        snprintf(rules, sizeof(rules), "%s", cfg.save);
+        config_str(cfg.save, rules, sizeof(rules));
         for (a = strtok_r(rules, " ", &save); a && (b = strtok_r(NULL, " ", &save));
              a = strtok_r(NULL, " ", &save)) {
             long long secs = atoll(a), changes = atoll(b);
@@ -351,7 +355,7 @@ int persist_shutdown(struct srv *srv, int force, int nosave)
         kill(ps.child, SIGUSR1);
         reap_locked(srv, 1);
     }
-    if (!nosave && (force || cfg.save[0])) {
+    if (!nosave && (force || !config_str_empty(cfg.save))) {
         log_notice("Saving the final RDB snapshot before exiting.");
         int oom;
         uint64_t *bm = hold_all(srv->store, &oom);
@@ -370,8 +374,8 @@ void persist_flushall(struct srv *srv)
 {
     int oom;
 
-    if (!cfg.save[0])
-        return;
+    if (config_str_empty(cfg.save) || !srv->workers)
+        return; /* no save rules, or replaying the AOF at start-up */
     /* inside EXEC this thread holds the stripes already: only try the mutex (lock order) */
     if (store_held ? pthread_mutex_trylock(&plock) : pthread_mutex_lock(&plock))
         return;

@@ -20,6 +20,34 @@
 #define TC_VERSION "7.0.15"
 #define TWINCACHE_VERSION "0.1.0"
 
+/* CONFIG RESETSTAT keeps the totals it saw as a baseline: the counters themselves have one
+ * writer each (their worker) and are never written by another thread. */
+static pthread_mutex_t stat_base_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct worker_stats stat_base;
+
+/* Sum of the workers' counters since the last RESETSTAT (racy reads, each one atomic). */
+static void stats_sum(struct srv *srv, struct worker_stats *out)
+{
+    struct worker_stats t = {0};
+
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker_stats *st = &srv->workers[i].st;
+        t.commands += STAT_GET(st->commands);
+        t.net_in += STAT_GET(st->net_in);
+        t.net_out += STAT_GET(st->net_out);
+        t.conns_received += STAT_GET(st->conns_received);
+        t.rejected += STAT_GET(st->rejected);
+    }
+    pthread_mutex_lock(&stat_base_lock);
+    t.commands -= stat_base.commands;
+    t.net_in -= stat_base.net_in;
+    t.net_out -= stat_base.net_out;
+    t.conns_received -= stat_base.conns_received;
+    t.rejected -= stat_base.rejected;
+    pthread_mutex_unlock(&stat_base_lock);
+    *out = t;
+}
+
 static void dbsize_command(struct conn *c)
 {
     reply_int(c, (long long)store_dbsize(conn_store(c), c->db));
@@ -131,19 +159,22 @@ static void info_command(struct conn *c)
     double ops = 0;
     int64_t now = conn_now(c);
     struct rusage ru;
+    struct worker_stats ws;
 
     store_totals(srv->store, &t);
+    stats_sum(srv, &ws);
+    cmds = ws.commands;
+    net_in = ws.net_in;
+    net_out = ws.net_out;
+    conns = ws.conns_received;
+    rejected = ws.rejected;
     for (int i = 0; i < srv->nworkers; i++) {
         struct worker_stats *st = &srv->workers[i].st;
-        int cur = st->ops_idx, old = (cur + 1) % 16;
-        cmds += st->commands;
-        net_in += st->net_in;
-        net_out += st->net_out;
-        conns += st->conns_received;
-        rejected += st->rejected;
-        if (st->ops_sample_ms[old] && st->ops_sample_ms[cur] > st->ops_sample_ms[old])
-            ops += (double)(st->ops_sample[cur] - st->ops_sample[old]) * 1000.0 /
-                   (double)(st->ops_sample_ms[cur] - st->ops_sample_ms[old]);
+        int cur = STAT_GET(st->ops_idx), old = (cur + 1) % 16;
+        uint64_t c1 = STAT_GET(st->ops_sample[cur]), c0 = STAT_GET(st->ops_sample[old]);
+        int64_t m1 = STAT_GET(st->ops_sample_ms[cur]), m0 = STAT_GET(st->ops_sample_ms[old]);
+        if (m0 && m1 > m0 && c1 >= c0)
+            ops += (double)(c1 - c0) * 1000.0 / (double)(m1 - m0);
     }
     for (int a = 1; a < (c->argc > 1 ? c->argc : 2); a++) {
         if (c->argc > 1)
@@ -341,12 +372,15 @@ static void config_command(struct conn *c)
     } else if (arg_is(c, 1, "resetstat") && c->argc == 2) {
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);
-        for (int i = 0; i < srv->nworkers; i++) {
-            struct worker_stats *st = &srv->workers[i].st;
-            st->net_in = st->net_out = st->conns_received = st->rejected = 0;
-            st->commands = 0;
-            memset(st->ops_sample, 0, sizeof(st->ops_sample));
-        }
+        struct worker_stats now;
+        stats_sum(srv, &now);
+        pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */
+        stat_base.commands += now.commands;
+        stat_base.net_in += now.net_in;
+        stat_base.net_out += now.net_out;
+        stat_base.conns_received += now.conns_received;
+        stat_base.rejected += now.rejected;
+        pthread_mutex_unlock(&stat_base_lock);
         reply_ok(c);
     } else if (arg_is(c, 1, "rewrite") && c->argc == 2) {
         reply_error(c, "ERR The server is running without a config file");

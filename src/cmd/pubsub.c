@@ -30,50 +30,63 @@ struct ps_name {
     size_t n;
     char p[];
 };
+/* Kinds of subscription: channels (SUBSCRIBE), patterns (PSUBSCRIBE), shard channels
+ * (SSUBSCRIBE: a namespace of their own, as in Redis 7 without cluster). */
+enum { PS_CH, PS_PAT, PS_SHARD, PS_KINDS };
 struct ps_conn {
-    struct ps_name **ch;
-    int nch, capch;
-    struct ps_name **pat;
-    int npat, cappat;
+    struct ps_name **v[PS_KINDS];
+    int nv[PS_KINDS], cap[PS_KINDS];
 };
+
+static const char *const kind_sub[PS_KINDS] = {"subscribe", "psubscribe", "ssubscribe"};
+static const char *const kind_unsub[PS_KINDS] = {"unsubscribe", "punsubscribe", "sunsubscribe"};
 
 /* A message on its way to subscribers: shared, freed by the last delivery. */
 struct ps_msg {
     _Atomic int refs;
     uint32_t plen; /* pattern bytes (0 and !pattern: a channel message) */
     uint32_t clen;
-    int pattern;
+    int pattern; /* 1: pmessage, 2: smessage */
     size_t mlen;
     char data[]; /* pattern, channel, message */
 };
 
 static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ps_table channels, patterns; /* under ps_lock */
-static _Atomic long ps_nchan, ps_npat;     /* table sizes for INFO */
+static struct ps_table tables[PS_KINDS]; /* under ps_lock */
+static _Atomic long ps_ntab[PS_KINDS];    /* table sizes for INFO */
 static _Atomic long ps_subs;               /* subscriptions of all clients: 0 skips PUBLISH work */
 
 long pubsub_nchannels(void)
 {
-    return atomic_load_explicit(&ps_nchan, memory_order_relaxed);
+    return atomic_load_explicit(&ps_ntab[PS_CH], memory_order_relaxed);
 }
 
 long pubsub_npatterns(void)
 {
-    return atomic_load_explicit(&ps_npat, memory_order_relaxed);
+    return atomic_load_explicit(&ps_ntab[PS_PAT], memory_order_relaxed);
 }
 
 int pubsub_count(const struct conn *c)
 {
     const struct ps_conn *p = c->ps;
-    return p ? p->nch + p->npat : 0;
+    return p ? p->nv[PS_CH] + p->nv[PS_PAT] + p->nv[PS_SHARD] : 0;
+}
+
+/* The count a (un)subscribe reply carries: channels + patterns, or shard channels. */
+static int kind_count(const struct conn *c, int kind)
+{
+    const struct ps_conn *p = c->ps;
+    if (!p)
+        return 0;
+    return kind == PS_SHARD ? p->nv[PS_SHARD] : p->nv[PS_CH] + p->nv[PS_PAT];
 }
 
 /* Publish c's subscription counts for CLIENT LIST on other workers. */
 static void counts_update(struct conn *c)
 {
     const struct ps_conn *p = c->ps;
-    atomic_store_explicit(&c->nsub, p ? p->nch : 0, memory_order_relaxed);
-    atomic_store_explicit(&c->npsub, p ? p->npat : 0, memory_order_relaxed);
+    atomic_store_explicit(&c->nsub, p ? p->nv[PS_CH] : 0, memory_order_relaxed);
+    atomic_store_explicit(&c->npsub, p ? p->nv[PS_PAT] : 0, memory_order_relaxed);
 }
 
 /* ---- registry (ps_lock held) ---- */
@@ -226,18 +239,18 @@ static void names_del(struct ps_name **v, int *nv, int i)
 
 /* ---- replies ---- */
 
-static void reply_sub(struct conn *c, const char *kind, const char *p, size_t n, int isnull)
+static void reply_sub(struct conn *c, const char *what, int kind, const char *p, size_t n, int isnull)
 {
     reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
-    reply_cstr(c, kind);
+    reply_cstr(c, what);
     if (isnull)
         reply_null(c);
     else
         reply_bulk(c, p, n);
-    reply_int(c, pubsub_count(c));
+    reply_int(c, kind_count(c, kind));
 }
 
-static void subscribe_generic(struct conn *c, int pat)
+static void subscribe_generic(struct conn *c, int kind)
 {
     struct ps_conn *ps = ps_of(c);
 
@@ -248,85 +261,71 @@ static void subscribe_generic(struct conn *c, int pat)
     for (int i = 1; i < c->argc; i++) {
         const char *p = c->argv[i].p;
         size_t n = c->argv[i].n;
-        struct ps_name ***v = pat ? &ps->pat : &ps->ch;
-        int *nv = pat ? &ps->npat : &ps->nch, *cap = pat ? &ps->cappat : &ps->capch;
 
-        if (names_find(*v, *nv, p, n) < 0) {
+        if (names_find(ps->v[kind], ps->nv[kind], p, n) < 0) {
             int r;
-            if (names_add(v, nv, cap, p, n)) {
+            if (names_add(&ps->v[kind], &ps->nv[kind], &ps->cap[kind], p, n)) {
                 reply_error(c, "ERR out of memory");
                 return;
             }
             pthread_mutex_lock(&ps_lock);
-            r = pat ? table_add(&patterns, &ps_npat, p, n, c) : table_add(&channels, &ps_nchan, p, n, c);
+            r = table_add(&tables[kind], &ps_ntab[kind], p, n, c);
             pthread_mutex_unlock(&ps_lock);
             if (r) {
-                names_del(*v, nv, *nv - 1);
+                names_del(ps->v[kind], &ps->nv[kind], ps->nv[kind] - 1);
                 reply_error(c, "ERR out of memory");
                 return;
             }
             atomic_fetch_add_explicit(&ps_subs, 1, memory_order_relaxed);
             counts_update(c);
         }
-        reply_sub(c, pat ? "psubscribe" : "subscribe", p, n, 0);
+        reply_sub(c, kind_sub[kind], kind, p, n, 0);
     }
 }
 
-static void unsub_one(struct conn *c, int pat, int idx, int notify)
+static void unsub_one(struct conn *c, int kind, int idx, int notify)
 {
     struct ps_conn *ps = c->ps;
-    struct ps_name *x = pat ? ps->pat[idx] : ps->ch[idx];
+    struct ps_name *x = ps->v[kind][idx];
 
     pthread_mutex_lock(&ps_lock);
-    if (pat)
-        table_del(&patterns, &ps_npat, x->p, x->n, c);
-    else
-        table_del(&channels, &ps_nchan, x->p, x->n, c);
+    table_del(&tables[kind], &ps_ntab[kind], x->p, x->n, c);
     pthread_mutex_unlock(&ps_lock);
     atomic_fetch_sub_explicit(&ps_subs, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(pat ? &c->npsub : &c->nsub, 1, memory_order_relaxed);
     if (notify) {
         /* the count after removal, the name before it is freed */
         reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
-        reply_cstr(c, pat ? "punsubscribe" : "unsubscribe");
+        reply_cstr(c, kind_unsub[kind]);
         reply_bulk(c, x->p, x->n);
-        if (pat)
-            names_del(ps->pat, &ps->npat, idx);
-        else
-            names_del(ps->ch, &ps->nch, idx);
-        reply_int(c, pubsub_count(c));
-    } else if (pat) {
-        names_del(ps->pat, &ps->npat, idx);
+        names_del(ps->v[kind], &ps->nv[kind], idx);
+        reply_int(c, kind_count(c, kind));
     } else {
-        names_del(ps->ch, &ps->nch, idx);
+        names_del(ps->v[kind], &ps->nv[kind], idx);
     }
+    counts_update(c);
 }
 
-static void unsubscribe_generic(struct conn *c, int pat)
+static void unsubscribe_generic(struct conn *c, int kind)
 {
     struct ps_conn *ps = c->ps;
-    const char *kind = pat ? "punsubscribe" : "unsubscribe";
 
     if (c->argc == 1) {
-        int n = ps ? (pat ? ps->npat : ps->nch) : 0;
-        if (n == 0) {
-            reply_sub(c, kind, NULL, 0, 1);
+        if (!ps || ps->nv[kind] == 0) {
+            reply_sub(c, kind_unsub[kind], kind, NULL, 0, 1);
             return;
         }
-        while (pat ? ps->npat : ps->nch)
-            unsub_one(c, pat, 0, 1);
+        while (ps->nv[kind])
+            unsub_one(c, kind, 0, 1);
         if (pubsub_count(c) == 0)
             pubsub_reset(c);
         return;
     }
     for (int i = 1; i < c->argc; i++) {
-        int idx = ps ? (pat ? names_find(ps->pat, ps->npat, c->argv[i].p, c->argv[i].n)
-                            : names_find(ps->ch, ps->nch, c->argv[i].p, c->argv[i].n))
-                     : -1;
+        int idx = ps ? names_find(ps->v[kind], ps->nv[kind], c->argv[i].p, c->argv[i].n) : -1;
         if (idx >= 0)
-            unsub_one(c, pat, idx, 1);
+            unsub_one(c, kind, idx, 1);
         else
-            reply_sub(c, kind, c->argv[i].p, c->argv[i].n, 0);
+            reply_sub(c, kind_unsub[kind], kind, c->argv[i].p, c->argv[i].n, 0);
     }
     if (c->ps && pubsub_count(c) == 0)
         pubsub_reset(c); /* out of subscribed mode: no state left */
@@ -338,31 +337,38 @@ void pubsub_reset(struct conn *c)
 
     if (!ps)
         return;
-    while (ps->nch)
-        unsub_one(c, 0, ps->nch - 1, 0);
-    while (ps->npat)
-        unsub_one(c, 1, ps->npat - 1, 0);
-    free(ps->ch);
-    free(ps->pat);
+    for (int k = 0; k < PS_KINDS; k++) {
+        while (ps->nv[k])
+            unsub_one(c, k, ps->nv[k] - 1, 0);
+        free(ps->v[k]);
+    }
     free(ps);
     c->ps = NULL;
 }
 
 static void subscribe_command(struct conn *c)
 {
-    subscribe_generic(c, 0);
+    subscribe_generic(c, PS_CH);
 }
 static void psubscribe_command(struct conn *c)
 {
-    subscribe_generic(c, 1);
+    subscribe_generic(c, PS_PAT);
+}
+static void ssubscribe_command(struct conn *c)
+{
+    subscribe_generic(c, PS_SHARD);
 }
 static void unsubscribe_command(struct conn *c)
 {
-    unsubscribe_generic(c, 0);
+    unsubscribe_generic(c, PS_CH);
 }
 static void punsubscribe_command(struct conn *c)
 {
-    unsubscribe_generic(c, 1);
+    unsubscribe_generic(c, PS_PAT);
+}
+static void sunsubscribe_command(struct conn *c)
+{
+    unsubscribe_generic(c, PS_SHARD);
 }
 
 /* ---- PUBLISH ---- */
@@ -410,7 +416,7 @@ static long post_all(struct ps_entry *e, struct ps_msg *m, uint8_t *wake)
     return n;
 }
 
-static void publish_command(struct conn *c)
+static void publish_generic(struct conn *c, int shard)
 {
     struct srv *srv = c->w->srv;
     long receivers = 0;
@@ -422,14 +428,14 @@ static void publish_command(struct conn *c)
     }
     memset(wake, 0, (size_t)srv->nworkers);
     pthread_mutex_lock(&ps_lock);
-    struct ps_entry *e = table_find(&channels, c->argv[1].p, c->argv[1].n,
+    struct ps_entry *e = table_find(&tables[shard ? PS_SHARD : PS_CH], c->argv[1].p, c->argv[1].n,
                                     util_hash(c->argv[1].p, c->argv[1].n));
     if (e && e->nsubs) {
-        struct ps_msg *m = msg_create(NULL, 0, 0, c, e->nsubs);
+        struct ps_msg *m = msg_create(NULL, 0, shard ? 2 : 0, c, e->nsubs);
         if (m)
             receivers += post_all(e, m, wake);
     }
-    for (e = patterns.list; e; e = e->lnext) {
+    for (e = shard ? NULL : tables[PS_PAT].list; e; e = e->lnext) {
         if (!e->nsubs || !util_glob_match(e->name, e->n, c->argv[1].p, c->argv[1].n, 0))
             continue;
         struct ps_msg *m = msg_create(e->name, e->n, 1, c, e->nsubs);
@@ -444,6 +450,16 @@ static void publish_command(struct conn *c)
     reply_int(c, receivers);
 }
 
+static void publish_command(struct conn *c)
+{
+    publish_generic(c, 0);
+}
+
+static void spublish_command(struct conn *c)
+{
+    publish_generic(c, 1);
+}
+
 /* Mailbox hook: write m to c in c's protocol, enforce the pubsub output limit. */
 static void deliver(struct conn *c, void *msg)
 {
@@ -452,33 +468,21 @@ static void deliver(struct conn *c, void *msg)
     int r = 0;
 
     if (!(c->flags & CONN_CLOSE_ASAP)) {
-        if (m->pattern) {
+        if (m->pattern == 1) {
             r |= resp_add_push(b, 4, c->resp);
             r |= resp_add_bulk(b, "pmessage", 8);
             r |= resp_add_bulk(b, m->data, m->plen);
         } else {
             r |= resp_add_push(b, 3, c->resp);
-            r |= resp_add_bulk(b, "message", 7);
+            if (m->pattern == 2)
+                r |= resp_add_bulk(b, "smessage", 8);
+            else
+                r |= resp_add_bulk(b, "message", 7);
         }
         r |= resp_add_bulk(b, m->data + m->plen, m->clen);
         r |= resp_add_bulk(b, m->data + m->plen + m->clen, m->mlen);
         reply_check(c, r);
-        size_t pend = conn_pending(c);
-        long long hard = cfg.cobl[2][0], soft = cfg.cobl[2][1], secs = cfg.cobl[2][2];
-        int over = hard > 0 && (long long)pend > hard;
-        if (!over && soft > 0 && (long long)pend > soft) {
-            if (!c->obl_soft_ms)
-                c->obl_soft_ms = c->w->now_ms ? c->w->now_ms : 1;
-            else if (c->w->now_ms - c->obl_soft_ms > secs * 1000)
-                over = 1;
-        } else if (c->obl_soft_ms) {
-            c->obl_soft_ms = 0;
-        }
-        if (over) {
-            log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
-                     "buffer limits.", (unsigned long long)c->id, c->addr);
-            c->flags |= CONN_CLOSE_ASAP;
-        }
+        conn_out_limit(c, COBL_PUBSUB, c->w->now_ms);
     }
     msg_release(m);
 }
@@ -498,7 +502,7 @@ static void pubsub_command(struct conn *c)
         }
         memset(&out, 0, sizeof(out));
         pthread_mutex_lock(&ps_lock);
-        for (struct ps_entry *e = shard ? NULL : channels.list; e; e = e->lnext) {
+        for (struct ps_entry *e = tables[shard ? PS_SHARD : PS_CH].list; e; e = e->lnext) {
             if (!e->nsubs)
                 continue;
             if (c->argc == 3 && !util_glob_match(c->argv[2].p, c->argv[2].n, e->name, e->n, 0))
@@ -520,29 +524,36 @@ static void pubsub_command(struct conn *c)
         else
             reply_array(c, (c->argc - 2) * 2);
         for (int i = 2; i < c->argc; i++) {
-            long n = 0;
-            if (!shard) {
-                pthread_mutex_lock(&ps_lock);
-                struct ps_entry *e = table_find(&channels, c->argv[i].p, c->argv[i].n,
-                                                util_hash(c->argv[i].p, c->argv[i].n));
-                n = e ? e->nsubs : 0;
-                pthread_mutex_unlock(&ps_lock);
-            }
+            long n;
+            pthread_mutex_lock(&ps_lock);
+            struct ps_entry *e = table_find(&tables[shard ? PS_SHARD : PS_CH], c->argv[i].p,
+                                            c->argv[i].n, util_hash(c->argv[i].p, c->argv[i].n));
+            n = e ? e->nsubs : 0;
+            pthread_mutex_unlock(&ps_lock);
             reply_bulk(c, c->argv[i].p, c->argv[i].n);
             reply_int(c, n);
         }
     } else if (arg_is(c, 1, "numpat")) {
         reply_int(c, pubsub_npatterns());
     } else {
-        reply_array(c, 8);
-        reply_cstr(c, "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-        reply_cstr(c, "CHANNELS [<pattern>]");
-        reply_cstr(c, "    Return the currently active channels matching a <pattern> (default: '*').");
-        reply_cstr(c, "NUMPAT");
-        reply_cstr(c, "    Return number of subscriptions to patterns.");
-        reply_cstr(c, "NUMSUB [<channel> ...]");
-        reply_cstr(c, "    Return the number of subscribers for the specified channels, excluding");
-        reply_cstr(c, "    pattern subscriptions(default: no channels).");
+        static const char *const help[] = {
+            "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CHANNELS [<pattern>]",
+            "    Return the currently active channels matching a <pattern> (default: '*').",
+            "NUMPAT",
+            "    Return number of subscriptions to patterns.",
+            "NUMSUB [<channel> ...]",
+            "    Return the number of subscribers for the specified channels, excluding",
+            "    pattern subscriptions(default: no channels).",
+            "SHARDCHANNELS [<pattern>]",
+            "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+            "SHARDNUMSUB [<shardchannel> ...]",
+            "    Return the number of subscribers for the specified shard level channel(s)",
+            "HELP",
+            "    Prints this help."};
+        reply_array(c, sizeof(help) / sizeof(help[0]));
+        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+            reply_status(c, help[i]);
     }
 }
 
@@ -558,7 +569,10 @@ static const struct cmd cmds[] = {
     {"psubscribe", psubscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to channels matching the given patterns", NULL},
     {"unsubscribe", unsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to the given channels", NULL},
     {"punsubscribe", punsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to channels matching the given patterns", NULL},
+    {"ssubscribe", ssubscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to the given shard channels", NULL},
+    {"sunsubscribe", sunsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to the given shard channels", NULL},
     {"publish", publish_command, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "pubsub", "Post a message to a channel", NULL},
+    {"spublish", spublish_command, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "pubsub", "Post a message to a shard channel", NULL},
     {"pubsub", pubsub_command, -2, 0, 0, 0, 0, "pubsub", "A container for Pub/Sub commands",
      "channels:-2 numpat:2 numsub:-2 shardchannels:-2 shardnumsub:-2 help:2"},
 };

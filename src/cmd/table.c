@@ -156,6 +156,8 @@ static int check_subcommand(struct conn *c, const struct cmd *cmd, char *full, s
             if (util_eq_nocase(c->argv[1].p, c->argv[1].n, name)) {
                 int arity = atoi(colon + 1);
                 snprintf(full, cap, "%s|%s", cmd->name, name);
+                __atomic_store_n(&c->lastsub, p, __ATOMIC_RELAXED);
+                __atomic_store_n(&c->lastsub_n, (uint8_t)nl, __ATOMIC_RELAXED);
                 if ((arity > 0 && c->argc != arity) || c->argc < -arity) {
                     reply_errorf(c, "ERR wrong number of arguments for '%s' command", full);
                     return -1;
@@ -191,7 +193,7 @@ void cmd_call(struct conn *c)
         }
     }
 
-    c->w->st.commands++;
+    STAT_INC(c->w->st.commands);
     c->tot_cmds++;
     if (TC_UNLIKELY(!cmd)) {
         if (util_eq_nocase(c->argv[0].p, c->argv[0].n, "post") ||
@@ -254,11 +256,10 @@ void cmd_call(struct conn *c)
             tx_flag_error(c);
             return;
         }
-        snprintf(c->lastsub, sizeof(c->lastsub), "%s", full + strlen(cmd->name) + 1);
-    } else if (c->lastsub[0]) {
-        c->lastsub[0] = '\0';
+    } else if (c->lastsub_n) {
+        __atomic_store_n(&c->lastsub_n, (uint8_t)0, __ATOMIC_RELAXED);
     }
-    c->lastcmd = cmd->name;
+    __atomic_store_n(&c->lastcmd, cmd->name, __ATOMIC_RELAXED);
     if (TC_UNLIKELY(c->tx != NULL) && tx_maybe_queue(c, cmd))
         return;
     if (cfg.slowlog_log_slower_than < 0) {
@@ -271,7 +272,7 @@ void cmd_call(struct conn *c)
             slowlog_push(c, dur);
     }
     if (cmd->flags & CMD_WRITE)
-        c->w->st.dirty++;
+        STAT_INC(c->w->st.dirty);
     if ((cmd->flags & CMD_WRITE) &&
         TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
         tx_touch_keys(c, cmd);
@@ -294,7 +295,7 @@ void cmd_resp_input(struct conn *c)
         size_t used = 0;
         int r;
 
-        if (conn_pending(c) > CONN_OUT_PAUSE_BYTES)
+        if (conn_pending(c) > conn_pause_bytes(c))
             break;
         r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
         if (r == RESP_NEED_MORE)

@@ -2,6 +2,7 @@
 #include "core/config.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,23 @@
 struct config cfg;
 
 enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL };
+
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* string settings (leaf lock) */
+
+void config_str(const char *field, char *out, size_t cap)
+{
+    pthread_mutex_lock(&str_lock);
+    snprintf(out, cap, "%s", field);
+    pthread_mutex_unlock(&str_lock);
+}
+
+int config_str_empty(const char *field)
+{
+    pthread_mutex_lock(&str_lock);
+    int r = field[0] == '\0';
+    pthread_mutex_unlock(&str_lock);
+    return r;
+}
 
 struct setting {
     const char *name;
@@ -198,25 +216,27 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         if (!util_str2ll(v, strlen(v), &ll) || ll < s->min || ll > s->max)
             goto bad;
         if (s->type == C_INT)
-            *(int *)s->ptr = (int)ll;
+            __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
         else
-            *(long long *)s->ptr = ll;
+            __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     case C_MEM:
         if (!util_parse_memsize(v, &ll) || ll < s->min || ll > s->max)
             goto bad;
-        *(long long *)s->ptr = ll;
+        __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     case C_STR:
         if (strlen(v) >= s->cap)
             goto bad;
+        pthread_mutex_lock(&str_lock);
         strcpy((char *)s->ptr, v);
+        pthread_mutex_unlock(&str_lock);
         break;
     case C_BOOL: {
         int b = parse_bool(v);
         if (b < 0)
             goto bad;
-        *(int *)s->ptr = b;
+        __atomic_store_n((int *)s->ptr, b, __ATOMIC_RELAXED);
         break;
     }
     case C_COBL: {
@@ -242,7 +262,7 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         }
         for (int i = 0; i < nw; i += 4)
             for (int j = 0; j < 3; j++)
-                cfg.cobl[cls[i / 4]][j] = vals[i + 1 + j];
+                __atomic_store_n(&cfg.cobl[cls[i / 4]][j], vals[i + 1 + j], __ATOMIC_RELAXED);
         cfg.client_output_buffer_limit_normal = cfg.cobl[0][0];
         break;
     }
@@ -250,7 +270,7 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_LOGLEVEL:
         for (int i = 0; s->enums[i]; i++) {
             if (!strcasecmp(s->enums[i], v)) {
-                *(int *)s->ptr = i;
+                __atomic_store_n((int *)s->ptr, i, __ATOMIC_RELAXED);
                 if (s->type == C_LOGLEVEL)
                     log_setup(i, NULL);
                 return 0;
@@ -293,7 +313,7 @@ int config_format(const char *name, char *out, size_t cap)
         snprintf(out, cap, "%lld", *(long long *)s->ptr);
         break;
     case C_STR:
-        snprintf(out, cap, "%s", (char *)s->ptr);
+        config_str((const char *)s->ptr, out, cap);
         break;
     case C_BOOL:
         snprintf(out, cap, "%s", *(int *)s->ptr ? "yes" : "no");

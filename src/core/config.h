@@ -88,6 +88,10 @@ typedef void config_visit_fn(const char *name, const char *value, void *arg);
 int config_get(const char *pattern, config_visit_fn *cb, void *arg);
 /* Format one setting's value; returns 0 or -1 if unknown. */
 int config_format(const char *name, char *out, size_t cap);
+/* String settings CONFIG SET may change while workers run (requirepass, dir, dbfilename, save)
+ * are written under a lock: read them through these (field is e.g. cfg.requirepass). */
+void config_str(const char *field, char *out, size_t cap);
+int config_str_empty(const char *field);
 const char *config_policy_name(int policy);
 
 #endif

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile int log_level = LOG_NOTICE;
+static int log_level = LOG_NOTICE; /* atomic: CONFIG SET loglevel runs on any worker */
 static int log_fd = 2;
 static const char *names[] = {"debug", "verbose", "notice", "warning"};
 static const char marks[] = {'.', '-', '*', '#'};
@@ -17,7 +17,7 @@ static const char marks[] = {'.', '-', '*', '#'};
 int log_setup(int level, const char *path)
 {
     if (level >= LOG_DEBUG && level <= LOG_WARNING)
-        log_level = level;
+        __atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
     if (path && path[0]) {
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0)
@@ -44,7 +44,7 @@ const char *log_level_name(int level)
 
 int log_level_get(void)
 {
-    return log_level;
+    return __atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
 void log_write(int level, const char *fmt, ...)
@@ -55,7 +55,7 @@ void log_write(int level, const char *fmt, ...)
     va_list ap;
     int n;
 
-    if (level < log_level)
+    if (level < __atomic_load_n(&log_level, __ATOMIC_RELAXED))
         return;
     gettimeofday(&tv, NULL);
     localtime_r(&tv.tv_sec, &tm);

@@ -9,6 +9,13 @@
 #define TC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Counters with one writer and racy readers (INFO, stats): the owner adds with a relaxed
+ * load+store (no locked instruction), readers use STAT_GET. Plain ++ would be a data race. */
+#define STAT_ADD(x, n) __atomic_store_n(&(x), (x) + (n), __ATOMIC_RELAXED)
+#define STAT_INC(x) STAT_ADD(x, 1)
+#define STAT_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define STAT_GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
 /* Parse s[0..n) as a signed 64-bit decimal with Redis's strictness (no spaces, no '+',
  * no leading zeros, fits in int64). Returns 1 on success, 0 otherwise. */
 int util_str2ll(const char *s, size_t n, long long *out);

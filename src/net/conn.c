@@ -13,6 +13,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "net/worker.h"
 #include "store/item.h"
 
 int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len)
@@ -40,6 +44,47 @@ size_t conn_pending(const struct conn *c)
     for (uint32_t i = c->ref_sent; i < c->nrefs; i++)
         n += c->refs[i].len;
     return n - (c->ref_sent < c->nrefs ? c->ref_off : 0);
+}
+
+size_t conn_pause_bytes(const struct conn *c)
+{
+    size_t p = CONN_OUT_PAUSE_BYTES;
+    if (c->proto == PROTO_RESP) {
+        long long hard = __atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED);
+        long long soft = __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED);
+        long long m = hard > soft ? hard : soft;
+        if (m > 0 && (size_t)m >= p)
+            p = (size_t)m + 1;
+    }
+    return p;
+}
+
+int conn_out_limit(struct conn *c, int cls, int64_t now_ms)
+{
+    long long hard = __atomic_load_n(&cfg.cobl[cls][0], __ATOMIC_RELAXED);
+    long long soft = __atomic_load_n(&cfg.cobl[cls][1], __ATOMIC_RELAXED);
+    long long secs = __atomic_load_n(&cfg.cobl[cls][2], __ATOMIC_RELAXED);
+    long long pend;
+    int over;
+
+    if (hard <= 0 && soft <= 0)
+        return 0;
+    pend = (long long)conn_pending(c);
+    over = hard > 0 && pend > hard;
+    if (!over && soft > 0 && pend > soft) {
+        if (!c->obl_soft_ms)
+            c->obl_soft_ms = now_ms ? now_ms : 1;
+        else if (now_ms - c->obl_soft_ms > secs * 1000)
+            over = 1;
+    } else if (c->obl_soft_ms) {
+        c->obl_soft_ms = 0;
+    }
+    if (over) {
+        log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
+                 "buffer limits.", (unsigned long long)c->id, c->addr);
+        c->flags |= CONN_CLOSE_ASAP;
+    }
+    return over;
 }
 
 void conn_reset_output(struct conn *c)
@@ -93,6 +138,7 @@ int conn_flush(struct conn *c)
                 return 0;
             return -1;
         }
+        STAT_ADD(c->w->st.net_out, (uint64_t)w);
         /* Advance through the same sequence by w bytes. */
         size_t left = (size_t)w;
         while (left) {

@@ -68,9 +68,10 @@ struct conn {
     char addr[64];         /* peer "ip:port" */
     char laddr[64];        /* local "ip:port" */
     int64_t ctime_ms;      /* creation time */
-    int64_t last_ms;       /* last interaction (idle timeout, CLIENT LIST idle) */
+    int64_t last_ms;       /* shared: last interaction (idle timeout, CLIENT LIST idle) */
     const char *lastcmd;   /* shared: name of the last command (static string) */
-    char lastsub[32];      /* shared: its subcommand for container commands, or "" */
+    const char *lastsub;   /* shared: its subcommand (in the static table), lastsub_n bytes */
+    uint8_t lastsub_n;     /* shared: 0 when the last command had none */
     const void *cache_cmd; /* the last command looked up, for pipelines of one command */
     char cache_name[15];   /* ... and the exact bytes of its name */
     uint8_t cache_len;
@@ -81,6 +82,10 @@ struct conn {
     _Atomic int unblock_req; /* shared: CLIENT UNBLOCK request, 1 timeout, 2 error */
     int64_t obl_soft_ms;   /* when the output first exceeded the soft limit, 0 if under */
     _Atomic int nsub, npsub; /* shared: channel / pattern subscriptions (CLIENT LIST) */
+    /* shared: buffer sizes published by the owner after each I/O turn, for CLIENT LIST on
+     * other workers (the buffers themselves are the owner's alone) */
+    size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
+    uint32_t pub_oll;
 };
 
 /* Output helpers used by commands: everything goes to wbuf except large item values which
@@ -99,5 +104,27 @@ int conn_flush(struct conn *c);
 void conn_reset_output(struct conn *c);
 /* Format "ip:port" of a socket address. */
 void conn_format_addr(int fd, int peer, char *out, size_t cap);
+
+/* Publish c's buffer sizes for CLIENT LIST (owner only; relaxed stores, no lock). The
+ * fields marked shared are written with __atomic stores and read with __atomic loads. */
+static inline void conn_publish(struct conn *c)
+{
+    __atomic_store_n(&c->pub_qbuf, c->rbuf.wpos - c->rbuf.rpos, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_qfree, c->rbuf.cap - c->rbuf.wpos, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_qcap, c->rbuf.cap, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_obl, c->wbuf.wpos, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_ocap, c->wbuf.cap, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_oll, c->nrefs, __ATOMIC_RELAXED);
+}
+
+/* Output classes of client-output-buffer-limit. */
+enum { COBL_NORMAL = 0, COBL_REPLICA = 1, COBL_PUBSUB = 2 };
+/* Reply bytes past which c's input is not processed until its output drains: 4 MiB, or just
+ * above the normal client-output-buffer-limit when one is set (RESP), so that a client that
+ * sends and never reads meets that limit and is disconnected, as in Redis. */
+size_t conn_pause_bytes(const struct conn *c);
+/* Enforce client-output-buffer-limit class cls (hard, soft for seconds) on c's pending output:
+ * when over, log as Redis, set CONN_CLOSE_ASAP and return 1. */
+int conn_out_limit(struct conn *c, int cls, int64_t now_ms);
 
 #endif

@@ -277,7 +277,7 @@ static void accept_all(struct worker *w, int li)
             }
             close(fd);
             atomic_fetch_sub(&srv->nclients, 1);
-            w->st.rejected++;
+            STAT_INC(w->st.rejected);
             continue;
         }
         c = calloc(1, sizeof(*c));
@@ -308,7 +308,7 @@ static void accept_all(struct worker *w, int li)
         c->resp = 2;
         c->w = w;
         c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
-        c->authed = cfg.requirepass[0] == '\0';
+        c->authed = config_str_empty(cfg.requirepass);
         c->rp.max_bulk = cfg.proto_max_bulk_len;
         c->rp.unauth = !c->authed;
         resp_parser_reset(&c->rp);
@@ -320,7 +320,7 @@ static void accept_all(struct worker *w, int li)
         w->conns = c;
         w->nconns++;
         pthread_mutex_unlock(&w->list_lock);
-        w->st.conns_received++;
+        STAT_INC(w->st.conns_received);
         ev.events = EPOLLIN | EPOLLRDHUP;
         ev.data.ptr = c;
         if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev)) {
@@ -333,6 +333,7 @@ static void accept_all(struct worker *w, int li)
 /* After input was processed or output drained: write, pause or resume, or close. */
 static void after_io(struct worker *w, struct conn *c)
 {
+    conn_publish(c);
     if (c->flags & CONN_CLOSE_ASAP) {
         worker_close_conn(w, c);
         return;
@@ -345,8 +346,12 @@ static void after_io(struct worker *w, struct conn *c)
         worker_close_conn(w, c);
         return;
     }
+    if (c->proto == PROTO_RESP && !c->ps && conn_out_limit(c, COBL_NORMAL, w->now_ms)) {
+        worker_close_conn(w, c);
+        return;
+    }
     int paused = (c->flags & CONN_PAUSED_READ) != 0;
-    int over = conn_pending(c) > CONN_OUT_PAUSE_BYTES;
+    int over = conn_pending(c) > conn_pause_bytes(c);
     if (over)
         c->flags |= CONN_PAUSED_READ;
     else
@@ -473,8 +478,8 @@ static void on_readable(struct worker *w, struct conn *c)
         return;
     }
     c->rbuf.wpos += (size_t)n;
-    w->st.net_in += (uint64_t)n;
-    c->last_ms = w->now_ms;
+    STAT_ADD(w->st.net_in, (uint64_t)n);
+    __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     if ((long long)buf_len(&c->rbuf) > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
                  (unsigned long long)c->id, c->addr);
@@ -527,18 +532,23 @@ static void tick(struct worker *w)
         budget *= 10;
     w->expire_effort = store_expire_cycle(srv->store, (uint32_t)w->idx, (uint32_t)srv->nworkers,
                                           w->now_ms, budget, &w->expire_cursor);
-    if (cfg.timeout > 0) {
+    if (cfg.timeout > 0 || __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) {
         for (c = w->conns; c; c = next) {
             next = c->next;
             /* as Redis: subscribers and blocked clients are not idle */
-            if (c->proto == PROTO_RESP && !c->ps && !c->blk &&
+            if (cfg.timeout > 0 && c->proto == PROTO_RESP && !c->ps && !c->blk &&
                 w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000)
+                worker_close_conn(w, c);
+            /* a paused client's soft limit runs out without any event on it */
+            else if ((c->flags & CONN_PAUSED_READ) && c->proto == PROTO_RESP && !c->ps &&
+                     conn_out_limit(c, COBL_NORMAL, w->now_ms))
                 worker_close_conn(w, c);
         }
     }
-    w->st.ops_idx = (w->st.ops_idx + 1) % 16;
-    w->st.ops_sample[w->st.ops_idx] = w->st.commands;
-    w->st.ops_sample_ms[w->st.ops_idx] = w->now_ms;
+    int oi = (w->st.ops_idx + 1) % 16;
+    STAT_SET(w->st.ops_sample[oi], w->st.commands);
+    STAT_SET(w->st.ops_sample_ms[oi], w->now_ms);
+    STAT_SET(w->st.ops_idx, oi);
 }
 
 static void *worker_main(void *arg)

@@ -316,3 +316,45 @@ def test_idle_timeout_spares_blocked_and_subscribers(start_extra_server):
     assert s.read_reply() == [b"message", b"ch", b"m"]
     b.close()
     s.close()
+
+
+def test_key_of_another_type_keeps_client_blocked(server, r):
+    """A key that becomes a string is not 'ready' for a blocked list/zset/stream reader: the
+    client stays blocked (as Redis) and is served by a later push; only the destination of
+    BLMOVE being of the wrong type is an error for the blocked client."""
+    cases = [("BLPOP", "k", 0), ("BZPOPMIN", "k", 0), ("BLMPOP", 0, 2, "k", "k2", "LEFT"),
+             ("XREAD", "BLOCK", 0, "STREAMS", "k", "$")]
+    for args in cases:
+        r.delete("k", "k2")
+        c = blocked_call(server, *args)
+        assert wait_blocked(r, 1)
+        r.set("k", "string")
+        time.sleep(0.1)
+        assert r.info("clients")["blocked_clients"] == 1, args
+        r.delete("k")
+        if args[0] == "BZPOPMIN":
+            r.zadd("k", {"m": 1})
+            assert c.read_reply() == [b"k", b"m", b"1"]
+        elif args[0] == "XREAD":
+            r.xadd("k", {"f": "v"}, id="1-1")
+            assert c.read_reply() == [[b"k", [[b"1-1", [b"f", b"v"]]]]]
+        elif args[0] == "BLMPOP":
+            r.set("k", "still a string")
+            r.rpush("k2", "v")
+            assert c.read_reply() == [b"k2", [b"v"]]
+        else:
+            r.rpush("k", "v")
+            assert c.read_reply() == [b"k", b"v"]
+        c.close()
+        assert wait_blocked(r, 0)
+    # BLMOVE: wrong-type destination answers WRONGTYPE once the source is pushed
+    r.delete("k", "k2")
+    r.set("dst", "string")
+    c = blocked_call(server, "BLMOVE", "src", "dst", "LEFT", "LEFT", 0)
+    assert wait_blocked(r, 1)
+    r.rpush("src", "v")
+    assert c.read_reply() == Error(
+        "WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert r.lrange("src", 0, -1) == ["v"]
+    c.close()
+    r.delete("src", "dst")

@@ -141,3 +141,64 @@ def test_pipelining_without_reading_keeps_memory_bounded(srv):
     hog.close()
     time.sleep(0.2)
     assert pong(srv.port)
+
+
+def flood_without_reading(port, total, seconds=15):
+    """Pipeline GETs of a 10 kB value without reading a reply; returns (sent, socket)."""
+    hog = socket.create_connection(("127.0.0.1", port), timeout=5)
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog.setblocking(False)
+    chunk = b"GET k\r\n" * 10000
+    sent = 0
+    deadline = time.monotonic() + seconds
+    while sent < total and time.monotonic() < deadline:
+        try:
+            sent += hog.send(chunk)
+        except BlockingIOError:
+            time.sleep(0.01)
+        except OSError:  # reset: the server closed it
+            break
+    return sent, hog
+
+
+def closed_by_server(sock, timeout=10):
+    """True once the server has closed sock (EOF or reset after draining what it sent)."""
+    sock.setblocking(True)
+    sock.settimeout(timeout)
+    try:
+        while True:
+            d = sock.recv(1 << 20)
+            if not d:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+@pytest.mark.parametrize("limit", ["normal 8mb 0 0", "normal 0 2mb 1"])
+def test_normal_output_limit_disconnects(srv, limit):
+    """client-output-buffer-limit normal: a client that sends 100 MB of GETs and never reads is
+    disconnected at the hard limit (or after the soft limit's seconds); RSS stays bounded; the
+    others go on. (Redis checks the soft limit only when it appends a reply, so a client whose
+    flood has all been answered is never closed there: twincache also checks on its timer.)"""
+    if IS_REDIS and "0 0" not in limit:
+        pytest.skip("Redis does not re-check the soft limit without new replies")
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000\r\n" + b"v" * 10000 + b"\r\n")
+        assert s.recv(64) == b"+OK\r\n"
+        s.sendall(b"CONFIG SET client-output-buffer-limit \"" + limit.encode() + b"\"\r\n")
+        assert s.recv(64) == b"+OK\r\n"
+    base = rss_of(srv.pid)
+    sent, hog = flood_without_reading(srv.port, 100 * 1024 * 1024)
+    grown = rss_of(srv.pid) - base
+    assert grown < 64 * 1024 * 1024, grown
+    assert closed_by_server(hog)
+    hog.close()
+    assert pong(srv.port)
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+        s.sendall(b"CONFIG GET client-output-buffer-limit\r\n")
+        time.sleep(0.1)
+        assert b"normal" in s.recv(4096)
+        s.sendall(b"CONFIG SET client-output-buffer-limit \"normal 0 0 0\"\r\n")
+        assert s.recv(64) == b"+OK\r\n"

@@ -82,6 +82,33 @@ def test_subscribe_publish_unsubscribe(server, r):
     s.close()
 
 
+def test_shard_channels(server, r):
+    """SSUBSCRIBE/SPUBLISH (Redis 7 without cluster): a namespace of their own, counted apart."""
+    s = server.raw(timeout=30)
+    s.send(encode("SSUBSCRIBE", "s1", "s2"))
+    assert s.read_reply() == [b"ssubscribe", b"s1", 1]
+    assert s.read_reply() == [b"ssubscribe", b"s2", 2]
+    assert s.call("SUBSCRIBE", "c1") == [b"subscribe", b"c1", 1]  # channels+patterns only
+    assert r.execute_command("SPUBLISH", "s1", "hi") == 1
+    assert r.publish("s1", "not a shard message") == 0
+    assert s.read_reply() == [b"smessage", b"s1", b"hi"]
+    assert sorted(r.execute_command("PUBSUB", "SHARDCHANNELS")) == ["s1", "s2"]
+    assert r.execute_command("PUBSUB", "SHARDNUMSUB", "s1", "zz") == ["s1", 1, "zz", 0]
+    assert r.pubsub_channels() == ["c1"]
+    assert s.call("GET", "k") == Error(
+        "ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+        "are allowed in this context")
+    assert s.call("SUNSUBSCRIBE", "s1") == [b"sunsubscribe", b"s1", 1]
+    assert s.call("SUNSUBSCRIBE") == [b"sunsubscribe", b"s2", 0]
+    assert s.call("SUNSUBSCRIBE") == [b"sunsubscribe", None, 0]
+    assert s.call("UNSUBSCRIBE") == [b"unsubscribe", b"c1", 0]
+    assert s.call("SET", "k", "v") == "OK"
+    assert r.execute_command("SPUBLISH", "s1", "gone") == 0
+    with pytest.raises(Exception, match="no key arguments"):
+        r.execute_command("COMMAND", "GETKEYS", "SPUBLISH", "a", "b")
+    s.close()
+
+
 def test_resp2_subscribed_mode(server, r):
     s = subscriber(server, "ch")
     assert s.call("GET", "k") == Error(

@@ -99,7 +99,7 @@ class Server:
         os.unlink(self.log.name)
         if check and self.name == "twincache":
             assert self.proc.returncode == 0, "exit code %r\n%s" % (self.proc.returncode, out[-4000:])
-            assert not re.search(r"ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:", out), out[-6000:]
+            assert not re.search(r"ERROR: (Address|Leak|Undefined)Sanitizer|WARNING: ThreadSanitizer|runtime error:", out), out[-6000:]
 
 
 def start_twincache(*extra):
