@@ -1,4 +1,5 @@
 #include "cmd/blocking.h"
+#include "cmd/propagate.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -262,7 +263,7 @@ static void run(struct conn *c, const char *name, struct slice *argv, int argc)
     argv[0].n = strlen(name);
     c->argv = argv;
     c->argc = argc;
-    cmd->fn(c);
+    cmd_exec(c, cmd); /* logs the non-blocking form when the AOF is on */
     c->argv = sv;
     c->argc = sc;
     argv[0] = a0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/propagate.h"
 #include "core/config.h"
 #include "proto/mc.h"
 
@@ -1039,8 +1040,12 @@ static void flush_check(struct conn *c)
     int64_t at = atomic_load_explicit(&g_flush_at_ms, memory_order_relaxed);
 
     if (TC_UNLIKELY(at) && conn_now(c) >= at &&
-        atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0))
-        store_flush(conn_store(c), MC_DB);
+        atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
+        if (atomic_load_explicit(&aof_on, memory_order_relaxed))
+            aof_mc_flush(c);
+        else
+            store_flush(conn_store(c), MC_DB);
+    }
 }
 
 static void flush_all_command(struct conn *c, struct mc_req *r)
@@ -1567,7 +1572,10 @@ void cmd_mc_input(struct conn *c)
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;
-        execute(c, &m->r);
+        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+            aof_mc_exec(c, &m->r, execute);
+        else
+            execute(c, &m->r);
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
+#include "cmd/propagate.h"
 #include "core/config.h"
 
 _Atomic long tx_watched_keys;
@@ -347,6 +348,9 @@ static void exec_command(struct conn *c)
     reply_array(c, t->nq);
     pos = 0;
     t->active = 0; /* queued commands run, they are not queued again */
+    int logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
+    if (TC_UNLIKELY(logged))
+        aof_tx_begin(c); /* the writes are logged as one MULTI ... EXEC block */
     for (int i = 0; i < t->nq; i++) {
         const struct cmd *cmd;
         if (load_queued(c, t, &pos)) {
@@ -354,6 +358,17 @@ static void exec_command(struct conn *c)
             continue;
         }
         cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+        if (TC_UNLIKELY(logged)) {
+            STAT_INC(c->w->st.commands);
+            aof_exec(c, cmd);
+            if ((cmd->flags & CMD_WRITE) &&
+                atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
+                tx_touch_keys(c, cmd);
+            if ((cmd->flags & CMD_WRITE) &&
+                atomic_load_explicit(&block_waiters, memory_order_relaxed))
+                block_signal_keys(c, cmd);
+            continue;
+        }
         STAT_INC(c->w->st.commands);
         cmd->fn(c);
         if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
@@ -362,6 +377,8 @@ static void exec_command(struct conn *c)
         if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&block_waiters, memory_order_relaxed))
             block_signal_keys(c, cmd);
     }
+    if (TC_UNLIKELY(logged))
+        aof_tx_end(c);
     store_release_set(s, bm);
     free(bm);
     c->argc = 0;

@@ -23,6 +23,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
+#include "cmd/propagate.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "persist/rdb.h"
@@ -339,12 +340,14 @@ void persist_tick(struct worker *w)
         }
     }
     pthread_mutex_unlock(&plock);
+    aof_tick(w);
 }
 
 int persist_shutdown(struct srv *srv, int force, int nosave)
 {
     int rc = 0;
 
+    aof_shutdown();
     pthread_mutex_lock(&plock);
     if (ps.shutdown_done) {
         pthread_mutex_unlock(&plock);
@@ -395,15 +398,18 @@ int persist_load(struct srv *srv)
     char path[2048], err[256];
     struct rdb_load_info info;
     int64_t t0 = util_mono_us();
-    int rc;
+    int rc, aof;
 
     ps.lastsave_s = srv->start_ms / 1000;
+    aof = aof_boot(srv); /* appendonly yes: the AOF, when there is one, wins over the RDB */
+    if (aof <= 0)
+        return aof;
     dump_path(path, sizeof(path));
     log_notice("Loading RDB from %s", path);
     rc = rdb_load(srv->store, path, util_now_ms(), &info, err, sizeof(err));
     if (rc == 1) {
         log_notice("No RDB file found at %s: starting empty", path);
-        return 0;
+        return aof == 2 ? aof_boot_create(srv) : 0;
     }
     if (rc < 0) {
         log_warn("Fatal error loading the DB (%s): %s. Exiting.", path, err);
@@ -414,7 +420,7 @@ int persist_load(struct srv *srv)
     log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
                info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);
-    return 0;
+    return aof == 2 ? aof_boot_create(srv) : 0;
 }
 
 #define P(...)                                                                                \
@@ -446,11 +452,7 @@ void persist_info(struct srv *srv, struct buf *b)
     P("rdb_last_load_keys_expired:%llu\r\n", (unsigned long long)ps.load_expired);
     P("rdb_last_load_keys_loaded:%llu\r\n", (unsigned long long)ps.load_keys);
     P("rdb_latest_fork_usec:%lld\r\n", (long long)ps.fork_us);
-    P("aof_enabled:%d\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n",
-      cfg.appendonly);
-    P("aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n");
-    P("aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n");
-    P("aof_last_write_status:ok\r\naof_last_cow_size:0\r\n");
+    aof_info(b);
     P("module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
     P("\r\n");
     pthread_mutex_unlock(&plock);

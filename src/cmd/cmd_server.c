@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
+#include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
 #include "cmd/slowlog.h"
@@ -363,6 +364,14 @@ static void config_command(struct conn *c)
             const char *v[1] = {val};
             arg_cstr(c, i, name, sizeof(name));
             arg_cstr(c, i + 1, val, sizeof(val));
+            if (util_eq_nocase(name, strlen(name), "appendonly") &&
+                (util_eq_nocase(val, strlen(val), "yes") || util_eq_nocase(val, strlen(val), "no"))) {
+                if (aof_set_enabled(c, util_eq_nocase(val, strlen(val), "yes"), err, sizeof(err))) {
+                    reply_errorf(c, "ERR %s", err);
+                    return;
+                }
+                continue;
+            }
             if (config_set(name, v, 1, 0, err, sizeof(err))) {
                 reply_errorf(c, "ERR %s", err);
                 return;

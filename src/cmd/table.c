@@ -7,6 +7,7 @@
 #include "cmd/coll.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/propagate.h"
 #include "cmd/pubsub.h"
 #include "cmd/blocking.h"
 #include "cmd/slowlog.h"
@@ -83,6 +84,7 @@ void cmd_setup(void)
     cmd_stream_setup();
     cmd_pubsub_setup();
     cmd_blocking_setup();
+    cmd_aof_setup(); /* last: it looks up the commands it rewrites */
 }
 
 void reply_arity_error(struct conn *c, const char *name)
@@ -263,10 +265,10 @@ void cmd_call(struct conn *c)
     if (TC_UNLIKELY(c->tx != NULL) && tx_maybe_queue(c, cmd))
         return;
     if (cfg.slowlog_log_slower_than < 0) {
-        cmd->fn(c);
+        cmd_exec(c, cmd);
     } else {
         start = util_mono_us();
-        cmd->fn(c);
+        cmd_exec(c, cmd);
         int64_t dur = util_mono_us() - start;
         if (TC_UNLIKELY(dur >= cfg.slowlog_log_slower_than))
             slowlog_push(c, dur);

@@ -78,6 +78,12 @@ static struct setting settings[] = {
     {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
+    S("appenddirname", appenddirname, 0),
+    {"auto-aof-rewrite-percentage", C_INT, &cfg.auto_aof_rewrite_percentage, 0, 0, 0x7fffffff, 1, NULL},
+    {"auto-aof-rewrite-min-size", C_MEM, &cfg.auto_aof_rewrite_min_size, 0, 0, 1LL << 50, 1, NULL},
+    {"aof-load-truncated", C_BOOL, &cfg.aof_load_truncated, 0, 0, 1, 1, NULL},
+    {"aof-use-rdb-preamble", C_BOOL, &cfg.aof_use_rdb_preamble, 0, 0, 1, 1, NULL},
+    {"no-appendfsync-on-rewrite", C_BOOL, &cfg.no_appendfsync_on_rewrite, 0, 0, 1, 1, NULL},
     {"proto-max-bulk-len", C_MEM, &cfg.proto_max_bulk_len, 0, 1024 * 1024, 1LL << 40, 1, NULL},
     {"client-query-buffer-limit", C_MEM, &cfg.client_query_buffer_limit, 0, 1024 * 1024,
      1LL << 40, 1, NULL},
@@ -131,6 +137,11 @@ void config_defaults(void)
     strcpy(cfg.appendfilename, "appendonly.aof");
     strcpy(cfg.save, "");
     cfg.appendfsync = 1;
+    strcpy(cfg.appenddirname, "appendonlydir");
+    cfg.auto_aof_rewrite_percentage = 100;
+    cfg.auto_aof_rewrite_min_size = 64LL << 20;
+    cfg.aof_load_truncated = 1;
+    cfg.aof_use_rdb_preamble = 1;
     cfg.rdbcompression = 1;
     cfg.rdbchecksum = 1;
     cfg.stop_writes_on_bgsave_error = 1;

@@ -44,6 +44,12 @@ struct config {
     int stop_writes_on_bgsave_error;
     char appendfilename[256];
     int appendfsync;        /* 0 no, 1 everysec, 2 always */
+    char appenddirname[256];         /* AOF directory (multi-part AOF), under dir */
+    int auto_aof_rewrite_percentage; /* growth over the base size that triggers a rewrite */
+    long long auto_aof_rewrite_min_size;
+    int aof_load_truncated;          /* load an AOF whose last command is cut short */
+    int aof_use_rdb_preamble;        /* base file as RDB (the only base format written) */
+    int no_appendfsync_on_rewrite;   /* no fsync while a rewrite child runs */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
     long long maxmemory;

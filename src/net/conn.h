@@ -24,6 +24,8 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_PAUSED_READ 0x08       /* input paused until the output drains */
 #define CONN_UNIX 0x10
 #define CONN_MBOX_TOUCHED 0x20 /* in the worker's list of connections a mailbox batch wrote */
+#define CONN_AOF_WAIT 0x40     /* replies wait until the AOF is written (before_sleep) */
+#define CONN_AOF_LISTED 0x80   /* in the worker's aof_wait list */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)

@@ -240,6 +240,11 @@ void worker_close_conn(struct worker *w, struct conn *c)
         w->mbox_n = j;
         pthread_mutex_unlock(&w->mbox_lock);
     }
+    if (TC_UNLIKELY(c->flags & CONN_AOF_LISTED)) {
+        for (int i = 0; i < w->naof_wait; i++)
+            if (w->aof_wait[i] == c)
+                w->aof_wait[i] = NULL;
+    }
     atomic_fetch_sub(&srv->nclients, 1);
     conn_reset_output(c);
     buf_deinit(&c->rbuf);
@@ -336,6 +341,24 @@ static void after_io(struct worker *w, struct conn *c)
     conn_publish(c);
     if (c->flags & CONN_CLOSE_ASAP) {
         worker_close_conn(w, c);
+        return;
+    }
+    if (TC_UNLIKELY(c->flags & CONN_AOF_WAIT)) {
+        /* its commands were logged: the reply leaves after the AOF write (before_sleep) */
+        if (!(c->flags & CONN_AOF_LISTED)) {
+            if (w->naof_wait == w->aof_wait_cap) {
+                int cap = w->aof_wait_cap ? w->aof_wait_cap * 2 : 64;
+                struct conn **a = realloc(w->aof_wait, sizeof(*a) * (size_t)cap);
+                if (!a) {
+                    worker_close_conn(w, c);
+                    return;
+                }
+                w->aof_wait = a;
+                w->aof_wait_cap = cap;
+            }
+            w->aof_wait[w->naof_wait++] = c;
+            c->flags |= CONN_AOF_LISTED;
+        }
         return;
     }
     if (conn_pending(c) && conn_flush(c)) {
@@ -551,6 +574,30 @@ static void tick(struct worker *w)
     STAT_SET(w->st.ops_idx, oi);
 }
 
+/* Write the AOF, then send the replies that waited for it (their input may log more). */
+static void before_sleep(struct worker *w)
+{
+    for (int round = 0; round < 16; round++) {
+        w->srv->before_sleep(w);
+        if (!w->naof_wait)
+            return;
+        int n = w->naof_wait;
+        struct conn **list = w->aof_wait;
+        w->aof_wait = NULL;
+        w->naof_wait = w->aof_wait_cap = 0;
+        for (int i = 0; i < n; i++) {
+            struct conn *c = list[i];
+            if (c)
+                c->flags &= (uint16_t) ~(CONN_AOF_WAIT | CONN_AOF_LISTED);
+        }
+        for (int i = 0; i < n; i++) {
+            if (list[i] && !(list[i]->flags & CONN_AOF_LISTED))
+                after_io(w, list[i]);
+        }
+        free(list);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -609,6 +656,8 @@ static void *worker_main(void *arg)
             tick(w);
             w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
         }
+        if (srv->before_sleep)
+            before_sleep(w);
     }
     /* shutdown: flush what can be flushed, then close everything */
     while (w->conns) {

@@ -63,6 +63,8 @@ struct worker {
     void *blocked;             /* owner only: blocked clients (cmd layer's list) */
     int nblocked;              /* owner only: clients in that list */
     int64_t block_deadline;    /* owner only: nearest timeout of a blocked client, 0 none */
+    struct conn **aof_wait;    /* owner only: connections whose replies wait for the AOF */
+    int naof_wait, aof_wait_cap;
 } __attribute__((aligned(64)));
 
 /* A delivery for connection c: msg is owned by the cmd layer (on_deliver / on_discard). */
@@ -95,6 +97,9 @@ struct srv {
     void (*on_discard)(void *msg);
     void (*on_wakeup)(struct worker *w);
     void (*on_timer)(struct worker *w);
+    /* run by every worker before it sleeps (the AOF writes its buffer); then the replies of
+     * connections marked CONN_AOF_WAIT are flushed */
+    void (*before_sleep)(struct worker *w);
 };
 
 /* Create the workers and their listeners (port/memcache port on every bind address). Returns

@@ -206,6 +206,7 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     store_lock(s, k.stripe);
     gone = store_unlink_locked(s, &k, 0);
     if (gone) {
+        store_gone(k.db, k.p, k.n);
         COUNTER_ADD(st->evicted, 1);
         if (!(gone->enc & ITEM_FETCHED))
             COUNTER_ADD(st->evicted_unfetched, 1);
@@ -226,6 +227,8 @@ int store_make_room(struct store *s)
         return 0;
     if (policy == MM_NOEVICTION)
         return -1;
+    if (store_held)
+        return -1; /* stripes held (AOF logging, EXEC): evicting could lock out of order */
     /* Evict a little below the limit: the keyspace total is published in 64 KiB steps per
      * thread and the overhead is sampled, so aim under the line rather than on it. */
     long long target = max - (max / 100 < 1024 * 1024 ? max / 100 : 1024 * 1024);

@@ -97,6 +97,17 @@ static inline void store_key(struct store *s, struct skey *k, int db, const char
  * unchanged while EXEC holds every stripe they touch. */
 extern _Thread_local const uint64_t *store_held;
 
+/* Called under the key's stripe lock when a key is removed by expiry or eviction (the AOF
+ * logs a DEL), or NULL. Set by the AOF when it is turned on. */
+typedef void store_gone_fn(int db, const char *key, size_t klen);
+extern store_gone_fn *_Atomic store_gone_hook;
+static inline void store_gone(int db, const char *key, size_t klen)
+{
+    store_gone_fn *fn = atomic_load_explicit(&store_gone_hook, memory_order_relaxed);
+    if (TC_UNLIKELY(fn != NULL))
+        fn(db, key, klen);
+}
+
 static inline int store_is_held(uint32_t stripe)
 {
     return store_held && ((store_held[stripe >> 6] >> (stripe & 63)) & 1);

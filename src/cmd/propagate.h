@@ -1,0 +1,59 @@
+/* Command propagation to the append-only file (src/cmd/cmd_aof.c).
+ *
+ * When the AOF is on, a write command runs with its keys' stripes held by its thread
+ * (store_hold_set, as EXEC does; every stripe for commands whose keys are not known from the
+ * key specification), and its propagated form is appended to the shared AOF buffer before
+ * the stripes are released. Two writes to one key therefore reach the log in the order they
+ * took effect, whichever threads ran them. When the AOF is off the only cost is the test of
+ * aof_on in cmd_exec. */
+#ifndef TC_PROPAGATE_H
+#define TC_PROPAGATE_H
+
+#include <stdatomic.h>
+
+#include "cmd/cmd.h"
+
+struct mc_req;
+
+/* 1 while commands are logged. Written under the AOF state mutex, read racily. */
+extern _Atomic int aof_on;
+
+/* Run cmd on c, logging it when the AOF is on (see above). Owner worker. */
+void aof_exec(struct conn *c, const struct cmd *cmd);
+static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+        aof_exec(c, cmd);
+    else
+        cmd->fn(c);
+}
+
+/* EXEC: called with the transaction's stripes held, around its commands; the commands it
+ * logs are appended as one MULTI ... EXEC block. */
+void aof_tx_begin(struct conn *c);
+void aof_tx_end(struct conn *c);
+
+/* memcached: run exec(c, r), logging the resulting items (memcached's handler). */
+typedef void aof_mc_exec_fn(struct conn *c, struct mc_req *r);
+void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec);
+/* memcached's delayed flush_all came due: flush database 0 and log it. */
+void aof_mc_flush(struct conn *c);
+
+/* Start-up: load the AOF (appendonly yes) and open it for appending. Returns 1 when the AOF
+ * is off (the caller loads the RDB), 0 when loaded, -1 on a fatal error. */
+int aof_boot(struct srv *srv);
+/* After the RDB was loaded at start-up with appendonly yes and no AOF yet: create one. */
+int aof_boot_create(struct srv *srv);
+/* Worker 0's timer: reap the rewrite child, automatic rewrites. */
+void aof_tick(struct worker *w);
+/* CONFIG SET appendonly. Returns 0 or -1 (err filled). */
+int aof_set_enabled(struct conn *c, int on, char *err, size_t cap);
+/* Shutdown: stop a rewrite, write and fsync what is buffered. */
+void aof_shutdown(void);
+/* INFO persistence: the aof_* fields. */
+void aof_info(struct buf *b);
+/* 1 while the AOF is replayed (other persistence hooks stay quiet). */
+int aof_loading(void);
+void cmd_aof_setup(void);
+
+#endif
