@@ -53,7 +53,7 @@ def test_many_keys_swept_actively(r):
         pipe.set("keep:%d" % i, "y")
     pipe.execute()
     assert keyspace_now(r) == {0: (4000, 2000)}
-    wait_until(lambda: r.dbsize() == 2000, timeout=2.0, what="2000 volatile keys to be swept")
+    wait_until(lambda: r.dbsize() == 2000, timeout=10.0, what="2000 volatile keys to be swept")
     assert keyspace_now(r) == {0: (2000, 0)}
     assert expired_keys(r) - base == 2000
     assert r.get("keep:1999") == "y"
