@@ -346,9 +346,14 @@ def test_auto_rewrite(tc_factory):
     deadline = time.time() + 20
     while time.time() < deadline and info(tc)["aof_rewrites"] < 1:
         time.sleep(0.1)
-    i = wait_rewrite(r)
+    # a rewrite started while the pipeline still ran may be followed by another one
+    while time.time() < deadline:
+        i = wait_rewrite(r)
+        if i["aof_current_size"] < 64 * 1024:
+            break
+        time.sleep(0.1)
     assert i["aof_rewrites"] >= 1
-    assert i["aof_current_size"] < 64 * 1024
+    assert i["aof_current_size"] < 64 * 1024, i
     assert "Starting automatic rewriting of AOF" in tc.output()
     kill9(tc)
     tc.start()
