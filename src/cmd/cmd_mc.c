@@ -407,16 +407,11 @@ static enum store_res store_generic(struct conn *c, const struct skey *k, enum m
     struct item *old, *it = NULL;
     enum store_res res;
     int mark_stale = 0;
+    uint32_t pos;
 
     *out = NULL;
-    if (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS) {
-        it = new_item(k, flags, exp, vlen, want_cas);
-        if (!it)
-            return ST_OOM;
-        memcpy(item_value(it), data, vlen);
-    }
     store_lock(s, k->stripe);
-    old = store_lookup_write_locked(s, k, conn_now(c));
+    old = store_lookup_pos_locked(s, k, conn_now(c), &pos);
     switch (mode) {
     case MC_ADD:
         if (old) {
@@ -462,17 +457,28 @@ static enum store_res store_generic(struct conn *c, const struct skey *k, enum m
         res = ST_STORED;
         break;
     }
-    if (it) {
-        if (res == ST_STORED) {
-            if (mark_stale) /* memcached keeps a handed-out recache token */
-                it->bits |= (uint8_t)(IT_MC_STALE | (old->bits & IT_MC_WON));
-            if (store_put_locked(s, k, it))
-                res = ST_OOM;
-            else
-                *out = it;
+    if (res == ST_STORED &&
+        (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS)) {
+        uint8_t won = old ? (uint8_t)(old->bits & IT_MC_WON) : 0;
+        uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | (exp ? IT_TTL : 0) |
+                                 (want_cas || vlen >= ITEM_REF_MIN ? IT_CAS : 0));
+        /* an overwrite of a value of about the same size reuses the item (no malloc/free) */
+        if (old && !is_held(c, old) &&
+            (it = store_reuse_locked(s, k, old, vlen, bits, exp)) != NULL) {
+            if (flags)
+                memcpy(item_opt(it, IT_FLAGS), &flags, 4);
         } else {
-            item_release(it);
+            it = new_item(k, flags, exp, vlen, want_cas);
+            if (!it)
+                return ST_OOM;
         }
+        memcpy(item_value(it), data, vlen);
+        if (mark_stale) /* memcached keeps a handed-out recache token */
+            it->bits |= (uint8_t)(IT_MC_STALE | won);
+        if (it != old && store_put_at_locked(s, k, old, pos, it))
+            res = ST_OOM;
+        else
+            *out = it;
     }
     return res; /* the caller unlocks */
 }

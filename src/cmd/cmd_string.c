@@ -102,21 +102,14 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
     struct skey k;
     struct item *it, *old;
     const struct slice *v = &c->argv[vi];
+    uint32_t pos;
+    int64_t exp;
 
     arg_key(c, ki, &k);
-    it = item_create(OBJ_STRING, k.p, k.n, v->n, (flags & SET_EXPIRE) ? IT_TTL : 0);
-    if (!it) {
-        reply_error(c, "ERR out of memory");
-        return;
-    }
-    memcpy(item_value(it), v->p, v->n);
-    if (flags & SET_EXPIRE)
-        item_set_expire_field(it, when);
     store_lock(s, k.stripe);
-    old = store_lookup_write_locked(s, &k, conn_now(c));
+    old = store_lookup_pos_locked(s, &k, conn_now(c), &pos);
     if ((flags & SET_GET) && old && old->type != OBJ_STRING) {
         store_unlock(s, k.stripe);
-        item_release(it);
         reply_error(c, ERR_WRONGTYPE);
         return;
     }
@@ -128,29 +121,32 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
     }
     if (((flags & SET_NX) && old) || ((flags & SET_XX) && !old)) {
         store_unlock(s, k.stripe);
-        item_release(it);
         if (reply_int_)
             reply_int(c, 0);
         else if (!(flags & SET_GET))
             reply_null(c);
         return;
     }
-    if ((flags & SET_KEEPTTL) && old && item_expire(old)) {
-        struct item *n = item_recreate(it, IT_TTL);
-        item_release(it);
-        it = n;
+    exp = (flags & SET_EXPIRE) ? when : ((flags & SET_KEEPTTL) && old) ? item_expire(old) : 0;
+    /* an overwrite of a value of about the same size reuses the item (no malloc/free) */
+    if (old && (it = store_reuse_locked(s, &k, old, v->n, exp ? IT_TTL : 0, exp)) != NULL) {
+        memcpy(item_value(it), v->p, v->n);
+    } else {
+        it = item_create(OBJ_STRING, k.p, k.n, v->n, exp ? IT_TTL : 0);
         if (!it) {
             store_unlock(s, k.stripe);
             reply_error(c, "ERR out of memory");
             return;
         }
-        item_set_expire_field(it, item_expire(old));
-    }
-    if (store_put_locked(s, &k, it)) {
-        store_unlock(s, k.stripe);
-        if (!(flags & SET_GET))
-            reply_error(c, "ERR out of memory");
-        return;
+        memcpy(item_value(it), v->p, v->n);
+        if (exp)
+            item_set_expire_field(it, exp);
+        if (store_put_at_locked(s, &k, old, pos, it)) {
+            store_unlock(s, k.stripe);
+            if (!(flags & SET_GET))
+                reply_error(c, "ERR out of memory");
+            return;
+        }
     }
     store_unlock(s, k.stripe);
     if (reply_int_)

@@ -1,11 +1,13 @@
 #include "store/store.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/util.h"
 #include "store/evict.h"
+#include "store/slab.h"
 
 _Atomic uint32_t store_lru_clock;
 _Thread_local const uint64_t *store_held;
@@ -141,11 +143,11 @@ static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t
     item_release(it);
 }
 
-static struct item *lookup(struct store *s, const struct skey *k, int64_t now)
+static struct item *lookup(struct store *s, const struct skey *k, int64_t now, uint32_t *posp)
 {
     struct stripe *st = &s->stripes[k->stripe];
     struct ht *t = &st->db[k->db];
-    uint32_t pos;
+    uint32_t pos = 0;
     struct item *it = ht_find(t, k->hash, k->p, k->n, &pos);
     int64_t exp;
 
@@ -158,12 +160,14 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now)
         remove_at(s, st, t, pos, it);
         return NULL;
     }
+    *posp = pos;
     return it;
 }
 
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now)
 {
-    struct item *it = lookup(s, k, now);
+    uint32_t pos;
+    struct item *it = lookup(s, k, now, &pos);
     struct stripe *st = &s->stripes[k->stripe];
 
     if (it) {
@@ -178,20 +182,36 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
 
 struct item *store_lookup_write_locked(struct store *s, const struct skey *k, int64_t now)
 {
-    return lookup(s, k, now);
+    uint32_t pos;
+    return lookup(s, k, now, &pos);
 }
 
-int store_put_locked(struct store *s, const struct skey *k, struct item *it)
+struct item *store_lookup_pos_locked(struct store *s, const struct skey *k, int64_t now,
+                                     uint32_t *pos)
+{
+    return lookup(s, k, now, pos);
+}
+
+/* Put it at pos in place of old (same key), with the bookkeeping of a swap. */
+static void swap_at(struct stripe *st, struct ht *t, uint32_t pos, struct item *old,
+                    struct item *it)
+{
+    ht_replace_at(t, pos, it);
+    vol_add(st, t, (item_expire(it) != 0) - (item_expire(old) != 0));
+    mem_addv(st, item_mem(it) - item_mem(old));
+    item_release(old);
+}
+
+int store_put_at_locked(struct store *s, const struct skey *k, struct item *old, uint32_t pos,
+                        struct item *it)
 {
     struct stripe *st = &s->stripes[k->stripe];
     struct ht *t = &st->db[k->db];
-    uint32_t pos;
-    struct item *old = ht_find(t, k->hash, k->p, k->n, &pos);
 
     store_touch_new(it);
     COUNTER_ADD(st->stored, 1);
     if (old) {
-        store_swap_locked(s, k, old, it);
+        swap_at(st, t, pos, old, it);
         return 0;
     }
     size_t before = ht_mem(t);
@@ -205,6 +225,15 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it)
     return 0;
 }
 
+int store_put_locked(struct store *s, const struct skey *k, struct item *it)
+{
+    struct ht *t = &s->stripes[k->stripe].db[k->db];
+    uint32_t pos = 0;
+    struct item *old = ht_find(t, k->hash, k->p, k->n, &pos);
+
+    return store_put_at_locked(s, k, old, pos, it);
+}
+
 void store_swap_locked(struct store *s, const struct skey *k, struct item *old, struct item *it)
 {
     struct stripe *st = &s->stripes[k->stripe];
@@ -213,10 +242,43 @@ void store_swap_locked(struct store *s, const struct skey *k, struct item *old, 
 
     if (ht_find(t, k->hash, k->p, k->n, &pos) != old)
         return;
-    ht_replace_at(t, pos, it);
-    vol_add(st, t, (item_expire(it) != 0) - (item_expire(old) != 0));
-    mem_addv(st, item_mem(it) - item_mem(old));
-    item_release(old);
+    swap_at(st, t, pos, old, it);
+}
+
+struct item *store_reuse_locked(struct store *s, const struct skey *k, struct item *old,
+                                size_t vlen, uint8_t bits, int64_t exp)
+{
+    struct stripe *st = &s->stripes[k->stripe];
+    size_t have, want;
+
+    bits &= IT_FLAGS | IT_TTL | IT_CAS;
+    /* a refcounted value may still be queued for a socket; other types own a structure */
+    if (old->type != OBJ_STRING || vlen >= ITEM_REF_MIN ||
+        (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_CAS)) != bits)
+        return NULL;
+    have = item_total_size(old);
+    want = have - old->vlen + vlen;
+    if (old->bits & IT_SLAB) {
+        /* the slab class (and so the accounted size) must stay the same */
+        if (want < SLAB_MIN || slab_round(want) != slab_round(have))
+            return NULL;
+    } else if (want > have && want > malloc_usable_size(old)) {
+        return NULL;
+    }
+    /* the accounted size (usable size or slab class) is unchanged: only TTL counts move */
+    if ((exp != 0) != (item_expire(old) != 0))
+        vol_add(st, &st->db[k->db], exp ? 1 : -1);
+    old->bits &= (uint8_t)~IT_MC_MASK;
+    old->enc = 0;
+    old->vlen = (uint32_t)vlen;
+    if (bits) {
+        memset(old->data, 0, item_opt_size[bits]); /* flags, expire, CAS as item_create */
+        if (bits & IT_TTL)
+            item_set_expire_field(old, exp);
+    }
+    store_touch_new(old);
+    COUNTER_ADD(st->stored, 1);
+    return old;
 }
 
 int store_delete_locked(struct store *s, const struct skey *k, int64_t now)

@@ -140,6 +140,23 @@ void store_unlock_keys(struct store *s, const struct skey *keys, int n);
  * store_lookup_read also counts keyspace hits/misses and refreshes the LRU clock. */
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now);
 struct item *store_lookup_write_locked(struct store *s, const struct skey *k, int64_t now);
+/* store_lookup_write_locked that also sets *pos to the item's slot, for store_put_at_locked
+ * (valid only while the lock is held and the table is not changed). */
+struct item *store_lookup_pos_locked(struct store *s, const struct skey *k, int64_t now,
+                                     uint32_t *pos);
+/* store_put_locked for a key just looked up with store_lookup_pos_locked: old and pos are what
+ * it returned (old NULL: insert), so the table is not probed again. */
+int store_put_at_locked(struct store *s, const struct skey *k, struct item *old, uint32_t pos,
+                        struct item *it);
+/* A SET without an allocation: reuse the live item old (from a lookup of k) for a string
+ * value of vlen bytes with optional fields bits (IT_FLAGS/IT_TTL/IT_CAS) when the layout is
+ * the same, the value fits old's allocation in the same size class (so memory accounting is
+ * unchanged), old is a string and no reader may hold a reference (not IT_REF). Fields are
+ * reset as item_create leaves them (flags and CAS 0, memcached marker bits cleared, the
+ * expire field set to exp), the access data and stored counter as store_put_locked sets
+ * them. Returns old (the caller writes the value bytes and flags) or NULL: create and put. */
+struct item *store_reuse_locked(struct store *s, const struct skey *k, struct item *old,
+                                size_t vlen, uint8_t bits, int64_t exp);
 /* Insert it under k, replacing (and releasing) any previous item. Returns 0 or -1 (OOM: it is
  * released). */
 int store_put_locked(struct store *s, const struct skey *k, struct item *it);
