@@ -109,6 +109,46 @@ static void out_value(struct conn *c, struct item *it)
     OUT_LIT(c, "\r\n");
 }
 
+/* "VALUE key flags bytes [cas]" and the value block of a get hit, written straight into the
+ * output buffer. Under the stripe lock. */
+static void out_hit(struct conn *c, const struct mc_tok *key, struct item *it, int with_cas,
+                    uint64_t cas)
+{
+    int inline_value = !(it->bits & IT_REF);
+    /* "VALUE " + key + 3 numbers of at most 20 digits with their separators + NUL, CRLFs */
+    size_t need = 6 + key->n + 3 * 21 + 1 + 2 + (inline_value ? it->vlen + 2 : 0);
+    char *o;
+
+    if (buf_free(&c->wbuf) < need && buf_reserve(&c->wbuf, need)) {
+        c->flags |= CONN_CLOSE_ASAP;
+        return;
+    }
+    o = c->wbuf.data + c->wbuf.wpos;
+    memcpy(o, "VALUE ", 6);
+    o += 6;
+    memcpy(o, key->p, key->n);
+    o += key->n;
+    *o++ = ' ';
+    o += util_ull2str(o, item_mcflags(it));
+    *o++ = ' ';
+    o += util_ull2str(o, it->vlen);
+    if (with_cas) {
+        *o++ = ' ';
+        o += util_ull2str(o, cas);
+    }
+    *o++ = '\r';
+    *o++ = '\n';
+    if (inline_value) {
+        memcpy(o, item_value(it), it->vlen);
+        o += it->vlen;
+        *o++ = '\r';
+        *o++ = '\n';
+    }
+    c->wbuf.wpos = (size_t)(o - c->wbuf.data);
+    if (!inline_value)
+        out_value(c, it);
+}
+
 /* A response line under construction (meta flags, VALUE headers). Long enough for the longest
  * one memcached builds: a base64 key, an opaque and every other flag once. */
 struct line {
@@ -308,8 +348,10 @@ static void get_command(struct conn *c, struct mc_req *r)
     int64_t exp = touch ? mc_exptime_ms(r->exptime, now) : 0;
     const char *pos = r->keys;
     struct mc_tok t;
+    int ti = touch ? 2 : 1; /* next key in r->tok when the line fit in it (no rest) */
 
-    while (mc_next_token(&pos, r->end, &t)) {
+    while (r->rest ? mc_next_token(&pos, r->end, &t)
+                   : ti < r->ntok - 1 ? (t = r->tok[ti++], 1) : 0) {
         struct skey k;
         struct item *it;
         int expired;
@@ -318,28 +360,13 @@ static void get_command(struct conn *c, struct mc_req *r)
         store_lock(s, k.stripe);
         it = find(s, &k, now, &expired);
         if (it) {
-            struct line l;
-            uint32_t flags;
             uint64_t cas = 0;
             if (touch)
                 it = set_exp(s, &k, it, exp);
             hit(s, &k, it);
             if (with_cas)
                 cas = cas_of(s, &k, &it);
-            flags = item_mcflags(it);
-            l.n = 0;
-            ln_put(&l, "VALUE ", 6);
-            ln_put(&l, t.p, t.n);
-            ln_put(&l, " ", 1);
-            ln_u64(&l, flags);
-            ln_put(&l, " ", 1);
-            ln_u64(&l, it->vlen);
-            if (with_cas) {
-                ln_put(&l, " ", 1);
-                ln_u64(&l, cas);
-            }
-            ln_end(c, &l);
-            out_value(c, it);
+            out_hit(c, &t, it, with_cas, cas);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_hits);

@@ -122,18 +122,35 @@ int util_str2d(const char *s, size_t n, double *out)
     return 1;
 }
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                      "25262728293031323334353637383940414243444546474849"
+                                      "50515253545556575859606162636465666768697071727374"
+                                      "75767778798081828384858687888990919293949596979899";
+
 int util_ull2str(char *buf, unsigned long long v)
 {
-    char tmp[24];
-    int n = 0;
+    unsigned long long t = v;
+    int n = 1;
+    char *p;
 
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
+    /* reply headers are mostly 1..3 digits: count, then write two digits per division */
+    while (t >= 10000) {
+        n += 4;
+        t /= 10000;
+    }
+    n += (t >= 10) + (t >= 100) + (t >= 1000);
     buf[n] = '\0';
+    p = buf + n;
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + i, 2);
+    }
+    if (v >= 10)
+        memcpy(p - 2, digit_pairs + v * 2, 2);
+    else
+        p[-1] = (char)('0' + v);
     return n;
 }
 

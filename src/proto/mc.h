@@ -72,7 +72,8 @@ struct mc_req {
     int ntok;              /* memcached's count: tokens + 1 */
     struct mc_tok tok[MC_MAX_TOKENS];
     const char *rest;      /* text after the 23rd token, or NULL */
-    const char *keys;      /* get family: first byte of the key list */
+    const char *keys;      /* get family: first byte of the key list (when rest is NULL, the
+                              keys are also tok[1 or 2 .. ntok - 2]) */
     const char *end;       /* end of the command line (without CR LF) */
     struct mc_tok key;     /* the key (decoded for meta b) */
     uint32_t flags;        /* client flags */

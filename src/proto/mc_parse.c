@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/util.h"
+
 enum { LINE_DONE, LINE_DATA, LINE_SWALLOW };
 
 static int c_isspace(int c)
@@ -30,6 +32,22 @@ static int scan_num(const char *s, size_t n, uint64_t *mag, int *neg)
     uint64_t v = 0;
     int digits = 0, ovf = 0;
 
+    /* what clients send: 1..19 plain digits (no overflow possible), the whole token */
+    if (n - 1 < 19) {
+        for (; i < n; i++) {
+            unsigned d = (unsigned)(unsigned char)s[i] - '0';
+            if (d > 9)
+                break;
+            v = v * 10 + d;
+        }
+        if (i == n) {
+            *neg = 0;
+            *mag = v;
+            return 1;
+        }
+        i = 0;
+        v = 0;
+    }
     while (i < n && c_isspace((unsigned char)s[i]))
         i++;
     *neg = 0;
@@ -162,6 +180,13 @@ static int parse_get(struct mc_req *r, enum mc_cmd cmd, int touch)
         pos = r->tok[1].p;
     }
     r->keys = pos;
+    if (!r->rest) {
+        /* the whole line is in tok[]: the keys are its tokens from here on */
+        for (int i = touch ? 2 : 1; i < r->ntok - 1; i++)
+            if (r->tok[i].n > MC_KEY_MAX)
+                return set_err(r, MC_ERR_FORMAT);
+        return LINE_DONE;
+    }
     while (mc_next_token(&pos, r->end, &t))
         if (t.n > MC_KEY_MAX)
             return set_err(r, MC_ERR_FORMAT);
@@ -721,16 +746,7 @@ size_t mc_base64_encode(const char *in, size_t n, char *out, size_t cap)
 
 int mc_u64toa(uint64_t v, char *out)
 {
-    char tmp[24];
-    int n = 0, i = 0;
-
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        out[i++] = tmp[--n];
-    return i;
+    return util_ull2str(out, v);
 }
 
 int mc_tok_u32(const struct mc_tok *t, uint32_t *out)
