@@ -1583,8 +1583,12 @@ void cmd_mc_input(struct conn *c)
         size_t used = 0;
         int st;
 
-        if (buf_len(&c->rbuf) == 0 || conn_pending(c) > conn_pause_bytes(c))
+        if (buf_len(&c->rbuf) == 0)
             break;
+        if (conn_pending(c) > conn_pause_bytes(c)) {
+            c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
+            break;
+        }
         st = mc_parse(&m->p, base, buf_len(&c->rbuf), (size_t)cfg.item_size_max, &m->r, &used);
         c->rbuf.rpos += used;
         STAT_ADD(wst(c)->bytes_read, used);

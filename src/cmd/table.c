@@ -297,8 +297,10 @@ void cmd_resp_input(struct conn *c)
         size_t used = 0;
         int r;
 
-        if (conn_pending(c) > conn_pause_bytes(c))
+        if (conn_pending(c) > conn_pause_bytes(c)) {
+            c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
             break;
+        }
         r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
         if (r == RESP_NEED_MORE)
             break;

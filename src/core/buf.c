@@ -42,6 +42,7 @@ void buf_compact(struct buf *b)
         return;
     if (n)
         memmove(b->data, b->data + b->rpos, n);
+    b->shift += b->rpos;
     b->rpos = 0;
     b->wpos = n;
 }

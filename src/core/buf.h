@@ -11,6 +11,8 @@ struct buf {
     size_t rpos; /* first unread byte */
     size_t wpos; /* one past the last written byte */
     size_t cap;  /* allocated size */
+    size_t shift; /* bytes compaction ever moved the data back by: a position p taken earlier
+                   * is now p - (shift - shift_then) (connection output references) */
 };
 
 /* Make room for at least n more bytes after wpos. Returns 0, or -1 when out of memory. */

@@ -30,7 +30,7 @@ int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len)
         c->refs_cap = cap;
     }
     item_ref(it);
-    c->refs[c->nrefs].at = c->wbuf.wpos;
+    c->refs[c->nrefs].at = c->wbuf.wpos + c->wbuf.shift; /* survives compaction of wbuf */
     c->refs[c->nrefs].ptr = ptr;
     c->refs[c->nrefs].len = len;
     c->refs[c->nrefs].it = it;
@@ -108,7 +108,7 @@ int conn_flush(struct conn *c)
 
         /* Interleave buffer bytes and references in order. */
         while (n < 64) {
-            size_t until = r < c->nrefs ? c->refs[r].at : c->wbuf.wpos;
+            size_t until = r < c->nrefs ? c->refs[r].at - c->wbuf.shift : c->wbuf.wpos;
             if (pos < until) {
                 iov[n].iov_base = c->wbuf.data + pos;
                 iov[n].iov_len = until - pos;
@@ -142,7 +142,8 @@ int conn_flush(struct conn *c)
         /* Advance through the same sequence by w bytes. */
         size_t left = (size_t)w;
         while (left) {
-            size_t until = c->ref_sent < c->nrefs ? c->refs[c->ref_sent].at : c->wbuf.wpos;
+            size_t until =
+                c->ref_sent < c->nrefs ? c->refs[c->ref_sent].at - c->wbuf.shift : c->wbuf.wpos;
             if (c->wbuf.rpos < until) {
                 size_t k = until - c->wbuf.rpos;
                 if (k > left)

@@ -199,10 +199,10 @@ static void update_events(struct worker *w, struct conn *c)
 {
     struct epoll_event ev;
     int want_out = conn_pending(c) > 0;
-    int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY));
+    int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) && !w->draining;
     uint16_t nf = (uint16_t)(want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~CONN_WANT_WRITE));
 
-    ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0) | EPOLLRDHUP;
+    ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0) | (w->draining ? 0 : EPOLLRDHUP);
     ev.data.ptr = c;
     epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &ev);
     c->flags = nf;
@@ -598,6 +598,66 @@ static void before_sleep(struct worker *w)
     }
 }
 
+/* Graceful shutdown (SIGTERM, SIGINT, SHUTDOWN): stop listening, answer what clients sent
+ * before it (complete requests in the input buffers and bytes already in the sockets), write
+ * every reply, waiting for slow readers up to DRAIN_MS, then close every connection. */
+#define DRAIN_MS 5000
+static void drain(struct worker *w)
+{
+    struct epoll_event evs[256];
+    struct conn *c, *next;
+    int64_t end;
+
+    for (int i = 0; i < w->nl; i++) {
+        epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
+        shutdown(w->lfd[i], SHUT_RD); /* Linux: stop listening, refuse new connections now */
+    }
+    w->now_ms = util_now_ms();
+    end = w->now_ms + DRAIN_MS;
+    if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
+        deliver_mailbox(w);
+    for (c = w->conns; c; c = next) {
+        next = c->next;
+        if (!c->blk && !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
+            on_readable(w, c);
+    }
+    w->draining = 1; /* from here on only output: no EPOLLIN, no EPOLLRDHUP */
+    for (c = w->conns; c; c = c->next)
+        update_events(w, c);
+    for (;;) {
+        if (w->srv->before_sleep)
+            before_sleep(w);
+        for (c = w->conns; c; c = next) {
+            next = c->next;
+            if (conn_pending(c) == 0 && !(c->flags & CONN_AOF_WAIT) &&
+                !(c->flags & CONN_PAUSED_READ && buf_len(&c->rbuf)))
+                worker_close_conn(w, c);
+        }
+        if (!w->conns || w->now_ms >= end)
+            break;
+        int n = epoll_wait(w->ep, evs, 256, (int)(end - w->now_ms));
+        w->now_ms = util_now_ms();
+        for (int i = 0; i < n; i++) {
+            if (is_tag(evs[i].data.u64))
+                continue;
+            c = evs[i].data.ptr;
+            if (evs[i].events & (EPOLLERR | EPOLLHUP)) {
+                worker_close_conn(w, c);
+                continue;
+            }
+            if (evs[i].events & EPOLLOUT) {
+                if (conn_flush(c)) {
+                    worker_close_conn(w, c);
+                    continue;
+                }
+                after_io(w, c); /* a paused client goes on with its remaining input */
+            }
+        }
+    }
+    while (w->conns)
+        worker_close_conn(w, w->conns);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -659,13 +719,7 @@ static void *worker_main(void *arg)
         if (srv->before_sleep)
             before_sleep(w);
     }
-    /* shutdown: flush what can be flushed, then close everything */
-    while (w->conns) {
-        struct conn *c = w->conns;
-        if (conn_pending(c))
-            conn_flush(c);
-        worker_close_conn(w, c);
-    }
+    drain(w);
     return NULL;
 }
 

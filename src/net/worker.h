@@ -47,6 +47,7 @@ struct worker {
     int64_t next_tick_ms;
     uint32_t expire_cursor;
     int expire_effort;         /* last active-expire share of expired keys (0..100) */
+    int draining;              /* shutdown: no more input events, replies are being flushed */
     struct worker_stats st;    /* written by this worker only, read racily by INFO */
     struct skey *keys;         /* scratch array for multi-key commands */
     int keys_cap;
