@@ -21,6 +21,29 @@
 #define TC_VERSION "7.0.15"
 #define TWINCACHE_VERSION "0.1.0"
 
+/* CONFIG SET maxclients N: as Redis, raise the fd limit to fit N clients plus the server's own
+ * fds (64 + 4 per worker, as at start-up), or refuse. Returns 0 when it fits. */
+static int maxclients_fit(const char *val, char *err, size_t cap)
+{
+    long long n;
+    struct rlimit rl;
+    rlim_t reserve = 64 + 4 * (rlim_t)cfg.threads, want;
+
+    if (!util_str2ll(val, strlen(val), &n) || n < 1)
+        return 0; /* config_set reports the bad value */
+    want = (rlim_t)n + reserve;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+        return 0;
+    rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= want)
+        return 0;
+    snprintf(err, cap, "CONFIG SET failed (possibly related to argument 'maxclients') - The "
+             "operating system is not able to handle the specified number of clients, try "
+             "with %lld", rl.rlim_cur > reserve ? (long long)(rl.rlim_cur - reserve) : 1LL);
+    return -1;
+}
+
 /* CONFIG RESETSTAT keeps the totals it saw as a baseline: the counters themselves have one
  * writer each (their worker) and are never written by another thread. */
 static pthread_mutex_t stat_base_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -371,6 +394,10 @@ static void config_command(struct conn *c)
                     return;
                 }
                 continue;
+            }
+            if (util_eq_nocase(name, strlen(name), "maxclients") && maxclients_fit(val, err, sizeof(err))) {
+                reply_errorf(c, "ERR %s", err);
+                return;
             }
             if (config_set(name, v, 1, 0, err, sizeof(err))) {
                 reply_errorf(c, "ERR %s", err);

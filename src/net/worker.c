@@ -271,6 +271,13 @@ static void accept_all(struct worker *w, int li)
                 int64_t prev = atomic_load(&last_log);
                 if (w->now_ms - prev > 1000 && atomic_compare_exchange_strong(&last_log, &prev, w->now_ms))
                     log_warn("Error accepting a client connection: %s", strerror(errno));
+                /* as memcached: stop accepting for a while instead of spinning on the pending
+                 * connections; the existing clients go on being served */
+                if (!w->accept_paused) {
+                    w->accept_paused = 1;
+                    for (int i = 0; i < w->nl; i++)
+                        epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
+                }
             }
             return;
         }
@@ -568,6 +575,14 @@ static void tick(struct worker *w)
                 worker_close_conn(w, c);
         }
     }
+    if (w->accept_paused && !w->draining) {
+        w->accept_paused = 0;
+        for (int i = 0; i < w->nl; i++) {
+            struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
+            ev.data.u64 = TAG_LISTEN + 8 + (uint64_t)i;
+            epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd[i], &ev);
+        }
+    }
     int oi = (w->st.ops_idx + 1) % 16;
     STAT_SET(w->st.ops_sample[oi], w->st.commands);
     STAT_SET(w->st.ops_sample_ms[oi], w->now_ms);
@@ -720,6 +735,7 @@ static void *worker_main(void *arg)
             before_sleep(w);
     }
     drain(w);
+    store_thread_exit();
     return NULL;
 }
 

@@ -48,6 +48,7 @@ struct worker {
     uint32_t expire_cursor;
     int expire_effort;         /* last active-expire share of expired keys (0..100) */
     int draining;              /* shutdown: no more input events, replies are being flushed */
+    int accept_paused;         /* out of fds: listeners left out of epoll until the next tick */
     struct worker_stats st;    /* written by this worker only, read racily by INFO */
     struct skey *keys;         /* scratch array for multi-key commands */
     int keys_cap;

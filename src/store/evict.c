@@ -216,6 +216,12 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     return 1;
 }
 
+void store_thread_exit(void)
+{
+    free(cand_buf);
+    cand_buf = NULL;
+}
+
 int store_make_room(struct store *s)
 {
     int policy = cfg.maxmemory_policy;

@@ -210,6 +210,8 @@ static inline uint32_t store_lru_now(void)
     return atomic_load_explicit(&store_lru_clock, memory_order_relaxed);
 }
 
+/* Free this thread's eviction scratch buffer (a worker's last call). */
+void store_thread_exit(void);
 /* Record an access to it for the eviction policy (LRU time or LFU counter). Under the lock. */
 void store_touch(struct item *it);
 /* LFU counter of it after decay (OBJECT FREQ). */

@@ -4,6 +4,7 @@ client that pipelines without reading. Each test ends with another client still 
 import os
 import random
 import socket
+import subprocess
 import threading
 import time
 
@@ -202,3 +203,59 @@ def test_normal_output_limit_disconnects(srv, limit):
         assert b"normal" in s.recv(4096)
         s.sendall(b"CONFIG SET client-output-buffer-limit \"normal 0 0 0\"\r\n")
         assert s.recv(64) == b"+OK\r\n"
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(IS_REDIS, reason="twincache's accept back-off")
+def test_out_of_fds_keeps_serving_without_spinning():
+    """accept() failing with EMFILE: the server keeps serving its clients, logs once per
+    interval and stops accepting for a moment instead of spinning on the pending connections;
+    once fds are free again the waiting clients are accepted."""
+    s = start_server(["--threads", "2"])
+    try:
+        keep = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        keep.sendall(b"PING\r\n")
+        assert keep.recv(64) == b"+PONG\r\n"
+        nfds = len(os.listdir(f"/proc/{s.pid}/fd"))
+        with open(f"/proc/{s.pid}/limits") as f:
+            soft, hard = [ln.split()[3:5] for ln in f if ln.startswith("Max open files")][0]
+        lim = nfds + 4  # only the soft limit: raising it back needs no privilege
+        subprocess.run(["prlimit", "--pid", str(s.pid), f"--nofile={lim}:{hard}"], check=True)
+        extra = [socket.create_connection(("127.0.0.1", s.port), timeout=5) for _ in range(12)]
+        time.sleep(0.5)
+        c0 = cpu_seconds(s.pid)
+        time.sleep(2)
+        burned = cpu_seconds(s.pid) - c0
+        assert burned < 1.0, f"{burned:.2f} CPU-s in 2 s while out of fds"
+        keep.sendall(b"PING\r\n")
+        assert keep.recv(64) == b"+PONG\r\n"
+        assert "Error accepting a client connection" in s.output()
+        subprocess.run(["prlimit", "--pid", str(s.pid), f"--nofile={soft}:{hard}"], check=True)
+        for x in extra:  # accepted now
+            x.sendall(b"PING\r\n")
+            assert x.recv(64) == b"+PONG\r\n"
+            x.close()
+        keep.close()
+    finally:
+        s.stop(check=True)
+
+
+@pytest.mark.skipif(IS_REDIS, reason="prlimit on the server started here")
+def test_config_set_maxclients_beyond_fd_limit_refused():
+    s = start_server(["--threads", "2"])
+    try:
+        subprocess.run(["prlimit", "--pid", str(s.pid), "--nofile=300:300"], check=True)
+        r = s.client()
+        with pytest.raises(Exception, match="The operating system is not able to handle the "
+                                            "specified number of clients, try with 228"):
+            r.config_set("maxclients", 1000)
+        assert r.config_set("maxclients", 100)
+        assert r.config_get("maxclients") == {"maxclients": "100"}
+        r.close()
+    finally:
+        s.stop(check=True)
