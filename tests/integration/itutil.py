@@ -88,3 +88,12 @@ def wait_until(pred, timeout=5.0, interval=0.01, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError("timed out after %.1f s waiting for %s" % (timeout, what))
         time.sleep(interval)
+
+
+def rss_of(pid):
+    """Resident set size of a process in bytes (0 when unknown)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0

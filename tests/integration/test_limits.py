@@ -11,18 +11,11 @@ import time
 import pytest
 
 from harness import start_server
+from itutil import rss_of
 
 pytestmark = pytest.mark.sanitize
 
 IS_REDIS = os.environ.get("TC_SERVER") == "redis"
-
-
-def rss_of(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def pong(port):

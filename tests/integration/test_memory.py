@@ -9,17 +9,10 @@ import time
 import pytest
 
 from harness import start_server
+from itutil import rss_of
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 MB = 1024 * 1024
-
-
-def rss_of(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 class Pipe:
