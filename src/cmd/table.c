@@ -303,38 +303,121 @@ void cmd_resp_close(struct conn *c)
     block_reset(c);
 }
 
+/* Commands of a pipeline parsed ahead of execution, so the keys of all of them are
+ * prefetched before the first runs (the lookups otherwise wait on memory one by one). Lives
+ * on the stack of one cmd_resp_input call; arguments are offsets from each frame's start. */
+#define AHEAD_FRAMES 16
+#define AHEAD_ARGS 64
+
+struct ahead {
+    struct resp_arg arg[AHEAD_ARGS];
+    struct {
+        size_t used; /* frame size */
+        int argc;
+        int first; /* index of its first argument in arg */
+    } f[AHEAD_FRAMES];
+    int n, next; /* frames parsed, next to run */
+};
+
+/* Add the first key of the command in frame p (args) to keys, when it has one. */
+static void ahead_key(struct conn *c, const char *p, const struct resp_arg *a, int argc,
+                      struct skey *keys, int *nk)
+{
+    const struct cmd *cmd = c->cache_cmd;
+
+    if (argc < 2)
+        return;
+    if (!cmd || a[0].len != c->cache_len || memcmp(p + a[0].off, c->cache_name, a[0].len))
+        cmd = cmd_lookup(p + a[0].off, a[0].len);
+    if (!cmd || cmd->first < 1 || cmd->first >= argc || (cmd->flags & CMD_MOVABLE))
+        return;
+    store_key(conn_store(c), &keys[(*nk)++], c->db, p + a[cmd->first].off, a[cmd->first].len);
+}
+
+/* After the frame at p0 (argc0 arguments a0, used0 bytes) was parsed: parse the complete
+ * frames that follow it in the input into ah and prefetch the keys of all of them. */
+static void look_ahead(struct conn *c, struct ahead *ah, const char *p0, size_t used0,
+                       const struct resp_arg *a0, int argc0)
+{
+    struct skey keys[AHEAD_FRAMES + 1];
+    const char *p = p0 + used0;
+    size_t n = buf_len(&c->rbuf) - used0;
+    int nk = 0, na = 0;
+
+    ah->n = ah->next = 0;
+    if (n == 0)
+        return;
+    ahead_key(c, p0, a0, argc0, keys, &nk);
+    while (ah->n < AHEAD_FRAMES) {
+        size_t used;
+        int m = resp_parse_ahead(&c->rp, p, n, ah->arg + na, AHEAD_ARGS - na, &used);
+        if (m <= 0)
+            break;
+        ah->f[ah->n].used = used;
+        ah->f[ah->n].argc = m;
+        ah->f[ah->n].first = na;
+        ahead_key(c, p, ah->arg + na, m, keys, &nk);
+        ah->n++;
+        na += m;
+        p += used;
+        n -= used;
+    }
+    if (nk > 1)
+        store_prefetch(conn_store(c), keys, nk);
+}
+
 void cmd_resp_input(struct conn *c)
 {
     /* The end of one command is the start of the next: one clock read per command. The
      * parsing in between is charged to the next command (well under a microsecond). */
     int64_t clk = -1;
+    struct ahead ah;
 
+    ah.n = ah.next = 0;
     while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) && !c->blk) {
         char *base = c->rbuf.data + c->rbuf.rpos;
+        const struct resp_arg *args;
         size_t used = 0;
-        int r;
+        int r, argc;
 
         if (conn_pending(c) > conn_pause_bytes(c)) {
             c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
             break;
         }
-        r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
-        if (r == RESP_NEED_MORE)
-            break;
-        if (r < 0) {
-            char tmp[128];
-            reply_error(c, resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)));
-            log_verbose("Protocol error (%s) from client: id=%llu addr=%s",
-                        resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)),
-                        (unsigned long long)c->id, c->addr);
-            c->flags |= CONN_CLOSE_AFTER_REPLY;
-            c->rbuf.rpos = c->rbuf.wpos;
-            resp_parser_reset(&c->rp);
-            break;
+        /* frames parsed ahead were parsed as an authenticated client's: a command of the
+         * batch that ended the authentication (RESET, AUTH) sends the rest to resp_parse */
+        if (ah.next < ah.n && !c->rp.unauth) {
+            args = ah.arg + ah.f[ah.next].first;
+            argc = ah.f[ah.next].argc;
+            used = ah.f[ah.next].used;
+            ah.next++;
+        } else {
+            r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
+            if (r == RESP_NEED_MORE)
+                break;
+            if (r < 0) {
+                char tmp[128];
+                reply_error(c, resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)));
+                log_verbose("Protocol error (%s) from client: id=%llu addr=%s",
+                            resp_strerror(r, c->rp.bad, tmp, sizeof(tmp)),
+                            (unsigned long long)c->id, c->addr);
+                c->flags |= CONN_CLOSE_AFTER_REPLY;
+                c->rbuf.rpos = c->rbuf.wpos;
+                resp_parser_reset(&c->rp);
+                break;
+            }
+            args = c->rp.argv;
+            argc = (int)c->rp.argc;
+            c->rp.argc = 0;
+            if (argc > 0 && !c->rp.unauth) {
+                look_ahead(c, &ah, base, used, args, argc);
+                if (ah.n && clk >= 0)
+                    clk = -1; /* the prefetch is not the next command's time */
+            }
         }
-        if (c->rp.argc > c->argv_cap) {
+        if (argc > c->argv_cap) {
             int cap = c->argv_cap ? c->argv_cap : 16;
-            while (cap < c->rp.argc)
+            while (cap < argc)
                 cap *= 2;
             struct slice *a = realloc(c->argv, (size_t)cap * sizeof(*a));
             if (!a) {
@@ -344,14 +427,13 @@ void cmd_resp_input(struct conn *c)
             c->argv = a;
             c->argv_cap = cap;
         }
-        c->argc = (int)c->rp.argc;
-        for (int i = 0; i < c->argc; i++) {
-            c->argv[i].p = base + c->rp.argv[i].off;
-            c->argv[i].n = c->rp.argv[i].len;
+        c->argc = argc;
+        for (int i = 0; i < argc; i++) {
+            c->argv[i].p = base + args[i].off;
+            c->argv[i].n = args[i].len;
         }
         c->rbuf.rpos += used;
-        c->rp.argc = 0;
-        if (c->argc == 0)
+        if (argc == 0)
             continue;
         call(c, &clk);
         c->argc = 0;

@@ -47,6 +47,13 @@ struct resp_parser {
  * (the parser is then reset for the next frame). Inline arguments are unescaped in place
  * (p is modified). Only grows argv (amortised, bounded by what was received). */
 int resp_parse(struct resp_parser *rp, char *p, size_t n, size_t *used);
+/* Look ahead in a pipeline: parse the complete multibulk frame at p[0..n) into argv (cap
+ * slots) without changing rp (its limits are read; nothing when a frame is half parsed or the
+ * client must authenticate). Returns the argument count with *used set, or 0 when resp_parse
+ * must handle the frame: incomplete, inline, malformed, unusual lengths or over cap arguments.
+ * What it accepts, resp_parse accepts with the same arguments. Never allocates. */
+int resp_parse_ahead(const struct resp_parser *rp, const char *p, size_t n,
+                     struct resp_arg *argv, size_t cap, size_t *used);
 /* Bytes the parser needs in the buffer to finish the current bulk (for preallocating). */
 size_t resp_want(const struct resp_parser *rp);
 void resp_parser_reset(struct resp_parser *rp);

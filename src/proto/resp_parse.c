@@ -253,13 +253,17 @@ static inline long long fast_num(const char **q, const char *end)
  * path below accepts, with the same result; returns 0 (for the general path to take over from
  * the frame start, the parser untouched) on anything else: an incomplete frame, an error,
  * unusual lengths, too few argv slots. */
-static int parse_fast(struct resp_parser *rp, const char *p, size_t n, size_t *used)
+static long long parse_fast(const struct resp_parser *rp, const char *p, size_t n,
+                            struct resp_arg *argv, size_t cap, size_t *used)
 {
     const char *q = p + 1, *end = p + n;
-    long long m = fast_num(&q, end), i;
+    long long m, i;
 
+    if (n == 0 || p[0] != '*')
+        return 0;
+    m = fast_num(&q, end);
     /* the general path skips the byte after CR unchecked: so does this one */
-    if (m <= 0 || (size_t)m > rp->argv_cap || end - q < 2 || q[0] != '\r')
+    if (m <= 0 || (size_t)m > cap || end - q < 2 || q[0] != '\r')
         return 0;
     q += 2;
     for (i = 0; i < m; i++) {
@@ -273,13 +277,20 @@ static int parse_fast(struct resp_parser *rp, const char *p, size_t n, size_t *u
         q += 2;
         if ((size_t)(end - q) < (size_t)len + 2)
             return 0;
-        rp->argv[i].off = (size_t)(q - p);
-        rp->argv[i].len = (size_t)len;
+        argv[i].off = (size_t)(q - p);
+        argv[i].len = (size_t)len;
         q += len + 2;
     }
-    rp->argc = m;
     *used = (size_t)(q - p);
-    return 1;
+    return m;
+}
+
+int resp_parse_ahead(const struct resp_parser *rp, const char *p, size_t n,
+                     struct resp_arg *argv, size_t cap, size_t *used)
+{
+    if (rp->unauth || rp->mbulk >= 0)
+        return 0;
+    return (int)parse_fast(rp, p, n, argv, cap, used);
 }
 
 int resp_parse(struct resp_parser *rp, char *p, size_t n, size_t *used)
@@ -292,7 +303,7 @@ int resp_parse(struct resp_parser *rp, char *p, size_t n, size_t *used)
         if (p[0] != '*') {
             return parse_inline(rp, p, n, used);
         }
-        if (!rp->unauth && parse_fast(rp, p, n, used))
+        if (!rp->unauth && (rp->argc = parse_fast(rp, p, n, rp->argv, rp->argv_cap, used)) > 0)
             return RESP_OK; /* mbulk, bulklen and pos are still reset */
         rp->pos = 0;
         r = read_len(p, n, &rp->pos, &rp->mbulk, &toolong);

@@ -13,6 +13,39 @@
 #define HOME(h, size) ((uint32_t)(((uint64_t)(uint32_t)((h) >> HT_SLOT_BITS) * (size)) >> 32))
 #define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
 
+void ht_prefetch_slot(const struct ht *t, uint64_t hash)
+{
+    uint64_t *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
+    uint32_t size = __atomic_load_n(&t->size, __ATOMIC_RELAXED);
+
+    /* slots and size may come from two different resizes: the address is then wrong, which
+     * a prefetch tolerates (it never faults) */
+    if (slots)
+        __builtin_prefetch(&slots[HOME(hash, size)]);
+}
+
+void ht_prefetch(const struct ht *t, uint64_t hash)
+{
+    uint64_t tag = TAG(hash);
+    uint32_t i;
+
+    if (!t->slots)
+        return;
+    i = HOME(hash, t->size);
+    for (;;) {
+        uint64_t s = t->slots[i];
+        if (s == 0)
+            return;
+        if ((s & 0xffff000000000000ULL) == tag) {
+            /* header, key and a short value usually straddle two lines */
+            __builtin_prefetch(ht_slot_item(s), 1);
+            __builtin_prefetch((char *)ht_slot_item(s) + 64, 1);
+            return;
+        }
+        i = NEXT(i, t->size);
+    }
+}
+
 static inline uint64_t item_hash(struct item *it)
 {
     return util_hash(item_key(it), item_klen(it));
@@ -49,6 +82,14 @@ static void place(uint64_t *slots, uint32_t size, uint64_t hash, uint64_t s)
     slots[i] = s;
 }
 
+/* slots and size are read without the lock by ht_prefetch_slot: atomic stores (plain moves) */
+static void set_array(struct ht *t, uint64_t *slots, uint32_t size)
+{
+    __atomic_store_n(&t->slots, slots, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->size, size, __ATOMIC_RELAXED);
+    t->sweep = 0;
+}
+
 static int resize(struct ht *t, uint32_t nslots)
 {
     uint64_t *ns = calloc(nslots, sizeof(*ns));
@@ -64,9 +105,7 @@ static int resize(struct ht *t, uint32_t nslots)
         }
     }
     free(t->slots);
-    t->slots = ns;
-    t->size = nslots;
-    t->sweep = 0;
+    set_array(t, ns, nslots);
     return 0;
 }
 
@@ -118,9 +157,7 @@ void ht_maybe_shrink(struct ht *t)
 
     if (t->count == 0 && size) {
         free(t->slots);
-        t->slots = NULL;
-        t->size = 0;
-        t->sweep = 0;
+        set_array(t, NULL, 0);
     } else if (size > 16 && (uint64_t)t->count * 4 < size) {
         /* under 25% full: shrink to about 50% */
         uint32_t n = t->count * 2;
@@ -131,7 +168,9 @@ void ht_maybe_shrink(struct ht *t)
 void ht_deinit(struct ht *t)
 {
     free(t->slots);
-    memset(t, 0, sizeof(*t));
+    set_array(t, NULL, 0);
+    COUNTER_ADD(t->count, -t->count);
+    COUNTER_ADD(t->nvolatile, -t->nvolatile);
 }
 
 size_t ht_mem(const struct ht *t)

@@ -51,6 +51,12 @@ static inline uint32_t ht_reduce(const struct ht *t, uint32_t r)
 
 /* Find key; returns the item and sets *pos, or NULL. */
 struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, uint32_t *pos);
+/* Prefetch the home slot of hash. The only function that may be called WITHOUT the lock
+ * (a pipelined batch, before it runs): it reads just the array pointer and size, with atomic
+ * loads, and never dereferences them. */
+void ht_prefetch_slot(const struct ht *t, uint64_t hash);
+/* Prefetch the item ht_find would compare first for hash (reads the slots). */
+void ht_prefetch(const struct ht *t, uint64_t hash);
 /* Insert an item whose key is not present. Grows first when needed. Returns 0 or -1 (OOM). */
 int ht_insert(struct ht *t, uint64_t hash, struct item *it);
 /* Put it in place of the item at pos (same key). */

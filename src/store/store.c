@@ -143,6 +143,22 @@ static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t
     item_release(it);
 }
 
+void store_prefetch(struct store *s, const struct skey *keys, int n)
+{
+    /* one stage for all keys before the next, so the misses of a stage overlap */
+    for (int i = 0; i < n; i++)
+        __builtin_prefetch(&s->stripes[keys[i].stripe], 1); /* lock word and db pointer */
+    for (int i = 0; i < n; i++)
+        __builtin_prefetch(&s->stripes[keys[i].stripe].db[keys[i].db]); /* db: set at create */
+    for (int i = 0; i < n; i++)
+        ht_prefetch_slot(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
+    for (int i = 0; i < n; i++) {
+        store_lock(s, keys[i].stripe);
+        ht_prefetch(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
+        store_unlock(s, keys[i].stripe);
+    }
+}
+
 static struct item *lookup(struct store *s, const struct skey *k, int64_t now, uint32_t *posp)
 {
     struct stripe *st = &s->stripes[k->stripe];

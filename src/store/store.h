@@ -136,6 +136,12 @@ void store_release_set(struct store *s, const uint64_t *bitmap);
 void store_lock_keys(struct store *s, const struct skey *keys, int n);
 void store_unlock_keys(struct store *s, const struct skey *keys, int n);
 
+/* Warm the caches for the lookups of a pipelined batch about to run: the stripes, tables and
+ * home slots of the n keys (read without locks, race-free: see ht_prefetch_slot), then, under
+ * each stripe's lock taken and released in turn, the items the probes will compare. Only
+ * prefetches: nothing is changed or returned. The caller holds no stripe lock. */
+void store_prefetch(struct store *s, const struct skey *keys, int n);
+
 /* Find a live item; an expired one is deleted (counted in expired) and NULL returned.
  * store_lookup_read also counts keyspace hits/misses and refreshes the LRU clock. */
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now);
