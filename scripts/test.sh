@@ -25,6 +25,9 @@ for suite in tests/mc tests/types tests/persist; do
     fi
 done
 
+echo "== integration + memcached suites with plain read/writev (io-uring no: the fallback path) =="
+TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration tests/mc
+
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
 echo "== tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build) =="

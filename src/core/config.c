@@ -98,6 +98,7 @@ static struct setting settings[] = {
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
+    {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
     {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
     {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
@@ -152,6 +153,7 @@ void config_defaults(void)
     cfg.lfu_log_factor = 10;
     cfg.lfu_decay_time = 1;
     cfg.hz = 10;
+    cfg.io_uring = 1;
     cfg.item_size_max = 1024 * 1024;
     cfg.slowlog_log_slower_than = 10000;
     cfg.slowlog_max_len = 128;

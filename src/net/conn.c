@@ -38,27 +38,6 @@ int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len)
     return 0;
 }
 
-size_t conn_pending(const struct conn *c)
-{
-    size_t n = c->wbuf.wpos - c->wbuf.rpos;
-    for (uint32_t i = c->ref_sent; i < c->nrefs; i++)
-        n += c->refs[i].len;
-    return n - (c->ref_sent < c->nrefs ? c->ref_off : 0);
-}
-
-size_t conn_pause_bytes(const struct conn *c)
-{
-    size_t p = CONN_OUT_PAUSE_BYTES;
-    if (c->proto == PROTO_RESP) {
-        long long hard = __atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED);
-        long long soft = __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED);
-        long long m = hard > soft ? hard : soft;
-        if (m > 0 && (size_t)m >= p)
-            p = (size_t)m + 1;
-    }
-    return p;
-}
-
 int conn_out_limit(struct conn *c, int cls, int64_t now_ms)
 {
     long long hard = __atomic_load_n(&cfg.cobl[cls][0], __ATOMIC_RELAXED);
@@ -97,35 +76,77 @@ void conn_reset_output(struct conn *c)
     c->wbuf.rpos = c->wbuf.wpos = 0;
 }
 
+int conn_out_iov(const struct conn *c, struct iovec *iov, int max)
+{
+    int n = 0;
+    size_t pos = c->wbuf.rpos;
+    uint32_t r = c->ref_sent;
+
+    /* Interleave buffer bytes and references in order. */
+    while (n < max) {
+        size_t until = r < c->nrefs ? c->refs[r].at - c->wbuf.shift : c->wbuf.wpos;
+        if (pos < until) {
+            iov[n].iov_base = c->wbuf.data + pos;
+            iov[n].iov_len = until - pos;
+            n++;
+            pos = until;
+            continue;
+        }
+        if (r < c->nrefs) {
+            size_t off = r == c->ref_sent ? c->ref_off : 0;
+            iov[n].iov_base = (void *)(c->refs[r].ptr + off);
+            iov[n].iov_len = c->refs[r].len - off;
+            n++;
+            r++;
+            continue;
+        }
+        break;
+    }
+    return n;
+}
+
+int conn_sent(struct conn *c, size_t w)
+{
+    size_t left = w;
+
+    STAT_ADD(c->w->st.net_out, (uint64_t)w);
+    /* Advance through the same sequence as conn_out_iov by w bytes. */
+    while (left) {
+        size_t until =
+            c->ref_sent < c->nrefs ? c->refs[c->ref_sent].at - c->wbuf.shift : c->wbuf.wpos;
+        if (c->wbuf.rpos < until) {
+            size_t k = until - c->wbuf.rpos;
+            if (k > left)
+                k = left;
+            c->wbuf.rpos += k;
+            left -= k;
+            continue;
+        }
+        struct oref *ref = &c->refs[c->ref_sent];
+        size_t k = ref->len - c->ref_off;
+        if (k > left) {
+            c->ref_off += left;
+            left = 0;
+        } else {
+            left -= k;
+            c->ref_off = 0;
+            c->ref_sent++;
+        }
+    }
+    if (c->wbuf.rpos == c->wbuf.wpos && c->ref_sent == c->nrefs) {
+        conn_reset_output(c);
+        return 1;
+    }
+    return 0;
+}
+
 int conn_flush(struct conn *c)
 {
     for (;;) {
-        struct iovec iov[64];
-        int n = 0;
-        size_t pos = c->wbuf.rpos;
-        uint32_t r = c->ref_sent;
+        struct iovec iov[CONN_IOV_MAX];
+        int n = conn_out_iov(c, iov, CONN_IOV_MAX);
         ssize_t w;
 
-        /* Interleave buffer bytes and references in order. */
-        while (n < 64) {
-            size_t until = r < c->nrefs ? c->refs[r].at - c->wbuf.shift : c->wbuf.wpos;
-            if (pos < until) {
-                iov[n].iov_base = c->wbuf.data + pos;
-                iov[n].iov_len = until - pos;
-                n++;
-                pos = until;
-                continue;
-            }
-            if (r < c->nrefs && n < 64) {
-                size_t off = r == c->ref_sent ? c->ref_off : 0;
-                iov[n].iov_base = (void *)(c->refs[r].ptr + off);
-                iov[n].iov_len = c->refs[r].len - off;
-                n++;
-                r++;
-                continue;
-            }
-            break;
-        }
         if (n == 0) {
             conn_reset_output(c);
             return 0;
@@ -138,35 +159,8 @@ int conn_flush(struct conn *c)
                 return 0;
             return -1;
         }
-        STAT_ADD(c->w->st.net_out, (uint64_t)w);
-        /* Advance through the same sequence by w bytes. */
-        size_t left = (size_t)w;
-        while (left) {
-            size_t until =
-                c->ref_sent < c->nrefs ? c->refs[c->ref_sent].at - c->wbuf.shift : c->wbuf.wpos;
-            if (c->wbuf.rpos < until) {
-                size_t k = until - c->wbuf.rpos;
-                if (k > left)
-                    k = left;
-                c->wbuf.rpos += k;
-                left -= k;
-                continue;
-            }
-            struct oref *ref = &c->refs[c->ref_sent];
-            size_t k = ref->len - c->ref_off;
-            if (k > left) {
-                c->ref_off += left;
-                left = 0;
-            } else {
-                left -= k;
-                c->ref_off = 0;
-                c->ref_sent++;
-            }
-        }
-        if (c->wbuf.rpos == c->wbuf.wpos && c->ref_sent == c->nrefs) {
-            conn_reset_output(c);
+        if (conn_sent(c, (size_t)w))
             return 0;
-        }
     }
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/config.h"
 #include "proto/resp.h"
 
 struct worker;
@@ -26,6 +27,8 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_MBOX_TOUCHED 0x20 /* in the worker's list of connections a mailbox batch wrote */
 #define CONN_AOF_WAIT 0x40     /* replies wait until the AOF is written (before_sleep) */
 #define CONN_AOF_LISTED 0x80   /* in the worker's aof_wait list */
+#define CONN_FLUSHQ 0x100      /* in the worker's list of outputs to send at the end of the turn */
+#define CONN_CLOSED 0x200      /* closed: only the struct remains until the end of the turn */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -99,9 +102,24 @@ static inline struct buf *conn_out(struct conn *c)
 /* Append the bytes of a refcounted item's value without copying; takes a reference. */
 int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len);
 /* Bytes waiting to be written. */
-size_t conn_pending(const struct conn *c);
+static inline size_t conn_pending(const struct conn *c)
+{
+    size_t n = c->wbuf.wpos - c->wbuf.rpos;
+    for (uint32_t i = c->ref_sent; i < c->nrefs; i++)
+        n += c->refs[i].len;
+    return n - (c->ref_sent < c->nrefs ? c->ref_off : 0);
+}
 /* Write as much as possible (writev). Returns 0 (done or would block) or -1 (error: close). */
 int conn_flush(struct conn *c);
+/* Most iovecs one write of c's output uses. */
+#define CONN_IOV_MAX 64
+struct iovec;
+/* Describe c's pending output (buffer bytes and references, in order) in at most max iovecs;
+ * returns how many (0: nothing pending). */
+int conn_out_iov(const struct conn *c, struct iovec *iov, int max);
+/* Account for w bytes of that output written; returns 1 when nothing is left (the output
+ * was reset), 0 otherwise. */
+int conn_sent(struct conn *c, size_t w);
 /* Release the output references and reset the output buffers. */
 void conn_reset_output(struct conn *c);
 /* Format "ip:port" of a socket address. */
@@ -124,7 +142,18 @@ enum { COBL_NORMAL = 0, COBL_REPLICA = 1, COBL_PUBSUB = 2 };
 /* Reply bytes past which c's input is not processed until its output drains: 4 MiB, or just
  * above the normal client-output-buffer-limit when one is set (RESP), so that a client that
  * sends and never reads meets that limit and is disconnected, as in Redis. */
-size_t conn_pause_bytes(const struct conn *c);
+static inline size_t conn_pause_bytes(const struct conn *c)
+{
+    size_t p = CONN_OUT_PAUSE_BYTES;
+    if (c->proto == PROTO_RESP) {
+        long long hard = __atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED);
+        long long soft = __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED);
+        long long m = hard > soft ? hard : soft;
+        if (m > 0 && (size_t)m >= p)
+            p = (size_t)m + 1;
+    }
+    return p;
+}
 /* Enforce client-output-buffer-limit class cls (hard, soft for seconds) on c's pending output:
  * when over, log as Redis, set CONN_CLOSE_ASAP and return 1. */
 int conn_out_limit(struct conn *c, int cls, int64_t now_ms);

@@ -67,6 +67,14 @@ struct worker {
     int64_t block_deadline;    /* owner only: nearest timeout of a blocked client, 0 none */
     struct conn **aof_wait;    /* owner only: connections whose replies wait for the AOF */
     int naof_wait, aof_wait_cap;
+    /* owner only: batched socket I/O (io_uring). When batching, a loop turn reads every
+     * readable connection with one submission, and the replies of the turn wait in flushq
+     * until one submission sends them all. */
+    void *uring;               /* the ring and its iovec space (worker.c), NULL: read/writev */
+    int batching;              /* after_io queues output instead of writing it */
+    struct conn **flushq, **flushq2;
+    int nflush, flush_cap, flush2_cap;
+    struct conn *dead;         /* closed during this turn; freed at its end */
 } __attribute__((aligned(64)));
 
 /* A delivery for connection c: msg is owned by the cmd layer (on_deliver / on_discard). */

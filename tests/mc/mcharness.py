@@ -105,6 +105,7 @@ class Server:
 def start_twincache(*extra):
     port, mc_port = free_port(), free_port()
     argv = [twincache_bin(), "--port", str(port), "--memcache-port", str(mc_port), "--threads", "2"]
+    argv += os.environ.get("TC_SERVER_ARGS", "").split()  # e.g. "--io-uring no", as tests/integration
     argv += list(extra)
     return Server(argv, mc_port, port, "twincache")
 
