@@ -19,6 +19,7 @@ struct config {
     struct target targets[MAX_TARGETS];
     int ntargets;
     uint32_t threads, clients, pipeline;  /* per memtier: clients are per thread */
+    int pipeline_batch;                   /* pipeline as redis-benchmark: P out, P back */
     uint64_t requests;                    /* per client; 0 with test_time */
     double test_time;                     /* seconds */
     double rate;                          /* open loop, total requests/s */

@@ -49,6 +49,7 @@ struct client {
     uint64_t next_due;      /* open loop: intended time of the next request */
     int done;               /* counted in worker ndone */
     int dead;               /* could not (re)connect */
+    int batch_open;         /* --pipeline-batch: this fill may send up to the pipeline */
 };
 
 struct worker {
@@ -440,7 +441,8 @@ static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
 static int client_can_send(struct worker *w, struct client *c)
 {
     return !w->stopping && !c->dead && c->left && w->budget &&
-           c->inflight < w->spec->pipeline;
+           c->inflight < w->spec->pipeline &&
+           (!w->spec->pipeline_batch || w->spec->rate > 0 || c->batch_open);
 }
 
 static void client_take_budget(struct worker *w, struct client *c)
@@ -471,11 +473,14 @@ static void client_fill(struct worker *w, struct client *c, uint64_t now)
     const struct target *tg = w->spec->tgt;
     int sent = 0;
     if (w->spec->rate <= 0) {
+        /* --pipeline-batch: a new batch only once the last one is fully answered */
+        c->batch_open = c->inflight == 0;
         while (client_can_send(w, c)) {
             gen_request(w, c, now);
             client_take_budget(w, c);
             sent = 1;
         }
+        c->batch_open = 0;
     } else {
         while (c->next_due <= now && client_can_send(w, c)) {
             gen_request(w, c, c->next_due);

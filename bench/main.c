@@ -47,7 +47,11 @@ static const char *usage_text =
 "Load model:\n"
 "  -t, --threads N            client threads (default: number of CPUs)\n"
 "  -c, --clients N            connections per thread (default 50)\n"
-"      --pipeline P           requests in flight per connection (default 1)\n"
+"      --pipeline P           requests in flight per connection (default 1): a sliding\n"
+"                             window, as memtier_benchmark (a reply lets the next\n"
+"                             request go)\n"
+"      --pipeline-batch       pipeline as redis-benchmark -P: send P requests together,\n"
+"                             wait for all P replies, then send the next P\n"
 "  -n, --requests N           requests per client (default 10000; 0 with --test-time)\n"
 "      --test-time SECS       run for SECS seconds instead of a request count\n"
 "      --rate R               open loop: R requests/s in total, spread over all clients;\n"
@@ -106,7 +110,7 @@ static const char *usage_text =
 "      --version              print the version\n";
 
 enum {
-    O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_TEST_TIME, O_RATE,
+    O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_PIPELINE_BATCH, O_TEST_TIME, O_RATE,
     O_ARRIVALS, O_TIMEOUT, O_WARMUP, O_PRELOAD, O_FLUSH, O_RATIO, O_COMMAND, O_COMMAND_INLINE,
     O_INCR, O_MGET, O_RANGE, O_LIST, O_RECORD, O_EXPIRY, O_KPAT, O_KMIN, O_KMAX, O_KPREFIX,
     O_ZIPF, O_STDDEV, O_MEDIAN, O_SEED, O_PRESET, O_SCALE, O_TESTS, O_DECIMAL, O_JSON, O_HTML,
@@ -119,6 +123,7 @@ static const struct option longopts[] = {
     {"ketama", required_argument, 0, O_KETAMA}, {"server-pid", required_argument, 0, O_SERVER_PID},
     {"print-shard", required_argument, 0, O_PRINT_SHARD}, {"threads", required_argument, 0, 't'},
     {"clients", required_argument, 0, 'c'}, {"pipeline", required_argument, 0, O_PIPELINE},
+    {"pipeline-batch", no_argument, 0, O_PIPELINE_BATCH},
     {"requests", required_argument, 0, 'n'}, {"test-time", required_argument, 0, O_TEST_TIME},
     {"rate", required_argument, 0, O_RATE}, {"arrivals", required_argument, 0, O_ARRIVALS},
     {"timeout", required_argument, 0, O_TIMEOUT}, {"warmup", required_argument, 0, O_WARMUP},
@@ -288,6 +293,7 @@ int main(int argc, char **argv)
         case 't': cfg.threads = (uint32_t)parse_u(optarg, "--threads"); cfg.set_flags |= SET_THREADS; break;
         case 'c': cfg.clients = (uint32_t)parse_u(optarg, "--clients"); cfg.set_flags |= SET_CLIENTS; break;
         case O_PIPELINE: cfg.pipeline = (uint32_t)parse_u(optarg, "--pipeline"); cfg.set_flags |= SET_PIPELINE; break;
+        case O_PIPELINE_BATCH: cfg.pipeline_batch = 1; break;
         case 'n': cfg.requests = parse_u(optarg, "--requests"); cfg.set_flags |= SET_REQUESTS; break;
         case O_TEST_TIME: cfg.test_time = parse_d(optarg, "--test-time"); break;
         case O_RATE: cfg.rate = parse_d(optarg, "--rate"); break;

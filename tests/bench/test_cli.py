@@ -10,7 +10,7 @@ import time
 from conftest import run_tb
 
 FLAGS = ["--server", "--port", "--protocol", "--target", "--ketama", "--server-pid", "--threads",
-         "--clients", "--pipeline", "--requests", "--test-time", "--rate", "--arrivals", "--timeout",
+         "--clients", "--pipeline", "--pipeline-batch", "--requests", "--test-time", "--rate", "--arrivals", "--timeout",
          "--warmup", "--preload", "--flush", "--ratio", "--command", "--incr", "--multi-get",
          "--data-size", "--data-size-range", "--data-size-list", "--data-record", "--key-pattern",
          "--key-minimum", "--key-maximum", "--key-prefix", "--key-zipf-exp", "--preset", "--scale",
@@ -135,3 +135,92 @@ def test_timeout_counts(twinbench):
     finally:
         os.kill(srv.pid, signal.SIGCONT)
         srv.stop()
+
+
+def _split_frames(buf):
+    """Complete RESP multibulk frames (or inline lines) at the start of buf: returns the first
+    argument of each and the bytes left over."""
+    cmds = []
+    while buf:
+        e = buf.find(b"\r\n")
+        if e < 0:
+            break
+        if buf[:1] != b"*":
+            cmds.append(buf[:e])
+            buf = buf[e + 2:]
+            continue
+        p, args = e + 2, []
+        for _ in range(int(buf[1:e])):
+            e2 = buf.find(b"\r\n", p)
+            if e2 < 0 or len(buf) < e2 + 2 + int(buf[p + 1:e2]) + 2:
+                return cmds, buf
+            ln = int(buf[p + 1:e2])
+            args.append(buf[e2 + 2:e2 + 2 + ln])
+            p = e2 + 2 + ln + 2
+        cmds.append(args[0] if args else b"")
+        buf = buf[p:]
+    return cmds, buf
+
+
+def _held_reply_server(result):
+    """A RESP server answering SETs one at a time that, after every fourth reply's first
+    (replies 1, 5, 9, ...), waits 0.3 s and records whether the client sent anything meanwhile:
+    a sliding window refills at once, a redis-benchmark-style batch waits for all its replies.
+    INFO gets an empty bulk."""
+    import socket as so
+    ls = so.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+
+    def serve():
+        while True:
+            c, _ = ls.accept()
+            c.settimeout(5)
+            buf = b""
+            try:
+                while True:
+                    cmds, buf = _split_frames(buf)
+                    if not cmds:
+                        d = c.recv(65536)
+                        if not d:
+                            raise EOFError
+                        buf += d
+                        continue
+                    for cmd in cmds:
+                        if cmd.upper() == b"INFO":
+                            c.sendall(b"$0\r\n\r\n")
+                            continue
+                        result["sets"] += 1
+                        c.sendall(b"+OK\r\n")
+                        if result["sets"] % 4 == 1:
+                            c.settimeout(0.3)
+                            try:
+                                d = c.recv(65536)
+                                if d:
+                                    result["early"] += 1
+                                    buf += d
+                            except so.timeout:
+                                pass
+                            c.settimeout(5)
+            except (EOFError, OSError):
+                c.close()
+                if result["sets"] >= result["want"]:
+                    ls.close()
+                    return
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return ls.getsockname()[1], t
+
+def test_pipeline_batch_waits_for_every_reply(twinbench):
+    """--pipeline-batch sends P requests and the next P only after all P replies (as
+    redis-benchmark -P); the default window sends a request as soon as a reply frees a slot."""
+    for batch, expect_early in ((True, False), (False, True)):
+        res = {"sets": 0, "early": 0, "want": 16}
+        port, th = _held_reply_server(res)
+        args = ["-p", str(port), "-t", "1", "-c", "1", "--pipeline", "4", "-n", "16",
+                "--ratio", "1:0", "--timeout", "10000"]
+        run_tb(twinbench, *args, *(["--pipeline-batch"] if batch else []))
+        th.join(10)
+        assert res["sets"] == 16, res
+        assert (res["early"] > 0) == expect_early, (batch, res)
