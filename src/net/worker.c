@@ -771,8 +771,8 @@ static void flush_batch(struct worker *w)
                 c->flags &= (uint16_t)~CONN_FLUSHQ;
                 u->res[j] = INT32_MIN;
                 u->want[j] = 0;
-                if ((c->flags & CONN_CLOSED) || !w->batching)
-                    continue;
+                if ((c->flags & CONN_CLOSED) || !w->batching || m == 1)
+                    continue; /* one writev(2) costs less than one submission */
                 int niov = conn_out_iov(c, u->iov[j], CONN_IOV_MAX);
                 if (niov == 0)
                     continue;
@@ -1077,7 +1077,9 @@ static void *worker_main(void *arg)
                     on_readable(w, c);
             }
         }
-        if (nrecv)
+        if (nrecv == 1)
+            on_readable(w, recvq[0]); /* one read(2) costs less than one submission */
+        else if (nrecv)
             recv_batch(w, recvq, nrecv);
         if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
             deliver_mailbox(w);
