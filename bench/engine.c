@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -729,26 +730,56 @@ static void draw_progress(const struct run_spec *sp, uint64_t done, uint64_t tot
     fflush(stderr);
 }
 
+/* CPU seconds used so far by process pid: the sum of its threads' run time, in ns, from
+ * /proc/PID/task/TID/schedstat (exact); utime + stime from /proc/PID/stat (clock ticks, 10 ms
+ * here) when that cannot be read. -1 when the process is gone. */
+static double one_pid_cpu_s(int pid)
+{
+    char path[300], buf[2048];
+    snprintf(path, sizeof(path), "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (d) {
+        double sum = 0;
+        int ok = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof(path), "/proc/%d/task/%.32s/schedstat", pid, e->d_name);
+            FILE *f = fopen(path, "r");
+            if (!f) continue;
+            unsigned long long ns;
+            if (fscanf(f, "%llu", &ns) == 1) {
+                sum += (double)ns / 1e9;
+                ok = 1;
+            }
+            fclose(f);
+        }
+        closedir(d);
+        if (ok) return sum;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return -1;
+    unsigned long long ut = 0, stt = 0;
+    /* fields after ')': state(3) ... utime(14) stime(15) */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) != 2)
+        return -1;
+    return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static double pid_cpu_s(const struct target *t)
 {
     if (!t->npids) return -1;
     double sum = 0;
-    long tck = sysconf(_SC_CLK_TCK);
     for (uint32_t i = 0; i < t->npids; i++) {
-        char path[64], buf[2048];
-        snprintf(path, sizeof(path), "/proc/%d/stat", t->pids[i]);
-        FILE *f = fopen(path, "r");
-        if (!f) return -1;
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        char *p = strrchr(buf, ')');
-        if (!p) return -1;
-        unsigned long long ut = 0, stt = 0;
-        /* fields after ')': state(3) ... utime(14) stime(15) */
-        if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) != 2)
-            return -1;
-        sum += (double)(ut + stt) / (double)tck;
+        double c = one_pid_cpu_s(t->pids[i]);
+        if (c < 0) return -1;
+        sum += c;
     }
     return sum;
 }
