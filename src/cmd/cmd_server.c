@@ -232,6 +232,9 @@ static void info_command(struct conn *c)
             P("config_file:%s\r\n", srv->config_file ? srv->config_file : "");
             P("io_threads_active:%d\r\n", srv->nworkers > 1);
             P("threads:%d\r\n", srv->nworkers);
+            /* workers whose socket I/O goes through io_uring batches (io-uring yes and a
+             * kernel that allows it); the others use read/writev */
+            P("io_uring_workers:%d\r\n", atomic_load(&srv->uring_workers));
             P("\r\n");
         }
         if (want(sec, "clients", 1)) {

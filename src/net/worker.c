@@ -651,6 +651,7 @@ static void uring_init(struct worker *w)
     }
     w->uring = u;
     w->batching = 1;
+    atomic_fetch_add(&w->srv->uring_workers, 1);
 #else
     (void)w;
 #endif
@@ -685,6 +686,8 @@ static void uring_run(struct worker *w, int nsub)
     if (r != nsub) {
         log_warn("io_uring_submit: %s: going on with read and writev",
                  r < 0 ? strerror(-r) : "not everything was submitted");
+        if (w->batching)
+            atomic_fetch_sub(&w->srv->uring_workers, 1);
         w->batching = 0; /* what the ring still holds is never submitted */
     }
     for (int got = 0; got < r; got++) {

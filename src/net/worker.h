@@ -91,6 +91,7 @@ struct srv {
     _Atomic int shutdown_exitcode;
     _Atomic uint64_t next_client_id;
     _Atomic int nclients;         /* connected clients, both protocols */
+    _Atomic int uring_workers;    /* workers batching their socket I/O in io_uring (INFO) */
     int64_t start_ms;
     conn_input_fn *on_input[2];
     conn_close_fn *on_close[2];

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from harness import IS_REDIS
 from itutil import keyspace, parse_info, raises_exact, wait_until
 
 pytestmark = pytest.mark.sanitize
@@ -362,3 +363,29 @@ def test_logfile_and_loglevel(start_extra_server, tmp_path):
     assert c.config_get("loglevel") == {"loglevel": "warning"}
     srv.stop(check=True)
     assert log.stat().st_size > 0
+
+
+@pytest.mark.skipif(IS_REDIS, reason="twincache's io-uring setting")
+def test_io_uring_workers_in_info(start_extra_server):
+    """INFO server io_uring_workers: every worker batches its socket I/O in io_uring with
+    io-uring yes (unless the kernel refuses io_uring, which the log says), none with no; the
+    server answers the same either way."""
+    on = start_extra_server("--threads", "2", "--io-uring", "yes")
+    c = on.client()
+    c.set("k", "v")
+    # each worker sets its ring up when its thread starts, which can be after the first
+    # client is served
+    unavailable = lambda: "io_uring is not available" in on.output()
+    wait_until(lambda: int(c.info("server")["io_uring_workers"]) == 2 or unavailable(),
+               what="both workers on io_uring")
+    n = int(c.info("server")["io_uring_workers"])
+    assert n == 2 or (n == 0 and unavailable()), n
+    assert c.config_get("io-uring") == {"io-uring": "yes"}
+    c.close()
+    off = start_extra_server("--threads", "2", "--io-uring", "no")
+    c = off.client()
+    c.set("k", "v")
+    assert c.get("k") == "v"
+    assert int(c.info("server")["io_uring_workers"]) == 0
+    assert c.config_get("io-uring") == {"io-uring": "no"}
+    c.close()
