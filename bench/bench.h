@@ -20,6 +20,7 @@ struct config {
     int ntargets;
     uint32_t threads, clients, pipeline;  /* per memtier: clients are per thread */
     int pipeline_batch;                   /* pipeline as redis-benchmark: P out, P back */
+    int no_uring;                         /* --io-uring no */
     uint64_t requests;                    /* per client; 0 with test_time */
     double test_time;                     /* seconds */
     double rate;                          /* open loop, total requests/s */

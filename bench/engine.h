@@ -49,6 +49,8 @@ struct run_spec {
     uint32_t pipeline;         /* max requests in flight per client */
     int pipeline_batch;        /* closed loop: send pipeline requests only once all the
                                 * previous ones were answered (redis-benchmark -P) */
+    int no_uring;              /* 1: plain read/write per socket instead of one io_uring
+                                * submission per loop turn for reads and one for writes */
     uint64_t requests_per_conn;/* 0 = not limited per client */
     uint64_t total_requests;   /* 0 = not limited in total (split per thread) */
     double duration;           /* seconds, 0 = until the request budget is used */

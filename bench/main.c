@@ -53,6 +53,10 @@ static const char *usage_text =
 "                             request go)\n"
 "      --pipeline-batch       pipeline as redis-benchmark -P: send P requests together,\n"
 "                             wait for all P replies, then send the next P\n"
+"      --io-uring yes|no      yes (default, when the kernel allows): each loop turn reads\n"
+"                             every readable connection with one io_uring submission and\n"
+"                             writes every request of the turn with one more; no: a read\n"
+"                             and a write system call per connection\n"
 "  -n, --requests N           requests per client (default 10000; 0 with --test-time)\n"
 "      --test-time SECS       run for SECS seconds instead of a request count\n"
 "      --rate R               open loop: R requests/s in total, spread over all clients;\n"
@@ -111,7 +115,7 @@ static const char *usage_text =
 "      --version              print the version\n";
 
 enum {
-    O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_PIPELINE_BATCH, O_TEST_TIME, O_RATE,
+    O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_PIPELINE_BATCH, O_IO_URING, O_TEST_TIME, O_RATE,
     O_ARRIVALS, O_TIMEOUT, O_WARMUP, O_PRELOAD, O_FLUSH, O_RATIO, O_COMMAND, O_COMMAND_INLINE,
     O_INCR, O_MGET, O_RANGE, O_LIST, O_RECORD, O_EXPIRY, O_KPAT, O_KMIN, O_KMAX, O_KPREFIX,
     O_ZIPF, O_STDDEV, O_MEDIAN, O_SEED, O_PRESET, O_SCALE, O_TESTS, O_DECIMAL, O_JSON, O_HTML,
@@ -124,7 +128,7 @@ static const struct option longopts[] = {
     {"ketama", required_argument, 0, O_KETAMA}, {"server-pid", required_argument, 0, O_SERVER_PID},
     {"print-shard", required_argument, 0, O_PRINT_SHARD}, {"threads", required_argument, 0, 't'},
     {"clients", required_argument, 0, 'c'}, {"pipeline", required_argument, 0, O_PIPELINE},
-    {"pipeline-batch", no_argument, 0, O_PIPELINE_BATCH},
+    {"pipeline-batch", no_argument, 0, O_PIPELINE_BATCH}, {"io-uring", required_argument, 0, O_IO_URING},
     {"requests", required_argument, 0, 'n'}, {"test-time", required_argument, 0, O_TEST_TIME},
     {"rate", required_argument, 0, O_RATE}, {"arrivals", required_argument, 0, O_ARRIVALS},
     {"timeout", required_argument, 0, O_TIMEOUT}, {"warmup", required_argument, 0, O_WARMUP},
@@ -295,6 +299,11 @@ int main(int argc, char **argv)
         case 'c': cfg.clients = (uint32_t)parse_u(optarg, "--clients"); cfg.set_flags |= SET_CLIENTS; break;
         case O_PIPELINE: cfg.pipeline = (uint32_t)parse_u(optarg, "--pipeline"); cfg.set_flags |= SET_PIPELINE; break;
         case O_PIPELINE_BATCH: cfg.pipeline_batch = 1; break;
+        case O_IO_URING:
+            if (!strcmp(optarg, "yes")) cfg.no_uring = 0;
+            else if (!strcmp(optarg, "no")) cfg.no_uring = 1;
+            else die("--io-uring wants yes or no, not '%s'", optarg);
+            break;
         case 'n': cfg.requests = parse_u(optarg, "--requests"); cfg.set_flags |= SET_REQUESTS; break;
         case O_TEST_TIME: cfg.test_time = parse_d(optarg, "--test-time"); break;
         case O_RATE: cfg.rate = parse_d(optarg, "--rate"); break;

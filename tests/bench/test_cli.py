@@ -7,6 +7,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from conftest import run_tb
 
 FLAGS = ["--server", "--port", "--protocol", "--target", "--ketama", "--server-pid", "--threads",
@@ -224,3 +226,103 @@ def test_pipeline_batch_waits_for_every_reply(twinbench):
         th.join(10)
         assert res["sets"] == 16, res
         assert (res["early"] > 0) == expect_early, (batch, res)
+
+
+def _lockstep_server(n, started):
+    """A RESP server for n connections (plus twinbench's INFO connection, answered with an
+    empty bulk) that waits until every connection has a request in, stops twinbench
+    (SIGSTOP), answers them all, and lets it go on (SIGCONT): each of twinbench's loop turns
+    then finds all n sockets readable. started["pid"] is twinbench's pid."""
+    import socket as so
+    ls = so.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(n + 4)
+
+    def one_cmd(c, buf):
+        while True:
+            cmds, rest = _split_frames(buf)
+            if cmds:
+                assert len(cmds) == 1, cmds  # P=1: one request per connection and turn
+                return cmds[0], rest
+            d = c.recv(65536)
+            if not d:
+                return None, b""
+            buf += d
+
+    def serve():
+        conns = []
+        while len(conns) < n:
+            c, _ = ls.accept()
+            c.settimeout(10)
+            cmd, rest = one_cmd(c, b"")
+            if cmd is None:
+                c.close()
+            elif cmd.upper() == b"INFO":
+                c.sendall(b"$0\r\n\r\n")
+                c.close()
+            else:
+                conns.append([c, rest])
+        ls.close()
+        started["ready"].wait(10)
+        pid = started["pid"]
+        while True:
+            for cs in conns:
+                if cs[1] is None:
+                    return
+            os.kill(pid, signal.SIGSTOP)
+            for _ in range(500):
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                        break
+                time.sleep(0.001)
+            for cs in conns:
+                cs[0].sendall(b"+OK\r\n")
+            os.kill(pid, signal.SIGCONT)
+            for cs in conns:
+                cmd, rest = one_cmd(cs[0], b"")
+                if cmd is None:
+                    cs[1] = None
+                    cs[0].close()
+                else:
+                    started["served"] += 1
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return ls.getsockname()[1], t
+
+
+def test_io_uring_batches_each_turn(twinbench, tmp_path):
+    """--io-uring yes reads every readable socket of a loop turn with one io_uring submission
+    and writes every request of the turn with one more; no does a read and a write system
+    call per socket. The server answers 8 connections at once while twinbench is stopped, so
+    every turn finds 8 sockets readable; /proc/PID/io (read after exit, before reaping) counts
+    twinbench's read and write system calls."""
+    n, per = 8, 25
+    calls = {}
+    for mode in ("yes", "no"):
+        started = {"ready": threading.Event(), "pid": 0, "served": 0}
+        port, th = _lockstep_server(n, started)
+        p = subprocess.Popen([twinbench, "--no-progress", "-p", str(port), "-t", "1", "-c", str(n),
+                              "-n", str(per), "--ratio", "1:0", "--io-uring", mode,
+                              "--json", str(tmp_path / f"{mode}.json")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        started["pid"] = p.pid
+        started["ready"].set()
+        try:
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            io = dict(ln.split(": ") for ln in open(f"/proc/{p.pid}/io").read().splitlines())
+        finally:
+            out, err = p.communicate(timeout=30)
+        th.join(10)
+        assert p.returncode == 0, (mode, out, err)
+        if mode == "yes" and b"using read and write" in err:
+            pytest.skip(err.decode().strip())
+        run = parse_json(tmp_path / f"{mode}.json")["runs"][0]
+        assert run["ops"] == n * per and run["errors"] == 0, run
+        assert started["served"] == n * (per - 1), started
+        calls[mode] = (int(io["syscr"]), int(io["syscw"]))
+    reqs = n * per
+    # plain: a read and a write per request (plus a few for INFO and the report)
+    assert calls["no"][0] >= reqs and calls["no"][1] >= reqs, calls
+    # batched: all of it in io_uring submissions; what is left is INFO and the report
+    assert calls["yes"][0] < reqs / 4 and calls["yes"][1] < reqs / 4, calls
