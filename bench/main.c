@@ -183,9 +183,14 @@ static void describe(struct sbuf *o, const struct config *cfg)
             sbuf_printf(o, "target %s: %s\n", cfg->targets[t].name, cfg->targets[t].url);
         sbuf_printf(o, "client threads: %u (at most one per connection)\n",
                     (cfg->set_flags & SET_THREADS) ? cfg->threads : (uint32_t)cfg->ncpu);
+        sbuf_printf(o, "client socket I/O: %s\n", cfg->no_uring ? "a read and a write system call per socket"
+                                                                 : "io_uring, one submission per loop turn for reads and one for writes");
         return;
     }
-    sbuf_printf(o, "threads: %u, clients per thread: %u, pipeline: %u\n", cfg->threads, cfg->clients, cfg->pipeline);
+    sbuf_printf(o, "threads: %u, clients per thread: %u, pipeline: %u%s\n", cfg->threads, cfg->clients,
+                cfg->pipeline, cfg->pipeline_batch ? " (batches, as redis-benchmark -P)" : "");
+    sbuf_printf(o, "client socket I/O: %s\n", cfg->no_uring ? "a read and a write system call per socket"
+                                                             : "io_uring, one submission per loop turn for reads and one for writes");
     if (cfg->test_time > 0) sbuf_printf(o, "test time: %g s\n", cfg->test_time);
     else sbuf_printf(o, "requests per client: %llu\n", (unsigned long long)cfg->requests);
     if (cfg->rate > 0) sbuf_printf(o, "open loop: %g requests/s, %s arrivals\n", cfg->rate, cfg->poisson ? "poisson" : "uniform");
