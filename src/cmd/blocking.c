@@ -9,6 +9,13 @@
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 
+/* XREADGROUP (cmd_stream.c): serve it if something is there (1: replied, 0: nothing, no
+ * reply); _retry runs it for a blocked client through cmd_exec (so the AOF logs it under its
+ * stripes), where the key or group gone is an error for the client. */
+int xreadgroup_try(struct conn *c);
+int xreadgroup_retry(struct conn *c);
+void block_xreadgroup(struct conn *c, long long ms);
+
 #define NBUCKETS 4096
 
 struct blk;
@@ -508,6 +515,13 @@ static void keys_streams(struct conn *c, int *first, int *last)
     *last = f + (c->argc - f) / 2 - 1;
 }
 
+/* XREADGROUP: every waiter retries (groups and consumers differ); a retry after a signal runs
+ * the command as a whole, so its AOF forms are logged under its stripes. */
+static int try_xreadgroup(struct conn *c)
+{
+    return retrying ? xreadgroup_retry(c) : xreadgroup_try(c);
+}
+
 static const struct bspec specs[] = {
     {"blpop", try_blpop, -1, 0, keys_all, 0},
     {"brpop", try_brpop, -1, 0, keys_all, 0},
@@ -518,6 +532,7 @@ static const struct bspec specs[] = {
     {"blmpop", try_blmpop, 1, 0, keys_numkeys, 0},
     {"bzmpop", try_bzmpop, 1, 0, keys_numkeys, 0},
     {"xread", xread_try, 0, 0, keys_streams, 1},
+    {"xreadgroup", try_xreadgroup, 0, 0, keys_streams, 1},
 };
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
@@ -610,6 +625,20 @@ void block_stream(struct conn *c, long long ms, int first, int nkeys)
     block_until(c, &specs[8], deadline);
     c->argv = sv;
     free(v);
+}
+
+void block_xreadgroup(struct conn *c, long long ms)
+{
+    const struct cmd *cmd = cmd_lookup("xreadgroup", 10);
+    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
+
+    if (blk_create(c, &specs[9], cmd, deadline)) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    /* an XADD between the first try and the registration signaled nobody: try again */
+    if (xreadgroup_try(c))
+        blk_destroy(c->blk);
 }
 
 static void blpop_command(struct conn *c)

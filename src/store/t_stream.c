@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/lpack.h"
+#include "store/t_stream_cg.h"
 
 #define NODE_MAX_ENTRIES 100 /* Redis's stream-node-max-entries default */
 
@@ -85,6 +86,7 @@ void tstream_destroy(void *p)
     for (size_t i = 0; i < s->n; i++)
         node_free(tstream_node(s, i));
     free(s->nodes);
+    scg_free_all(s);
     free(s);
 }
 
@@ -420,5 +422,9 @@ void *tstream_copy(void *p)
     c->last_id = s->last_id;
     c->max_deleted_id = s->max_deleted_id;
     c->entries_added = s->entries_added;
+    if (scg_copy(c, s)) {
+        tstream_destroy(c);
+        return NULL;
+    }
     return c;
 }

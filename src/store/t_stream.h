@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct lpack;
+struct sgroup;
 
 struct sid {
     uint64_t ms, seq;
@@ -41,7 +42,9 @@ struct tstream {
     struct sid last_id;     /* last ID ever added */
     struct sid max_deleted_id;
     uint64_t entries_added;
-    size_t mem;             /* bytes held */
+    size_t mem;             /* bytes held (groups included) */
+    struct sgroup **groups; /* consumer groups sorted by name (t_stream_cg.h) */
+    size_t ngroups, gcap;
 };
 
 /* A position: node index (0..n) and offset of a record in its lpack. */
