@@ -22,6 +22,7 @@
 #include "store/item.h"
 #include "store/lpack.h"
 #include "store/store.h"
+#include "store/t_stream_cg.h"
 #include "store/t_hash.h"
 #include "store/t_list.h"
 #include "store/t_set.h"
@@ -341,6 +342,55 @@ static void w_stream_id(struct wr *w, const struct sid *id)
     w_str(w, (const char *)b, 16);
 }
 
+/* A millisecond time: 8 bytes little-endian (rdbSaveMillisecondTime). */
+static void w_ms(struct wr *w, int64_t t)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)t >> (8 * i));
+    w_put(w, b, 8);
+}
+
+static void w_raw_id(struct wr *w, const struct sid *id)
+{
+    unsigned char b[16];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(id->ms >> (56 - 8 * i));
+        b[8 + i] = (unsigned char)(id->seq >> (56 - 8 * i));
+    }
+    w_put(w, b, 16);
+}
+
+/* The consumer groups of a stream, as Redis 7.0 writes them: per group its name, last ID,
+ * entries-read, the global PEL (raw ID, delivery time, delivery count), then the consumers
+ * (name, seen time, the raw IDs of their PEL). */
+static void w_groups(struct wr *w, const struct tstream *s)
+{
+    w_len(w, s->ngroups);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const struct sgroup *g = s->groups[i];
+        w_str(w, g->name, g->nlen);
+        w_len(w, g->last_id.ms);
+        w_len(w, g->last_id.seq);
+        w_len(w, (uint64_t)g->entries_read);
+        w_len(w, g->pel.n);
+        for (size_t j = 0; j < g->pel.n; j++) {
+            w_raw_id(w, &g->pel.v[j]->id);
+            w_ms(w, g->pel.v[j]->dtime);
+            w_len(w, g->pel.v[j]->dcount);
+        }
+        w_len(w, g->ncons);
+        for (size_t j = 0; j < g->ncons; j++) {
+            const struct scons *c = g->cons[j];
+            w_str(w, c->name, c->nlen);
+            w_ms(w, c->seen);
+            w_len(w, c->pel.n);
+            for (size_t k = 0; k < c->pel.n; k++)
+                w_raw_id(w, &c->pel.v[k]->id);
+        }
+    }
+}
+
 #define STREAM_NODE_ENTRIES 100
 
 /* A stream as RDB_TYPE_STREAM_LISTPACKS_2 (Redis 7.0): nodes of up to 100 entries, each a
@@ -399,7 +449,7 @@ static void w_stream(struct wr *w, struct tstream *s)
     w_len(w, s->max_deleted_id.ms);
     w_len(w, s->max_deleted_id.seq);
     w_len(w, s->entries_added);
-    w_len(w, 0); /* consumer groups */
+    w_groups(w, s);
 }
 
 static void w_double(struct wr *w, double d)

@@ -26,6 +26,7 @@
 #include "store/t_list.h"
 #include "store/t_set.h"
 #include "store/t_stream.h"
+#include "store/t_stream_cg.h"
 #include "store/t_zset.h"
 
 struct rd {
@@ -505,6 +506,125 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
     return 0;
 }
 
+/* A pending entry read from a group's global PEL, until its consumer claims it. */
+struct rnack {
+    struct sid id;
+    int64_t dtime;
+    uint64_t dcount;
+    int owned;
+};
+
+/* One consumer group of s (Redis 7.0 layout, see rdb.c w_groups). Memory grows with what
+ * the file holds, never with the counts it claims. */
+static int r_group(struct rd *r, unsigned t, struct tstream *s)
+{
+    struct rstr name;
+    struct sid last;
+    uint64_t er = (uint64_t)SCG_INVALID_ENTRIES_READ, npel, ncons, x;
+    struct rnack *pel = NULL;
+    size_t n = 0, cap = 0;
+    struct sgroup *g;
+    int rc = -1;
+
+    if (r_str(r, &name))
+        return -1;
+    if (r_len(r, &last.ms) || r_len(r, &last.seq))
+        goto out_name;
+    if (t >= T_STREAM_LISTPACKS_2 && r_len(r, &er))
+        goto out_name;
+    if (scg_find(s, name.p, name.n)) {
+        r_fail(r, "Duplicated consumer group name");
+        goto out_name;
+    }
+    g = scg_create(s, name.p, name.n, &last, (long long)er);
+    if (!g) {
+        r_fail(r, "Out of memory loading RDB");
+        goto out_name;
+    }
+    if (r_len(r, &npel))
+        goto out_name;
+    for (uint64_t j = 0; j < npel; j++) {
+        struct rnack nk = {{0, 0}, 0, 0, 0};
+        if (r_raw_id(r, &nk.id) || r_u64le(r, &x) || r_len(r, &nk.dcount))
+            goto out;
+        nk.dtime = (int64_t)x;
+        if (n && sid_cmp(&pel[n - 1].id, &nk.id) >= 0) {
+            r_fail(r, "Duplicated or unsorted global PEL entry loading stream consumer group");
+            goto out;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            struct rnack *v = realloc(pel, sizeof(*v) * nc);
+            if (!v) {
+                r_fail(r, "Out of memory loading RDB");
+                goto out;
+            }
+            pel = v;
+            cap = nc;
+        }
+        pel[n++] = nk;
+    }
+    if (r_len(r, &ncons))
+        goto out;
+    for (uint64_t j = 0; j < ncons; j++) {
+        struct rstr cn;
+        uint64_t seen, cpel;
+        struct scons *c;
+        if (r_str(r, &cn))
+            goto out;
+        if (r_u64le(r, &seen) || (t >= T_STREAM_LISTPACKS_3 && r_u64le(r, &x))) {
+            rstr_free(&cn);
+            goto out;
+        }
+        if (scg_cons_find(g, cn.p, cn.n)) {
+            rstr_free(&cn);
+            r_fail(r, "Duplicate stream consumer detected.");
+            goto out;
+        }
+        c = scg_cons_create(s, g, cn.p, cn.n, (int64_t)seen);
+        rstr_free(&cn);
+        if (!c) {
+            r_fail(r, "Out of memory loading RDB");
+            goto out;
+        }
+        if (r_len(r, &cpel))
+            goto out;
+        for (uint64_t k = 0; k < cpel; k++) {
+            struct sid id;
+            size_t lo = 0, hi = n;
+            if (r_raw_id(r, &id))
+                goto out;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (sid_cmp(&pel[mid].id, &id) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == n || sid_cmp(&pel[lo].id, &id) != 0 || pel[lo].owned) {
+                r_fail(r, "Consumer entry not found in group global PEL");
+                goto out;
+            }
+            pel[lo].owned = 1;
+            if (!scg_pel_add(s, g, c, &id, pel[lo].dtime, pel[lo].dcount)) {
+                r_fail(r, "Out of memory loading RDB");
+                goto out;
+            }
+        }
+    }
+    for (size_t j = 0; j < n; j++)
+        if (!pel[j].owned) {
+            r_fail(r, "Stream PEL entry without a consumer");
+            goto out;
+        }
+    rc = 0;
+out:
+    free(pel);
+out_name:
+    rstr_free(&name);
+    return rc;
+}
+
 static int r_stream(struct rd *r, unsigned t, void **ptr)
 {
     struct tstream *s = tstream_create();
@@ -549,35 +669,9 @@ static int r_stream(struct rd *r, unsigned t, void **ptr)
     }
     if (r_len(r, &ngroups))
         return -1;
-    if (ngroups)
-        log_warn("RDB: dropping %llu consumer group(s) of a stream (not supported)",
-                 (unsigned long long)ngroups);
-    for (uint64_t g = 0; g < ngroups; g++) {
-        uint64_t npel, ncons, x;
-        struct sid id;
-        if (r_skip_str(r) || r_len(r, &x) || r_len(r, &x))
+    for (uint64_t g = 0; g < ngroups; g++)
+        if (r_group(r, t, s))
             return -1;
-        if (t >= T_STREAM_LISTPACKS_2 && r_len(r, &x))
-            return -1;
-        if (r_len(r, &npel))
-            return -1;
-        for (uint64_t j = 0; j < npel; j++)
-            if (r_raw_id(r, &id) || r_u64le(r, &x) || r_len(r, &x))
-                return -1;
-        if (r_len(r, &ncons))
-            return -1;
-        for (uint64_t j = 0; j < ncons; j++) {
-            if (r_skip_str(r) || r_u64le(r, &x))
-                return -1;
-            if (t >= T_STREAM_LISTPACKS_3 && r_u64le(r, &x))
-                return -1;
-            if (r_len(r, &npel))
-                return -1;
-            for (uint64_t k = 0; k < npel; k++)
-                if (r_raw_id(r, &id))
-                    return -1;
-        }
-    }
     if (s->len != len)
         return r_fail(r, "Stream length does not match its entries");
     s->last_id = last;
