@@ -515,6 +515,25 @@ static void keys_streams(struct conn *c, int *first, int *last)
     *last = f + (c->argc - f) / 2 - 1;
 }
 
+/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS k.. id..: walk the options, so a
+ * group or consumer named "streams" is not taken for the keyword. */
+static void keys_xreadgroup(struct conn *c, int *first, int *last)
+{
+    int f = c->argc;
+    for (int j = 1; j < c->argc; j++) {
+        if (arg_is(c, j, "group")) {
+            j += 2;
+        } else if (arg_is(c, j, "count") || arg_is(c, j, "block")) {
+            j++;
+        } else if (arg_is(c, j, "streams")) {
+            f = j + 1;
+            break;
+        }
+    }
+    *first = f;
+    *last = f + (c->argc - f) / 2 - 1;
+}
+
 /* XREADGROUP: every waiter retries (groups and consumers differ); a retry after a signal runs
  * the command as a whole, so its AOF forms are logged under its stripes. */
 static int try_xreadgroup(struct conn *c)
@@ -532,7 +551,7 @@ static const struct bspec specs[] = {
     {"blmpop", try_blmpop, 1, 0, keys_numkeys, 0},
     {"bzmpop", try_bzmpop, 1, 0, keys_numkeys, 0},
     {"xread", xread_try, 0, 0, keys_streams, 1},
-    {"xreadgroup", try_xreadgroup, 0, 0, keys_streams, 1},
+    {"xreadgroup", try_xreadgroup, 0, 0, keys_xreadgroup, 1},
 };
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */

@@ -320,10 +320,7 @@ int tstream_prev(const struct tstream *s, struct spos *pos)
 static void delete_at(struct tstream *s, size_t ni, uint32_t off)
 {
     struct snode *nd = tstream_node(s, ni);
-    struct sid id = rec_id(nd, off);
 
-    if (sid_cmp(&id, &s->max_deleted_id) > 0)
-        s->max_deleted_id = id;
     s->len--;
     if (--nd->live == 0) {
         ring_remove(s, ni);
@@ -346,6 +343,9 @@ int tstream_delete(struct tstream *s, const struct sid *id)
     tstream_get(s, &pos, &e);
     if (sid_cmp(&e.id, id) != 0)
         return 0;
+    /* only XDEL moves it: trimming leaves no tombstone behind the first entry (Redis) */
+    if (sid_cmp(id, &s->max_deleted_id) > 0)
+        s->max_deleted_id = *id;
     delete_at(s, pos.ni, pos.off);
     return 1;
 }
@@ -368,9 +368,6 @@ int64_t tstream_trim(struct tstream *s, long long maxlen, const struct sid *mini
         else
             whole = sid_cmp(&nd->last_added, minid) < 0;
         if (whole) {
-            struct sid last = rec_id(nd, lp_prev(nd->lp, lp_end(nd->lp)));
-            if (sid_cmp(&last, &s->max_deleted_id) > 0)
-                s->max_deleted_id = last;
             s->len -= nd->live;
             deleted += nd->live;
             ring_remove(s, 0);

@@ -542,3 +542,72 @@ def test_xreadgroup_in_multi_does_not_block(d):
         p.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
         assert p.execute() == [None, b"1-1", [[b"s", [[b"1-1", [b"a", b"b"]]]]]]
     d("XPENDING", "s", "g")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_group_ops(d, seed):
+    """Random XADD/XDEL/XTRIM/XGROUP/XREADGROUP/XACK/XCLAIM/XAUTOCLAIM sequences: every reply
+    and the groups' state (XINFO GROUPS, XPENDING) equal Redis's after each step."""
+    import random
+    rnd = random.Random(seed)
+    groups, cons = ["g1", "g2", "g3"], ["a", "b", "c"]
+    nid = [1]
+
+    def some_id():
+        return "%d-%d" % (rnd.randint(0, nid[0] + 1), rnd.randint(0, 2))
+
+    d("XGROUP", "CREATE", "s", "g1", "0", "MKSTREAM")
+    for step in range(150):
+        op = rnd.randrange(12)
+        if op < 3:
+            nid[0] += rnd.randint(0, 2)
+            d("XADD", "s", "%d-*" % nid[0], "f", str(step))
+        elif op == 3:
+            d("XDEL", "s", *[some_id() for _ in range(rnd.randint(1, 3))])
+        elif op == 4:
+            if rnd.random() < 0.5:
+                d("XTRIM", "s", "MAXLEN", rnd.randint(0, 8))
+            else:
+                d("XTRIM", "s", "MINID", some_id())
+        elif op == 5:
+            g = rnd.choice(groups)
+            d("XGROUP", rnd.choice(["CREATE", "SETID"]), "s", g,
+              rnd.choice(["0", "$", some_id()]), *rnd.choice([[], ["ENTRIESREAD", "3"]]))
+        elif op == 6:
+            d("XREADGROUP", "GROUP", rnd.choice(groups), rnd.choice(cons), "COUNT",
+              rnd.randint(0, 4), *rnd.choice([[], ["NOACK"]]), "STREAMS", "s",
+              rnd.choice([">", ">", "0", some_id()]))
+        elif op == 7:
+            d("XACK", "s", rnd.choice(groups), *[some_id() for _ in range(rnd.randint(1, 3))])
+        elif op == 8:
+            d("XCLAIM", "s", rnd.choice(groups), rnd.choice(cons), "0",
+              *[some_id() for _ in range(rnd.randint(1, 3))],
+              *rnd.choice([[], ["JUSTID"], ["FORCE"], ["RETRYCOUNT", "5"], ["LASTID", some_id()]]))
+        elif op == 9:
+            d("XAUTOCLAIM", "s", rnd.choice(groups), rnd.choice(cons), "0", some_id(),
+              "COUNT", rnd.randint(1, 4), *rnd.choice([[], ["JUSTID"]]))
+        elif op == 10:
+            d("XGROUP", rnd.choice(["DELCONSUMER", "CREATECONSUMER"]), "s",
+              rnd.choice(groups), rnd.choice(cons))
+        else:
+            d("XGROUP", "DESTROY", "s", rnd.choice(groups[1:]))
+        d("XINFO", "GROUPS", "s")
+        for g in groups:
+            d("XPENDING", "s", g)
+            pend(d, "s", g, "-", "+", "100")
+    a, b = call(d.tc, "XINFO", "STREAM", "s"), call(d.rs, "XINFO", "STREAM", "s")
+    a, b = kv(a), kv(b)
+    for f in (b"length", b"last-generated-id", b"max-deleted-entry-id", b"entries-added",
+              b"recorded-first-entry-id", b"groups", b"first-entry", b"last-entry"):
+        assert a[f] == b[f], (f, a[f], b[f])
+
+
+def test_xreadgroup_block_group_named_streams(tc_server, redis_server):
+    setup = [("XGROUP", "CREATE", "s", "streams", "$", "MKSTREAM")]
+    args = ("XREADGROUP", "GROUP", "streams", "streams", "COUNT", "5", "BLOCK", "5000",
+            "STREAMS", "s", ">")
+    action = [("XADD", "s", "1-1", "a", "b")]
+    a = run_blocked(tc_server, setup, action, args)
+    b = run_blocked(redis_server, setup, action, args)
+    assert a == b
+    assert a[0] == [[b"s", [[b"1-1", [b"a", b"b"]]]]]
