@@ -62,24 +62,60 @@ size_t spel_seek(const struct spel *pel, const struct sid *id)
     return lo;
 }
 
-static int spel_insert(struct tstream *s, struct spel *pel, struct snack *nk)
+/* Make room for one more at the end of pel: compact the front gap away, growing when that
+ * would leave less than half free (so compactions cost O(1) per insertion). 0 or -1. */
+static int spel_room(struct tstream *s, struct spel *pel)
 {
-    size_t before = usable(pel->v);
-    if (grow((void ***)&pel->v, pel->n, &pel->cap))
+    size_t front = (size_t)(pel->v - pel->base);
+
+    if (front + pel->n < pel->cap)
+        return 0;
+    if (front && pel->n * 2 <= pel->cap) {
+        memmove(pel->base, pel->v, sizeof(*pel->v) * pel->n);
+        pel->v = pel->base;
+        return 0;
+    }
+    size_t nc = pel->cap ? pel->cap * 2 : 4, before = usable(pel->base);
+    struct snack **nb = malloc(sizeof(*nb) * nc);
+    if (!nb)
         return -1;
-    s->mem += usable(pel->v) - before;
-    size_t at = pel->n && sid_cmp(&pel->v[pel->n - 1]->id, &nk->id) < 0
-                    ? pel->n
-                    : spel_seek(pel, &nk->id);
-    arr_insert((void **)pel->v, &pel->n, at, nk);
+    if (pel->n)
+        memcpy(nb, pel->v, sizeof(*nb) * pel->n);
+    free(pel->base);
+    pel->base = pel->v = nb;
+    pel->cap = nc;
+    s->mem += usable(nb) - before;
     return 0;
 }
 
+static int spel_insert(struct tstream *s, struct spel *pel, struct snack *nk)
+{
+    if (spel_room(s, pel))
+        return -1;
+    size_t at = pel->n && sid_cmp(&pel->v[pel->n - 1]->id, &nk->id) < 0
+                    ? pel->n
+                    : spel_seek(pel, &nk->id);
+    memmove(pel->v + at + 1, pel->v + at, sizeof(*pel->v) * (pel->n - at));
+    pel->v[at] = nk;
+    pel->n++;
+    return 0;
+}
+
+/* Remove id from pel, moving the shorter side (acknowledging the oldest is O(1)). */
 static void spel_remove(struct spel *pel, const struct sid *id)
 {
     size_t at = spel_seek(pel, id);
-    if (at < pel->n && sid_cmp(&pel->v[at]->id, id) == 0)
-        arr_remove((void **)pel->v, &pel->n, at);
+
+    if (at >= pel->n || sid_cmp(&pel->v[at]->id, id) != 0)
+        return;
+    if (at < pel->n / 2) {
+        memmove(pel->v + 1, pel->v, sizeof(*pel->v) * at);
+        pel->v++;
+    } else {
+        memmove(pel->v + at, pel->v + at + 1, sizeof(*pel->v) * (pel->n - at - 1));
+    }
+    if (--pel->n == 0)
+        pel->v = pel->base;
 }
 
 /* ---- groups ---- */
@@ -189,8 +225,8 @@ struct scons *scg_cons_create(struct tstream *s, struct sgroup *g, const char *n
 
 static size_t cons_free(struct scons *c)
 {
-    size_t m = usable(c->pel.v) + usable(c->name) + usable(c);
-    free(c->pel.v);
+    size_t m = usable(c->pel.base) + usable(c->name) + usable(c);
+    free(c->pel.base);
     free(c->name);
     free(c);
     return m;
@@ -205,8 +241,8 @@ static size_t group_free(struct sgroup *g)
     }
     for (size_t i = 0; i < g->ncons; i++)
         m += cons_free(g->cons[i]);
-    m += usable(g->pel.v) + usable(g->cons) + usable(g->name) + usable(g);
-    free(g->pel.v);
+    m += usable(g->pel.base) + usable(g->cons) + usable(g->name) + usable(g);
+    free(g->pel.base);
     free(g->cons);
     free(g->name);
     free(g);

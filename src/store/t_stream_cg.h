@@ -2,7 +2,7 @@
  * with its last-delivered ID, its entries-read counter, its consumers sorted by name and its
  * pending entries list (PEL) sorted by ID. A pending entry (snack) is owned by the group's
  * PEL; its consumer's PEL holds a second pointer to it. PELs are sorted pointer arrays
- * (binary search; appends are the common case). Memory is accounted in the stream's mem.
+ * (binary search; appends and removals of the oldest are O(1) amortized). Memory is accounted in the stream's mem.
  * Not thread-safe: used under the key's stripe lock, like the stream. */
 #ifndef TC_T_STREAM_CG_H
 #define TC_T_STREAM_CG_H
@@ -24,7 +24,8 @@ struct snack {
 };
 
 struct spel {
-    struct snack **v;        /* sorted by id */
+    struct snack **v;        /* the n entries, sorted by id (inside base) */
+    struct snack **base;     /* the allocation of cap slots; v - base slots free in front */
     size_t n, cap;
 };
 

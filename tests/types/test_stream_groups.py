@@ -611,3 +611,32 @@ def test_xreadgroup_block_group_named_streams(tc_server, redis_server):
     b = run_blocked(redis_server, setup, action, args)
     assert a == b
     assert a[0] == [[b"s", [[b"1-1", [b"a", b"b"]]]]]
+
+
+def test_large_pel_ack_orders(d):
+    """A PEL of 3000 entries over three consumers, acknowledged oldest first, newest first and
+    in a shuffled order, claimed back and forth: the same PEL as Redis at each stage."""
+    import random
+    rnd = random.Random(7)
+    for cl in (d.tc, d.rs):
+        p = cl.pipeline(transaction=False)
+        for i in range(1, 3001):
+            p.execute_command("XADD", "s", "%d-1" % i, "f", "v")
+        p.execute()
+    d("XGROUP", "CREATE", "s", "g", "0")
+    for c in ("a", "b", "c"):
+        d("XREADGROUP", "GROUP", "g", c, "COUNT", "1000", "STREAMS", "s", ">")
+    ids = ["%d-1" % i for i in range(1, 3001)]
+    d("XACK", "s", "g", *ids[:500])
+    d("XACK", "s", "g", *reversed(ids[2500:]))
+    mid = ids[500:2500]
+    rnd.shuffle(mid)
+    d("XACK", "s", "g", *mid[:1000])
+    d("XCLAIM", "s", "g", "b", "0", *mid[1000:1500], "JUSTID")
+    d("XAUTOCLAIM", "s", "g", "a", "0", "0", "COUNT", "300", "JUSTID")
+    d("XPENDING", "s", "g")
+    pend(d, "s", "g", "-", "+", "5000")
+    for c in ("a", "b", "c"):
+        pend(d, "s", "g", "-", "+", "5000", c)
+    d("XGROUP", "DELCONSUMER", "s", "g", "b")
+    d("XPENDING", "s", "g")
