@@ -11,6 +11,7 @@
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "cmd/propagate.h"
+#include "core/config.h"
 #include "store/t_stream.h"
 #include "store/t_stream_cg.h"
 
@@ -927,6 +928,14 @@ static void xgroup_command(struct conn *c)
                 return;
             }
         }
+    }
+    /* CREATE and CREATECONSUMER are denied over maxmemory (denyoom in Redis), the rest free
+     * memory and always run. store_make_room wants no stripe held: under the AOF's hold or in
+     * EXEC the check is skipped. */
+    if ((create || arg_is(c, 1, "createconsumer")) && cfg.maxmemory > 0 && !store_held &&
+        store_make_room(s)) {
+        reply_error(c, ERR_OOM);
+        return;
     }
     arg_key(c, 2, &k);
     store_lock(s, k.stripe);
@@ -2011,7 +2020,7 @@ static const struct cmd cmds[] = {
     {"xtrim", xtrim_command, -4, CMD_WRITE, 1, 1, 1, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", NULL},
     {"xread", xread_command, -4, CMD_READONLY | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL},
     {"xreadgroup", xreadgroup_command, -7, CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", NULL},
-    {"xgroup", xgroup_command, -2, CMD_WRITE | CMD_DENYOOM, 2, 2, 1, "stream", "A container for consumer groups commands", "create:-5 setid:-5 destroy:4 createconsumer:5 delconsumer:5 help:2"},
+    {"xgroup", xgroup_command, -2, CMD_WRITE, 2, 2, 1, "stream", "A container for consumer groups commands", "create:-5 setid:-5 destroy:4 createconsumer:5 delconsumer:5 help:2"},
     {"xack", xack_command, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", NULL},
     {"xpending", xpending_command, -3, CMD_READONLY, 1, 1, 1, "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", NULL},
     {"xclaim", xclaim_command, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", NULL},
