@@ -1,4 +1,4 @@
-/* Streams (the basics: XADD XLEN XRANGE XREVRANGE XDEL XTRIM). Entries live in nodes of at
+/* Streams (entries; consumer groups hang off groups, see t_stream_cg.h). Entries live in nodes of at
  * most stream-node-max-entries (100) entries, like Redis's radix-tree listpacks: each node is
  * an lpack with one packed record per entry (varint ms delta from the node's base, varint
  * seq, varint field count, then varint length + bytes per field and value). Nodes sit in a

@@ -228,3 +228,37 @@ def test_corrupt_group_refused(tc_factory, redis_factory, tmp_path):
     assert "Consumer entry not found in group global PEL" in out, out[-2000:]
     # (the store is not freed on a fatal load error: LeakSanitizer's report is not ours)
     assert "ERROR: AddressSanitizer" not in out and "runtime error:" not in out
+
+
+def pel_shape(srv):
+    """Each group's PEL as (id, owner, count) and its last ID / entries-read: what a replay of
+    commands logged as sent (inside MULTI/EXEC) must rebuild, times aside."""
+    r = cl(srv)
+    out = []
+    for g in r.execute_command("XINFO", "GROUPS", "s"):
+        g = kv(g)
+        rows = r.execute_command("XPENDING", "s", g[b"name"], "-", "+", "1000")
+        out.append((g[b"name"], g[b"last-delivered-id"], g[b"entries-read"],
+                    [(x[0], x[1], x[3]) for x in rows]))
+    return out
+
+
+def test_aof_multi_exec_group_commands(tc_factory):
+    tc = tc_factory(*AOF)
+    r = cl(tc)
+    for i in range(1, 6):
+        r.execute_command("XADD", "s", "%d-1" % i, "f", str(i))
+    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    p = r.pipeline(transaction=True)
+    p.execute_command("XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "BLOCK", "0",
+                      "STREAMS", "s", ">")
+    p.execute_command("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">")
+    p.execute_command("XCLAIM", "s", "g", "c", "0", "1-1", "RETRYCOUNT", "4")
+    p.execute_command("XACK", "s", "g", "2-1")
+    p.execute_command("XAUTOCLAIM", "s", "g", "d", "0", "4-1", "COUNT", "1")
+    res = p.execute()
+    assert res[0][0][1][0][0] == b"1-1" and len(res[1][0][1]) == 3
+    before = pel_shape(tc)
+    assert before[0][3][0] == (b"1-1", b"c", 4)
+    tc.restart()
+    assert pel_shape(tc) == before

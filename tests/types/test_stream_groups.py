@@ -668,3 +668,34 @@ def test_xgroup_over_maxmemory(tmp_path):
     out = srv.output()
     assert not any(m in out for m in ("ERROR: AddressSanitizer", "runtime error:")), out
     assert code == 0
+
+
+@pytest.mark.parametrize("how", ["TIMEOUT", "ERROR"])
+def test_xreadgroup_client_unblock(tc_server, redis_server, how):
+    res = []
+    for srv in (tc_server, redis_server):
+        c = srv.client()
+        c.flushall()
+        c.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+        b = srv.client()
+        cid = b.execute_command("CLIENT", "ID")
+        out = []
+
+        def run():
+            try:
+                out.append(b.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0",
+                                             "STREAMS", "s", ">"))
+            except redis.exceptions.ResponseError as e:
+                out.append(("error", str(e)))
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.3)
+        unblocked = c.execute_command("CLIENT", "UNBLOCK", cid, how)
+        t.join(10)
+        assert not t.is_alive()
+        res.append((unblocked, out, call(c, "XINFO", "CONSUMERS", "s", "g")))
+        b.connection_pool.disconnect()
+        c.connection_pool.disconnect()
+    assert res[0][:2] == res[1][:2]
+    assert len(res[0][2]) == len(res[1][2])
