@@ -699,3 +699,37 @@ def test_xreadgroup_client_unblock(tc_server, redis_server, how):
         c.connection_pool.disconnect()
     assert res[0][:2] == res[1][:2]
     assert len(res[0][2]) == len(res[1][2])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_fuzz_group_arguments(d, seed):
+    """Random argument lists for every group command from a vocabulary of keys, IDs, numbers
+    (extreme ones too) and option words: the same reply or error text as Redis (replies that
+    carry times are compared by shape)."""
+    import random
+    rnd = random.Random(seed)
+    vocab = ["s", "g", "c", "0", "$", ">", "-", "+", "1-1", "2-1", "(1-1", "COUNT", "NOACK",
+             "STREAMS", "GROUP", "IDLE", "TIME", "RETRYCOUNT", "FORCE", "JUSTID", "LASTID",
+             "MKSTREAM", "ENTRIESREAD", "-1", "5", "x", "", "FULL", "18446744073709551615",
+             "9223372036854775807", "-9223372036854775808", "1-x", "3"]
+    cmds = [["XGROUP", "CREATE"], ["XGROUP", "SETID"], ["XGROUP", "DESTROY"],
+            ["XGROUP", "CREATECONSUMER"], ["XGROUP", "DELCONSUMER"], ["XGROUP"],
+            ["XREADGROUP"], ["XREADGROUP", "GROUP", "g", "c"], ["XACK"], ["XPENDING"],
+            ["XPENDING", "s", "g"], ["XCLAIM"], ["XCLAIM", "s", "g", "c"], ["XAUTOCLAIM"],
+            ["XAUTOCLAIM", "s", "g", "c"], ["XINFO", "STREAM"], ["XINFO", "GROUPS"],
+            ["XINFO", "CONSUMERS"], ["XINFO"]]
+    for it in range(1500):
+        if it % 50 == 0:
+            for cl in (d.tc, d.rs):
+                cl.flushall()
+                for i in range(1, 4):
+                    cl.execute_command("XADD", "s", "%d-1" % i, "f", "v")
+                cl.execute_command("XGROUP", "CREATE", "s", "g", "0")
+                cl.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "2",
+                                   "STREAMS", "s", ">")
+        args = rnd.choice(cmds) + [rnd.choice(vocab) for _ in range(rnd.randint(0, 7))]
+        a, b = d.both(*args)
+        if args[0] in ("XINFO", "XPENDING") and isinstance(a, list) and isinstance(b, list):
+            assert len(a) == len(b), (args, a, b)
+        else:
+            assert a == b, (args, a, b)
