@@ -706,9 +706,11 @@ static long long idle_ms(int64_t now, int64_t t)
 
 static int cg_prop_on(struct conn *c)
 {
-    /* only inside the AOF's own stripe hold (not EXEC, which logs the command as sent) */
+    /* only under a stripe hold (the AOF's, or EXEC's): the nested forms must land in the
+     * log next to the command, with nothing in between */
+    (void)c;
     return !cg_nested && atomic_load_explicit(&aof_on, memory_order_relaxed) &&
-           store_held != NULL && c->tx == NULL;
+           store_held != NULL;
 }
 
 static void cg_exec(struct conn *c, int argc, struct slice *argv)
@@ -821,6 +823,27 @@ static void cg_prop_nothing(struct conn *c)
 {
     struct slice a[2] = {sl_str("XGROUP"), sl_str("-")};
     cg_exec(c, 2, a);
+}
+
+/* End of a command whose changes were logged as nested forms (prop). Outside EXEC the AOF
+ * then skips the command itself, since a nested form was logged (a refusal when there was
+ * nothing). Inside EXEC it logs the command too, from c->argv after the handler: argv then
+ * becomes the no-op XACK key group 0-0 (no entry can have ID 0-0), so a replay does not run
+ * the command a second time. A blocked client's retry is never inside EXEC, and its argv is
+ * the registration's copy, which must stay. */
+static void cg_prop_finish(struct conn *c, int prop, struct slice key, struct slice group)
+{
+    if (!prop)
+        return;
+    if (!cg_emitted)
+        cg_prop_nothing(c);
+    if (c->tx != NULL && !rg_retry && c->argc >= 4) {
+        c->argv[0] = sl_str("XACK");
+        c->argv[1] = key;
+        c->argv[2] = group;
+        c->argv[3] = sl_str("0-0");
+        c->argc = 4;
+    }
 }
 
 static void reply_nogroup_key(struct conn *c, const struct slice *key, const struct slice *g)
@@ -1359,8 +1382,7 @@ static void xclaim_command(struct conn *c)
     }
     if (prop && prop_last)
         cg_prop_setid(c, &c->argv[1], g);
-    if (prop && !cg_emitted)
-        cg_prop_nothing(c);
+    cg_prop_finish(c, prop, c->argv[1], c->argv[2]);
     coll_done(c, &k, it, before, 0);
 out:
     cg_emitted = 0;
@@ -1466,8 +1488,7 @@ static void xautoclaim_command(struct conn *c)
         for (size_t j = 0; j < deleted.n; j++)
             reply_id(c, &deleted.v[j]);
     }
-    if (prop && !cg_emitted)
-        cg_prop_nothing(c);
+    cg_prop_finish(c, prop, c->argv[1], c->argv[2]);
     coll_done(c, &k, it, before, 0);
 out:
     cg_emitted = 0;
@@ -1767,21 +1788,14 @@ static void xreadgroup_command(struct conn *c)
     int prop = cg_prop_on(c);
 
     if (xrg_parse(c, &a))
-        goto done;
-    if (rg_retry) {
+        return; /* an error: nothing is logged */
+    if (rg_retry)
         rg_served = xrg_serve(c, &a, 0, 1);
-        goto done;
-    }
-    if (a.block < 0 || (store_held != NULL && c->tx != NULL) || aof_loading()) {
-        /* no BLOCK, or inside EXEC (never blocks) */
-        xrg_serve(c, &a, 1, 0);
-        goto done;
-    }
-    if (!xrg_serve(c, &a, 0, 0))
+    else if (a.block < 0 || (store_held != NULL && c->tx != NULL) || aof_loading())
+        xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
+    else if (!xrg_serve(c, &a, 0, 0))
         block_xreadgroup(c, a.block);
-done:
-    if (prop && !cg_emitted)
-        cg_prop_nothing(c);
+    cg_prop_finish(c, prop, c->argv[a.first], c->argv[a.gi]);
     cg_emitted = 0;
 }
 

@@ -244,6 +244,7 @@ def pel_shape(srv):
 
 
 def test_aof_multi_exec_group_commands(tc_factory):
+    """Inside MULTI/EXEC too, group commands are logged in their exact forms."""
     tc = tc_factory(*AOF)
     r = cl(tc)
     for i in range(1, 6):
@@ -260,5 +261,17 @@ def test_aof_multi_exec_group_commands(tc_factory):
     assert res[0][0][1][0][0] == b"1-1" and len(res[1][0][1]) == 3
     before = pel_shape(tc)
     assert before[0][3][0] == (b"1-1", b"c", 4)
+    time.sleep(0.3)
+    # only entries idle for 200 ms: a replay of the command as sent would claim others
+    p = r.pipeline(transaction=True)
+    p.execute_command("XAUTOCLAIM", "s", "g", "e", "200", "0", "COUNT", "2")
+    p.execute_command("XCLAIM", "s", "g", "f", "200", "5-1")
+    p.execute()
+    exact = state(tc, seen=False)
+    with open(os.path.join(tc.dir, "appendonlydir", "appendonly.aof.1.incr.aof"), "rb") as f:
+        data = f.read().lower()
+    assert b"xreadgroup" not in data and b"xautoclaim" not in data
+    assert b"multi" in data and b"xack\r\n$1\r\ns\r\n$1\r\ng\r\n$3\r\n0-0" in data
+    time.sleep(0.3)
     tc.restart()
-    assert pel_shape(tc) == before
+    assert state(tc, seen=False) == exact
