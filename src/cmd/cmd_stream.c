@@ -704,6 +704,14 @@ static long long idle_ms(int64_t now, int64_t t)
     return (long long)((uint64_t)now - (uint64_t)t);
 }
 
+/* Running inside EXEC: its stripes are held and the client's last command is EXEC (the
+ * AOF's own hold looks the same otherwise, WATCH leaves c->tx set too). */
+static int in_exec(struct conn *c)
+{
+    const char *last = __atomic_load_n(&c->lastcmd, __ATOMIC_RELAXED);
+    return store_held != NULL && c->tx != NULL && last && strcmp(last, "exec") == 0;
+}
+
 static int cg_prop_on(struct conn *c)
 {
     /* only under a stripe hold (the AOF's, or EXEC's): the nested forms must land in the
@@ -837,7 +845,7 @@ static void cg_prop_finish(struct conn *c, int prop, struct slice key, struct sl
         return;
     if (!cg_emitted)
         cg_prop_nothing(c);
-    if (c->tx != NULL && !rg_retry && c->argc >= 4) {
+    if (in_exec(c) && !rg_retry && c->argc >= 4) {
         c->argv[0] = sl_str("XACK");
         c->argv[1] = key;
         c->argv[2] = group;
@@ -1791,7 +1799,7 @@ static void xreadgroup_command(struct conn *c)
         return; /* an error: nothing is logged */
     if (rg_retry)
         rg_served = xrg_serve(c, &a, 0, 1);
-    else if (a.block < 0 || (store_held != NULL && c->tx != NULL) || aof_loading())
+    else if (a.block < 0 || in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
         block_xreadgroup(c, a.block);

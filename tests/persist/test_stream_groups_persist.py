@@ -275,3 +275,30 @@ def test_aof_multi_exec_group_commands(tc_factory):
     time.sleep(0.3)
     tc.restart()
     assert state(tc, seen=False) == exact
+
+
+def test_aof_watch_then_blocking_xreadgroup(tc_factory):
+    """With the AOF on, a client that WATCHes a key still blocks in XREADGROUP (only EXEC
+    never blocks), is served by the next XADD, and the replay rebuilds its PEL."""
+    tc = tc_factory(*AOF)
+    r = cl(tc)
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    out = []
+
+    def blocked():
+        c = cl(tc)
+        c.execute_command("WATCH", "other")
+        t0 = time.time()
+        out.append(c.execute_command("XREADGROUP", "GROUP", "g", "w", "BLOCK", "5000",
+                                     "STREAMS", "s", ">"))
+        out.append(time.time() - t0)
+
+    th = threading.Thread(target=blocked)
+    th.start()
+    time.sleep(0.4)
+    r.execute_command("XADD", "s", "1-1", "a", "b")
+    th.join(10)
+    assert out[0] == [[b"s", [[b"1-1", [b"a", b"b"]]]]] and out[1] >= 0.3
+    before = state(tc, keys=("s",), seen=False)
+    tc.restart()
+    assert state(tc, keys=("s",), seen=False) == before
