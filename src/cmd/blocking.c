@@ -2,6 +2,7 @@
 #include "cmd/propagate.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,9 +99,42 @@ static void signal_locked(int db, const char *p, size_t n)
     }
 }
 
+/* FLUSHALL / FLUSHDB / SWAPDB change keys they do not name: every waiter of the databases
+ * involved (db < 0: all) retries; a blocked XREADGROUP then answers that its key is gone, as
+ * in Redis, and the others stay blocked when there is nothing for them. */
+static void signal_all(int db1, int db2)
+{
+    pthread_mutex_lock(&block_lock);
+    for (int i = 0; i < NBUCKETS; i++)
+        for (struct bnode *x = buckets[i].head; x; x = x->next)
+            if ((db1 < 0 || x->db == db1 || x->db == db2) &&
+                !atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
+                worker_wake(x->b->c->w);
+    pthread_mutex_unlock(&block_lock);
+}
+
 void block_signal_keys(struct conn *c, const struct cmd *cmd)
 {
     int first = 1, last = c->argc - 1, step = 1;
+
+    if (cmd->first <= 0 && cmd->name[0] != 'b' && cmd->name[0] != 'x') {
+        if (!strcmp(cmd->name, "flushall")) {
+            signal_all(-1, -1);
+            return;
+        }
+        if (!strcmp(cmd->name, "flushdb")) {
+            signal_all(c->db, c->db);
+            return;
+        }
+        if (!strcmp(cmd->name, "swapdb") && c->argc == 3) {
+            long long a = -1, b = -1;
+            util_str2ll(c->argv[1].p, c->argv[1].n, &a);
+            util_str2ll(c->argv[2].p, c->argv[2].n, &b);
+            if (a >= 0 && b >= 0 && a <= INT_MAX && b <= INT_MAX)
+                signal_all((int)a, (int)b);
+            return;
+        }
+    }
 
     if (cmd->first > 0 && !(cmd->flags & CMD_MOVABLE)) {
         first = cmd->first;

@@ -481,6 +481,8 @@ BASE = [("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")]
     [("XGROUP", "DESTROY", "s", "g")],
     [("DEL", "s"), ("SET", "s", "x")],
     [("XADD", "other", "1-1", "a", "b"), ("XADD", "s", "2-1", "a", "b")],
+    [("FLUSHALL",)],
+    [("FLUSHDB",)],
 ])
 def test_xreadgroup_block_wakes(tc_server, redis_server, action):
     a = run_blocked(tc_server, BASE, action)
