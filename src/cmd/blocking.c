@@ -198,6 +198,8 @@ static void blk_destroy(struct blk *b)
     free(b);
     c->blk = NULL;
     atomic_store(&c->blocked, 0);
+    /* the idle timeout counts from the unblocking: the reply may still wait in the buffer */
+    __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     update_deadline(w);
 }
 

@@ -318,6 +318,21 @@ def test_idle_timeout_spares_blocked_and_subscribers(start_extra_server):
     s.close()
 
 
+def test_idle_timeout_spares_client_just_unblocked(start_extra_server):
+    """A client woken from a long block has its reply queued for the end of the loop turn;
+    the idle check (run every tick, here every 2 ms) must not close it in between: the
+    idle time counts from the unblocking."""
+    srv = start_extra_server("--timeout", "1", "--hz", "500")
+    r = srv.client()
+    waiters = [blocked_call(srv, "BLPOP", f"k{i}", 0) for i in range(20)]
+    time.sleep(1.6)
+    for i, b in enumerate(waiters):
+        assert r.rpush(f"k{i}", "v") == 1
+        assert b.read_reply() == [f"k{i}".encode(), b"v"], i
+    for b in waiters:
+        b.close()
+
+
 def test_key_of_another_type_keeps_client_blocked(server, r):
     """A key that becomes a string is not 'ready' for a blocked list/zset/stream reader: the
     client stays blocked (as Redis) and is served by a later push; only the destination of
