@@ -43,6 +43,10 @@ void cmd_hash_setup(void);
 void cmd_set_setup(void);
 void cmd_zset_setup(void);
 void cmd_stream_setup(void);
+void cmd_bit_setup(void);
+void cmd_hll_setup(void);
+void cmd_geo_setup(void);
+void cmd_sort_setup(void);
 
 /* SSCAN/HSCAN/ZSCAN arguments: the cursor (before the key lookup, "ERR invalid cursor") and
  * the MATCH/COUNT options from argv[first] on (after it, as Redis does). */

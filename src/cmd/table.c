@@ -82,6 +82,10 @@ void cmd_setup(void)
     cmd_hash_setup();
     cmd_zset_setup();
     cmd_stream_setup();
+    cmd_bit_setup();
+    cmd_hll_setup();
+    cmd_geo_setup();
+    cmd_sort_setup();
     cmd_pubsub_setup();
     cmd_blocking_setup();
     cmd_aof_setup(); /* last: it looks up the commands it rewrites */
