@@ -171,28 +171,50 @@ static void getbit_command(struct conn *c)
     store_unlock(s, k.stripe);
 }
 
-/* Set bits in p[0..n). */
+/* Set bits in p[0..n), 8-byte words at a time (four in flight). */
+#define POPCOUNT_BODY                                                                   \
+    uint64_t cnt = 0, w0, w1, w2, w3;                                                   \
+    size_t i = 0;                                                                       \
+    for (; i + 32 <= n; i += 32) {                                                      \
+        memcpy(&w0, p + i, 8);                                                          \
+        memcpy(&w1, p + i + 8, 8);                                                      \
+        memcpy(&w2, p + i + 16, 8);                                                     \
+        memcpy(&w3, p + i + 24, 8);                                                     \
+        cnt += (uint64_t)(__builtin_popcountll(w0) + __builtin_popcountll(w1) +         \
+                          __builtin_popcountll(w2) + __builtin_popcountll(w3));         \
+    }                                                                                   \
+    for (; i + 8 <= n; i += 8) {                                                        \
+        memcpy(&w0, p + i, 8);                                                          \
+        cnt += (uint64_t)__builtin_popcountll(w0);                                      \
+    }                                                                                   \
+    for (; i < n; i++)                                                                  \
+        cnt += (uint64_t)__builtin_popcount(p[i]);                                      \
+    return cnt;
+
+static uint64_t popcount_generic(const unsigned char *p, size_t n)
+{
+    POPCOUNT_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same loop compiled for the POPCNT instruction, used when the CPU has it (the build
+ * targets baseline x86-64, where __builtin_popcountll is a library call). */
+__attribute__((target("popcnt"))) static uint64_t popcount_hw(const unsigned char *p, size_t n)
+{
+    POPCOUNT_BODY
+}
+
 static uint64_t popcount(const unsigned char *p, size_t n)
 {
-    uint64_t cnt = 0, w0, w1, w2, w3;
-    size_t i = 0;
+    static int have = -1; /* racy first use is benign: every thread computes the same */
 
-    for (; i + 32 <= n; i += 32) {
-        memcpy(&w0, p + i, 8);
-        memcpy(&w1, p + i + 8, 8);
-        memcpy(&w2, p + i + 16, 8);
-        memcpy(&w3, p + i + 24, 8);
-        cnt += (uint64_t)(__builtin_popcountll(w0) + __builtin_popcountll(w1) +
-                          __builtin_popcountll(w2) + __builtin_popcountll(w3));
-    }
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w0, p + i, 8);
-        cnt += (uint64_t)__builtin_popcountll(w0);
-    }
-    for (; i < n; i++)
-        cnt += (uint64_t)__builtin_popcount(p[i]);
-    return cnt;
+    if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0)
+        __atomic_store_n(&have, __builtin_cpu_supports("popcnt") ? 1 : 0, __ATOMIC_RELAXED);
+    return __atomic_load_n(&have, __ATOMIC_RELAXED) ? popcount_hw(p, n) : popcount_generic(p, n);
 }
+#else
+#define popcount popcount_generic
+#endif
 
 /* The optional BYTE|BIT argument i: 0 byte, 1 bit, -1 after replying a syntax error. */
 static int arg_unit(struct conn *c, int i)
