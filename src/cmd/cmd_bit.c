@@ -77,6 +77,11 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
     int64_t exp = bits & IT_TTL ? item_expire(it) : 0;
     struct item *n;
 
+    if (need > UINT32_MAX) {
+        /* only with proto-max-bulk-len raised past 4 GB: more than an item can hold */
+        reply_error(c, ERR_BIGSTR);
+        return NULL;
+    }
     if (it && item_writable(it)) {
         if (total == len) {
             touched_in_place(it);

@@ -526,3 +526,18 @@ def test_command_info(d):
     for name in ("setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"):
         tc, rs = d.both("COMMAND", "INFO", name)
         assert tc[0][:6] == rs[0][:6], (tc, rs)
+
+
+def test_beyond_item_size(r):
+    """proto-max-bulk-len may be raised past 4 GB; a bitmap that large is refused before any
+    allocation instead of wrapping its length (Redis would try to allocate it)."""
+    r.config_set("proto-max-bulk-len", 8 * 1024 ** 3)
+    try:
+        for cmd in (("SETBIT", "k", 1 << 35, 1), ("BITFIELD", "k", "SET", "u8", 1 << 35, 1)):
+            with pytest.raises(redis.exceptions.ResponseError, match="proto-max-bulk-len"):
+                r.execute_command(*cmd)
+        assert r.exists("k") == 0
+        assert r.getbit("k", 1 << 35) == 0
+        assert r.execute_command("BITFIELD_RO", "k", "GET", "u8", 1 << 35) == [0]
+    finally:
+        r.config_set("proto-max-bulk-len", 512 * 1024 * 1024)
