@@ -1,0 +1,354 @@
+"""HyperLogLog: PFADD PFCOUNT PFMERGE compared with Debian's redis-server, byte for byte: the
+same commands must give the same replies and the same HYLL string (GET), sparse and dense and
+across the promotion, and HLLs move between the two servers by GET/SET. Corrupted values
+must be refused with Redis's errors, never crash."""
+import random
+import socket
+import struct
+import time
+
+import pytest
+import redis
+
+from conftest import call
+
+
+HDR = 16
+DENSE_LEN = 16 + 12288
+
+
+def same(d, key):
+    """GET of key is identical on both servers (and is returned)."""
+    return d("GET", key)
+
+
+def elements(rng, n, prefix="e"):
+    return ["%s%d:%d" % (prefix, rng.randrange(1 << 30), i) for i in range(n)]
+
+
+def test_basic(d):
+    d("PFADD", "h")
+    same(d, "h")
+    d("PFCOUNT", "h")
+    same(d, "h")  # cache written by PFCOUNT
+    d("PFADD", "h", "a", "b", "c")
+    same(d, "h")
+    d("PFADD", "h", "a")
+    d("PFADD", "h")
+    d("PFCOUNT", "h")
+    same(d, "h")
+    d("PFCOUNT", "nokey")
+    d("PFCOUNT", "nokey", "h")
+    d("PFCOUNT", "nokey", "nokey2")
+    d("EXISTS", "nokey")
+    d("PFADD", "e", "")
+    d("PFADD", "e", "", "x" * 100, "\x00\xff", "1234567", "12345678", "123456789")
+    same(d, "e")
+    d("PFCOUNT", "e")
+    d("TYPE", "e")
+    d("STRLEN", "e")
+
+
+def test_arity_and_wrongtype(d):
+    d("PFADD")
+    d("PFCOUNT")
+    d("PFMERGE")
+    d("RPUSH", "l", "a")
+    d("PFADD", "l", "x")
+    d("PFCOUNT", "l")
+    d("PFCOUNT", "l", "nokey")
+    d("PFMERGE", "l", "nokey")
+    d("PFMERGE", "dst", "l")
+    d("EXISTS", "dst")
+    d("SET", "s", "hello")
+    d("PFADD", "s", "x")
+    d("PFCOUNT", "s")
+    d("PFCOUNT", "nokey", "s")
+    d("PFMERGE", "s")
+    d("PFMERGE", "d2", "s")
+    d("SET", "i", "12345")
+    d("PFADD", "i", "x")
+    d("SET", "n", "")
+    d("PFCOUNT", "n")
+    d("GET", "s")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_sparse_dense_promotion(d, seed):
+    """Grow one HLL in batches past the sparse limit; bytes and counts equal at every step."""
+    rng = random.Random(seed)
+    total = 0
+    while total < 6000:
+        n = rng.choice([1, 3, 10, 50, 200])
+        els = elements(rng, n)
+        if rng.random() < 0.3:
+            els += els[: n // 2]  # repeats
+        d("PFADD", "h", *els)
+        total += n
+        if rng.random() < 0.5:
+            d("PFCOUNT", "h")
+        same(d, "h")
+    v = d("GET", "h")
+    assert v[4] == 0 and len(v) == DENSE_LEN  # promoted
+    d("PFCOUNT", "h")
+    d("PFADD", "h", *elements(rng, 30000))
+    d("PFCOUNT", "h")
+    same(d, "h")
+
+
+def test_one_by_one_around_promotion(d):
+    rng = random.Random(7)
+    for e in elements(rng, 1500):
+        d("PFADD", "h", e)
+    same(d, "h")
+    d("PFCOUNT", "h")
+    same(d, "h")
+
+
+def test_value_over_32_promotes(d):
+    """A register value above 32 cannot be sparse: merging it in promotes the destination
+    (an element with such a run is a 2^-32 event, so the source is a crafted dense HLL)."""
+    regs = bytearray(12288)
+    # register 5 = 40: bits 30..35, byte 3 bits 6-7 and byte 4 bits 0-3
+    regs[3] |= (40 << 6) & 0xFF
+    regs[4] |= 40 >> 2
+    d("SET", "dense", b"HYLL\x00\x00\x00\x00" + b"\x00" * 7 + b"\x80" + bytes(regs))
+    d("PFCOUNT", "dense")
+    same(d, "dense")
+    d("PFADD", "s", "a", "b")
+    d("PFMERGE", "s", "dense")
+    v = same(d, "s")
+    assert v[4] == 0
+    d("PFCOUNT", "s")
+    d("PFADD", "t", "x")
+    d("PFMERGE", "t2", "t", "dense")
+    same(d, "t2")
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_pfcount_many_and_pfmerge(d, seed):
+    rng = random.Random(seed)
+    sizes = [0, 1, 5, 100, 700, 3000, 20000]
+    for i, n in enumerate(sizes):
+        if n:
+            d("PFADD", "k%d" % i, *elements(rng, n))
+        else:
+            d("PFADD", "k%d" % i)
+    keys = ["k%d" % i for i in range(len(sizes))]
+    for _ in range(12):
+        ks = rng.sample(keys + ["missing"], rng.randint(2, 5))
+        d("PFCOUNT", *ks)
+        for k in ks:
+            same(d, k)  # the multi-key form writes no cache
+        dst = rng.choice(["dst", "dst2", ks[0]])
+        d("PFMERGE", dst, *ks[1:])
+        same(d, dst)
+        d("PFCOUNT", dst)
+        same(d, dst)
+    d("PFMERGE", "fresh")
+    same(d, "fresh")
+    d("PFMERGE", "fresh2", "missing", "missing2")
+    same(d, "fresh2")
+    d("PFMERGE", "k1")
+    same(d, "k1")
+    d("PFMERGE", "k3", "k4", "k4")
+    same(d, "k3")
+
+
+def test_interop_get_set(d, tc_server, redis_server):
+    """An HLL built on redis-server, copied into twincache, counts and grows identically."""
+    tc, rs = d.tc, d.rs
+    rng = random.Random(21)
+    for key, n in (("a", 10), ("b", 400), ("c", 5000)):
+        rs.execute_command("PFADD", key, *elements(rng, n))
+        raw = rs.execute_command("GET", key)
+        tc.execute_command("SET", key, raw)
+        d("PFCOUNT", key)
+        same(d, key)
+        more = elements(rng, 300)
+        d("PFADD", key, *more)
+        same(d, key)
+        d("PFCOUNT", key)
+    # and the other way
+    tc.execute_command("PFADD", "t", *elements(rng, 800))
+    rs.execute_command("SET", "t", tc.execute_command("GET", "t"))
+    d("PFCOUNT", "t")
+    d("PFCOUNT", "t", "a", "b")
+
+
+def test_ttl_kept(d):
+    d("PFADD", "h", "a")
+    d("EXPIRE", "h", 1000)
+    d("PFADD", "h", *["x%d" % i for i in range(3000)])  # promoted to a new item
+    d("TTL", "h")
+    d("PFCOUNT", "h")
+    d("TTL", "h")
+    d("PFMERGE", "h", "h")
+    d("TTL", "h")
+
+
+def hll_sparse(ops, card=0, invalid=False, enc=1, magic=b"HYLL"):
+    hdr = magic + bytes([enc, 0, 0, 0]) + struct.pack("<Q", card)
+    if invalid:
+        hdr = hdr[:15] + bytes([hdr[15] | 0x80])
+    return hdr + bytes(ops)
+
+
+def xzero(n):
+    return [0x40 | ((n - 1) >> 8), (n - 1) & 0xFF]
+
+
+CORRUPT = {
+    "short": b"HYLL\x01\x00",
+    "badmagic": hll_sparse(xzero(16384), magic=b"HYLX"),
+    "badenc": hll_sparse(xzero(16384), enc=2),
+    "dense_short": hll_sparse([0] * 100, enc=0),
+    "dense_long": hll_sparse([0] * 12289, enc=0),
+    "hdr_only": hll_sparse([], invalid=True),
+    "too_few": hll_sparse(xzero(16000), invalid=True),
+    "too_many": hll_sparse(xzero(16384) + xzero(16384), invalid=True),
+    "val_past_end": hll_sparse(xzero(16383) + [0x80 | (5 << 2) | 3], invalid=True),
+    "trunc_xzero": hll_sparse(xzero(16000) + [0x41], invalid=True),
+    "xzero_only_hdr": hll_sparse([0x7F], invalid=True),
+    "many_val": hll_sparse([0xFF] * 5000, invalid=True),
+    "many_xzero": hll_sparse(xzero(16384) * 3000, invalid=True),
+    "zeros_over": hll_sparse([0x3F] * 300, invalid=True),
+    "valid_cache_bad_body": hll_sparse(xzero(100), card=42),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPT))
+def test_corrupted(d, name):
+    v = CORRUPT[name]
+    d("SET", "x", v)
+    d("SET", "ok", v)
+    d("PFCOUNT", "x")
+    d("GET", "x")
+    d("PFADD", "x", "a", "b", "c", *["e%d" % i for i in range(50)])
+    d("GET", "x")
+    d("PFCOUNT", "x")
+    d("PFCOUNT", "x", "x")
+    d("PFCOUNT", "nokey", "x")
+    d("PFMERGE", "dst", "x")
+    d("EXISTS", "dst")
+    d("PFMERGE", "ok", "nokey")
+    d("GET", "ok")
+    d("PFADD", "good", "q")
+    d("PFMERGE", "good", "x")
+    d("GET", "good")
+
+
+def test_sparse_opcode_edges(d):
+    """Valid but unusual sparse encodings (not what Redis writes) behave as in Redis."""
+    rng = random.Random(3)
+    forms = [
+        [0x3F] * 256,                                   # 256 ZERO opcodes of 64
+        [0x00] * 16384,                                 # ZERO of 1 each
+        [0x80 | (31 << 2) | 3] * 4096,                  # VAL 32 x4 everywhere
+        [0x83] * 4096,                                  # VAL 1 x4
+        xzero(1) * 16384,                               # XZERO of 1
+        xzero(8000) + [0x80 | (2 << 2)] + xzero(8383),
+        [0x80] + [0x80] + xzero(16382),                 # unmerged equal VALs
+    ]
+    for i, ops in enumerate(forms):
+        k = "f%d" % i
+        d("SET", k, hll_sparse(ops, invalid=True))
+        d("PFCOUNT", k)
+        same(d, k)
+        d("PFADD", k, *elements(rng, 5))
+        same(d, k)
+        d("PFCOUNT", k)
+        d("PFCOUNT", k, "f0")
+        d("PFMERGE", "m%d" % i, k)
+        same(d, "m%d" % i)
+    # a dense HLL with register values above the estimator's range
+    d("SET", "dd", b"HYLL\x00\x00\x00\x00" + b"\x00" * 7 + b"\x80" + b"\xff" * 12288)
+    d("PFCOUNT", "dd")
+    d("PFCOUNT", "dd", "f1")
+    d("PFMERGE", "sp", "f6", "dd")
+    same(d, "sp")
+    d("PFADD", "dd", "a")
+    same(d, "dd")
+    # a cached cardinality is trusted, whatever it says
+    d("SET", "cc", hll_sparse(xzero(16384), card=(1 << 63) - 1))
+    d("PFCOUNT", "cc")
+    d("SET", "cc", hll_sparse(xzero(16384), card=123456789))
+    d("PFCOUNT", "cc")
+
+
+def test_multi_watch(d):
+    d("PFADD", "h", "a")
+    for cl in (d.tc, d.rs):
+        p = cl.pipeline(transaction=True)
+        p.execute_command("PFADD", "h", "b")
+        p.execute_command("PFCOUNT", "h")
+        p.execute_command("PFMERGE", "m", "h", "nokey")
+        p.execute_command("PFCOUNT", "h", "m")
+        assert p.execute() == [1, 2, b"OK", 2]
+    same(d, "h")
+    same(d, "m")
+
+    def watched(client, key, *cmd):
+        """EXEC result of a transaction WATCHing key while another client runs cmd."""
+        pool = client.connection_pool
+        other = redis.Redis(connection_pool=pool)
+        p = client.pipeline(transaction=True)
+        p.watch(key)
+        other.execute_command(*cmd)
+        p.multi()
+        p.execute_command("PING")
+        try:
+            return p.execute()
+        except redis.exceptions.WatchError:
+            return "aborted"
+
+    for cmd in (("PFADD", "h", "new1"), ("PFMERGE", "h", "m"), ("PFCOUNT", "h"),
+                ("PFCOUNT", "h"), ("PFCOUNT", "h", "m")):
+        # (a PFADD that changes nothing is left out: twincache's WATCH, like for every
+        # write command, is invalidated by it; Redis's is not)
+        a = watched(d.tc, "h", *cmd)
+        b = watched(d.rs, "h", *cmd)
+        assert a == b, (cmd, a, b)
+    same(d, "h")
+
+
+def raw_replies(port, cmds):
+    """Send cmds over a raw socket after HELLO 3; the raw reply bytes (scalar replies only)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    buf = b""
+    out = []
+    for args in [("HELLO", "3")] + cmds:
+        req = b"*%d\r\n" % len(args)
+        for x in args:
+            x = x if isinstance(x, bytes) else str(x).encode()
+            req += b"$%d\r\n%s\r\n" % (len(x), x)
+        sock.sendall(req)
+        if args[0] == "HELLO":
+            time.sleep(0.05)
+            sock.recv(65536)
+            continue
+        while b"\r\n" not in buf:
+            buf += sock.recv(65536)
+        line, buf = buf.split(b"\r\n", 1)
+        if line[:1] == b"$":
+            n = int(line[1:])
+            while len(buf) < n + 2:
+                buf += sock.recv(65536)
+            line, buf = line + b"|" + buf[:n], buf[n + 2:]
+        out.append(line)
+    sock.close()
+    return out
+
+
+def test_resp3(tc_server, redis_server):
+    cmds = [("FLUSHALL",), ("PFADD", "h", "a", "b"), ("PFCOUNT", "h"), ("PFMERGE", "m", "h"),
+            ("PFCOUNT", "m", "h"), ("GET", "m"), ("PFCOUNT", "nokey"), ("SET", "s", "x"),
+            ("PFCOUNT", "s"), ("PFADD", "s", "x")]
+    assert raw_replies(tc_server.port, cmds) == raw_replies(redis_server.port, cmds)
+
+
+def test_command_info(d):
+    for name in ("pfadd", "pfcount", "pfmerge"):
+        a = d.tc.execute_command("COMMAND", "INFO", name)[0]
+        b = d.rs.execute_command("COMMAND", "INFO", name)[0]
+        assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
