@@ -96,13 +96,113 @@ def test_random_sparse_dense_promotion(d, seed):
     same(d, "h")
 
 
-def test_one_by_one_around_promotion(d):
-    rng = random.Random(7)
-    for e in elements(rng, 1500):
-        d("PFADD", "h", e)
-    same(d, "h")
+def pipelined(client, cmds):
+    p = client.pipeline(transaction=False)
+    for c in cmds:
+        p.execute_command(*c)
+    return p.execute(raise_on_error=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_by_one_around_promotion(d, seed):
+    """One element per PFADD, the value compared after each: the promotion happens at the
+    same add, at exactly hll-sparse-max-bytes (3000)."""
+    rng = random.Random(100 + seed)
+    cmds = []
+    for e in elements(rng, 1900):
+        cmds += [("PFADD", "h", e), ("GET", "h")]
+    a, b = pipelined(d.tc, cmds), pipelined(d.rs, cmds)
+    assert a == b
+    lens = [len(v) for v in a[1::2]]
+    assert max(n for n in lens if n != DENSE_LEN) <= 3000 and lens[-1] == DENSE_LEN
     d("PFCOUNT", "h")
-    same(d, "h")
+
+
+M64 = (1 << 64) - 1
+
+
+def murmur64a(data):
+    m = 0xC6A4A7935BD1E995
+    h = (0xADC83B19 ^ (len(data) * m)) & M64
+    nb = len(data) // 8 * 8
+    for i in range(0, nb, 8):
+        k = (int.from_bytes(data[i:i + 8], "little") * m) & M64
+        k ^= k >> 47
+        h ^= (k * m) & M64
+        h = (h * m) & M64
+    if len(data) > nb:
+        h = ((h ^ int.from_bytes(data[nb:], "little")) * m) & M64
+    h ^= h >> 47
+    h = (h * m) & M64
+    return h ^ (h >> 47)
+
+
+def patlen(e):
+    h = murmur64a(e.encode())
+    rest = (h >> 14) | (1 << 50)
+    return h & 16383, (rest & -rest).bit_length()
+
+
+def encode_sparse(regs, rng):
+    """Registers as sparse opcodes, runs split at random (still a valid encoding)."""
+    ops, i = [], 0
+    while i < len(regs):
+        j = i
+        while j < len(regs) and regs[j] == regs[i]:
+            j += 1
+        n, v = j - i, regs[i]
+        while n:
+            if v:
+                k = min(n, rng.randint(1, 4))
+                ops.append(0x80 | ((v - 1) << 2) | (k - 1))
+            elif rng.random() < 0.5:
+                k = min(n, rng.randint(1, 64))
+                ops.append(k - 1)
+            else:
+                k = min(n, rng.choice([1, 2, 65, 300, 16384]))
+                ops += xzero(k)
+            n -= k
+        i = j
+    return ops
+
+
+def test_python_hash_matches(d):
+    """The test's own MurmurHash64A picks the register Redis picks."""
+    for e in ["", "a", "hello", "12345678", "123456789abcdef0x"]:
+        idx, cnt = patlen(e)
+        d("DEL", "p")
+        d("PFADD", "p", e)
+        ops = d("GET", "p")[16:]
+        want = (xzero(idx) if idx > 64 else [idx - 1] if idx else []) + \
+            [0x80 | ((cnt - 1) << 2)]
+        assert list(ops[:len(want)]) == want, (e, idx, cnt, list(ops[:4]))
+
+
+def test_sparse_splits_and_merges(d):
+    """Random run layouts around the register an element lands on: the split into up to
+    three opcodes and the merge of equal neighbours give Redis's bytes."""
+    rng = random.Random(77)
+    cands = []
+    for i in range(4000):
+        idx, cnt = patlen("m%d" % i)
+        if 2 <= cnt <= 32 and 10 <= idx < 16374:
+            cands.append(("m%d" % i, idx, cnt))
+    cmds = []
+    for t in range(400):
+        e, idx, cnt = rng.choice(cands)
+        regs = [0] * 16384
+        for j in range(idx - 9, idx + 10):
+            regs[j] = rng.choice([0, 0, cnt, cnt, cnt - 1, min(cnt + 1, 32)])
+        regs[idx] = rng.randrange(cnt)
+        if rng.random() < 0.3:
+            for j in range(rng.randrange(200)):
+                regs[rng.randrange(16384)] = rng.randint(1, 32)
+        v = hll_sparse(encode_sparse(regs, rng), invalid=True)
+        cmds += [("SET", "k", v), ("PFADD", "k", e), ("GET", "k"), ("PFCOUNT", "k"),
+                 ("GET", "k")]
+    a, b = pipelined(d.tc, cmds), pipelined(d.rs, cmds)
+    for i in range(0, len(a), 5):
+        assert a[i:i + 5] == b[i:i + 5], cmds[i:i + 5]
 
 
 def test_value_over_32_promotes(d):
