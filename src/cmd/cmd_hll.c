@@ -12,6 +12,7 @@
  * validated on every access: corrupt input gives INVALIDOBJ, never an out-of-bounds access. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -687,10 +688,108 @@ out:
     store_unlock_keys(s, keys, n);
 }
 
+/* PFDEBUG DECODE: the sparse opcodes as text ("z:len Z:len v:value,len" separated by
+ * spaces). A debugging command: the text is built in one allocation sized beforehand. */
+static void pfdebug_decode(struct conn *c, const uint8_t *v, size_t n)
+{
+    const uint8_t *end = v + n, *p;
+    size_t cap = 1, len = 0;
+    char *out;
+
+    for (p = v + HLL_HDR; p < end; p += OP_IS_XZERO(*p) ? 2 : 1)
+        cap += 16;
+    if (!(out = malloc(cap))) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    for (p = v + HLL_HDR; p < end;) {
+        if (OP_IS_ZERO(*p)) {
+            len += (size_t)snprintf(out + len, cap - len, "z:%d ", OP_ZERO_LEN(*p));
+            p++;
+        } else if (OP_IS_XZERO(*p)) {
+            len += (size_t)snprintf(out + len, cap - len, "Z:%ld ", xzero_len(p, end));
+            p += 2;
+        } else {
+            len += (size_t)snprintf(out + len, cap - len, "v:%d,%d ", OP_VAL_VALUE(*p),
+                                    OP_VAL_LEN(*p));
+            p++;
+        }
+    }
+    if (len)
+        len--; /* the last space */
+    reply_bulk(c, out, len);
+    free(out);
+}
+
+/* PFDEBUG GETREG|DECODE|ENCODING|TODENSE key. GETREG and TODENSE convert a sparse value to
+ * dense, as in Redis. */
+static void pfdebug_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct hll h = {0};
+    uint8_t *v;
+    char sub[32];
+    int getreg = arg_is(c, 1, "getreg"), todense = arg_is(c, 1, "todense");
+
+    arg_cstr(c, 1, sub, sizeof(sub));
+    arg_key(c, 2, &k);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (!it) {
+        reply_error(c, "ERR The specified key does not exist");
+        goto out;
+    }
+    if (hll_check(c, it))
+        goto out;
+    if (!getreg && !todense && !arg_is(c, 1, "decode") && !arg_is(c, 1, "encoding")) {
+        reply_errorf(c, "ERR Unknown PFDEBUG subcommand '%s'", sub);
+        goto out;
+    }
+    v = (uint8_t *)item_value(it);
+    if (arg_is(c, 1, "encoding")) {
+        reply_status(c, v[4] == HLL_ENC_DENSE ? "dense" : "sparse");
+        goto out;
+    }
+    if (arg_is(c, 1, "decode")) {
+        if (v[4] != HLL_ENC_SPARSE)
+            reply_error(c, "ERR HLL encoding is not sparse");
+        else
+            pfdebug_decode(c, v, it->vlen);
+        goto out;
+    }
+    if (v[4] == HLL_ENC_SPARSE) {
+        if (hll_load(c, &h, v, it->vlen))
+            goto out;
+        if (hll_to_dense(&h)) {
+            reply_error(c, ERR_HLL_BAD);
+            goto out;
+        }
+        if (hll_store(c, &k, it, &h))
+            goto out;
+        if (todense) {
+            reply_int(c, 1);
+            goto out;
+        }
+        v = h.p;
+    } else if (todense) {
+        reply_int(c, 0);
+        goto out;
+    }
+    reply_array(c, HLL_REGS);
+    for (long i = 0; i < HLL_REGS; i++)
+        reply_int(c, dense_get(v + HLL_HDR, i));
+out:
+    free(h.heap);
+    store_unlock(s, k.stripe);
+}
+
 static const struct cmd cmds[] = {
     {"pfadd", pfadd_command, -2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hyperloglog", "Adds the specified elements to the specified HyperLogLog.", NULL},
     {"pfcount", pfcount_command, -2, CMD_READONLY, 1, -1, 1, "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", NULL},
     {"pfmerge", pfmerge_command, -2, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "hyperloglog", "Merge N different HyperLogLogs into a single one.", NULL},
+    {"pfdebug", pfdebug_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_ADMIN, 2, 2, 1, "hyperloglog", "Internal commands for debugging HyperLogLog values", NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -452,3 +452,42 @@ def test_command_info(d):
         a = d.tc.execute_command("COMMAND", "INFO", name)[0]
         b = d.rs.execute_command("COMMAND", "INFO", name)[0]
         assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
+
+
+def test_pfdebug(d):
+    d("PFDEBUG")
+    d("PFDEBUG", "ENCODING")
+    d("PFDEBUG", "ENCODING", "nokey")
+    d("PFDEBUG", "NOPE", "nokey")
+    d("PFADD", "h", "a", "b", "c", *["x%d" % i for i in range(100)])
+    d("PFDEBUG", "NOPE", "h")
+    d("PFDEBUG", "encoding", "h", "extra")
+    d("PFDEBUG", "GETREG", "h", "extra")
+    d("PFDEBUG", "ENCODING", "h")
+    d("PFDEBUG", "DECODE", "h")
+    d("PFDEBUG", "TODENSE", "h")
+    same(d, "h")
+    d("PFDEBUG", "TODENSE", "h")
+    d("PFDEBUG", "ENCODING", "h")
+    d("PFDEBUG", "DECODE", "h")
+    d("PFADD", "g", "q")
+    d("PFDEBUG", "GETREG", "g")
+    same(d, "g")
+    d("PFDEBUG", "GETREG", "h")
+    d("SET", "s", "xx")
+    d("PFDEBUG", "ENCODING", "s")
+    d("RPUSH", "l", "a")
+    d("PFDEBUG", "DECODE", "l")
+    for name, v in sorted(CORRUPT.items()):
+        d("SET", "c", v)
+        d("PFDEBUG", "DECODE", "c")
+        d("PFDEBUG", "ENCODING", "c")
+        d("PFDEBUG", "TODENSE", "c")
+        d("GET", "c")
+    d("SET", "c", hll_sparse([0x80, 0x81, 0x3F] + xzero(300) + [0x41]))
+    d("PFDEBUG", "DECODE", "c")
+    d("SET", "c", hll_sparse([]))
+    d("PFDEBUG", "DECODE", "c")
+    a = d.tc.execute_command("COMMAND", "INFO", "pfdebug")[0]
+    b = d.rs.execute_command("COMMAND", "INFO", "pfdebug")[0]
+    assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
