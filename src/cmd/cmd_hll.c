@@ -785,11 +785,73 @@ out:
     store_unlock(s, k.stripe);
 }
 
+/* PFSELFTEST: check register access and that sparse and dense HLLs fed the same elements
+ * agree, with an error within the expected bounds. A debugging command (allocates). */
+static void pfselftest_command(struct conn *c)
+{
+    uint8_t *dense = calloc(1, HLL_DENSE_LEN);
+    struct hll sp, dn;
+    uint64_t seed = 0x9e3779b97f4a7c15ULL, next = 10;
+    char e[32];
+
+    if (!dense) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    for (int pass = 0; pass < 4; pass++) {
+        uint64_t start = seed;
+        for (long i = 0; i < HLL_REGS; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            dense_put(dense + HLL_HDR, i, (int)(seed >> 58));
+        }
+        seed = start; /* read back the same values */
+        for (long i = 0; i < HLL_REGS; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            if (dense_get(dense + HLL_HDR, i) != (int)(seed >> 58)) {
+                reply_errorf(c, "TESTFAILED Register error at %ld", i);
+                goto out;
+            }
+        }
+    }
+    memset(dense, 0, HLL_DENSE_LEN);
+    memcpy(dense, "HYLL", 4);
+    dn.p = dense;
+    dn.len = dn.cap = HLL_DENSE_LEN;
+    dn.heap = NULL;
+    hll_init_empty(&sp);
+    for (uint64_t j = 1; j <= 200000; j++) {
+        uint64_t a, b;
+        int n = snprintf(e, sizeof(e), "selftest:%llu", (unsigned long long)j);
+        if (hll_add(&sp, (const uint8_t *)e, (size_t)n) < 0) {
+            reply_error(c, "TESTFAILED sparse HLL corrupted");
+            goto out;
+        }
+        hll_add(&dn, (const uint8_t *)e, (size_t)n);
+        if (j != next)
+            continue;
+        next *= 2;
+        if (hll_count(sp.p, sp.len, &a) || hll_count(dn.p, dn.len, &b) || a != b) {
+            reply_error(c, "TESTFAILED sparse and dense HLLs disagree");
+            goto out;
+        }
+        double err = fabs((double)a - (double)j) / (double)j;
+        if (err > 5 * 1.04 / sqrt((double)HLL_REGS) + (j < 1000 ? 0.02 : 0)) {
+            reply_errorf(c, "TESTFAILED Too big error. card:%llu error:%llu",
+                         (unsigned long long)j, (unsigned long long)fabs((double)a - (double)j));
+            goto out;
+        }
+    }
+    reply_ok(c);
+out:
+    free(dense);
+}
+
 static const struct cmd cmds[] = {
     {"pfadd", pfadd_command, -2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hyperloglog", "Adds the specified elements to the specified HyperLogLog.", NULL},
     {"pfcount", pfcount_command, -2, CMD_READONLY, 1, -1, 1, "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", NULL},
     {"pfmerge", pfmerge_command, -2, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "hyperloglog", "Merge N different HyperLogLogs into a single one.", NULL},
     {"pfdebug", pfdebug_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_ADMIN, 2, 2, 1, "hyperloglog", "Internal commands for debugging HyperLogLog values", NULL},
+    {"pfselftest", pfselftest_command, 1, CMD_ADMIN, 0, 0, 0, "hyperloglog", "An internal command for testing HyperLogLog values", NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

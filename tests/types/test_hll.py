@@ -491,3 +491,11 @@ def test_pfdebug(d):
     a = d.tc.execute_command("COMMAND", "INFO", "pfdebug")[0]
     b = d.rs.execute_command("COMMAND", "INFO", "pfdebug")[0]
     assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
+
+
+def test_pfselftest(d):
+    d("PFSELFTEST")
+    d("PFSELFTEST", "x")
+    a = d.tc.execute_command("COMMAND", "INFO", "pfselftest")[0]
+    b = d.rs.execute_command("COMMAND", "INFO", "pfselftest")[0]
+    assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
