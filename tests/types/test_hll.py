@@ -499,3 +499,40 @@ def test_pfselftest(d):
     a = d.tc.execute_command("COMMAND", "INFO", "pfselftest")[0]
     b = d.rs.execute_command("COMMAND", "INFO", "pfselftest")[0]
     assert a[:2] == b[:2] and a[3:6] == b[3:6], (a, b)
+
+
+def test_concurrent_clients(d, tc_server):
+    """Clients on both workers add to the same HLLs and merge them at once: the registers
+    end up as the union (the register maximum does not depend on order)."""
+    import threading
+    rng = random.Random(31)
+    parts = [elements(rng, 3000, "c%d-" % t) for t in range(4)]
+    errors = []
+
+    def work(els):
+        try:
+            c = tc_server.client()
+            for i in range(0, len(els), 50):
+                c.execute_command("PFADD", "h", *els[i:i + 50])
+                c.execute_command("PFADD", "h%d" % (i % 3), *els[i:i + 50])
+                c.execute_command("PFMERGE", "m", "h", "h0", "h1")
+                c.execute_command("PFCOUNT", "h")
+                c.execute_command("PFCOUNT", "h", "h2")
+            c.connection_pool.disconnect()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for p in parts:
+        d.rs.execute_command("PFADD", "h", *p)
+    d.tc.execute_command("PFMERGE", "m", "h")
+    d.rs.execute_command("PFMERGE", "m", "h")
+    d("PFDEBUG", "GETREG", "h")
+    d("PFCOUNT", "h")
+    d("PFDEBUG", "GETREG", "m")
+    d("PFCOUNT", "m")
