@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/coll.h"
 #include "cmd/keyset.h"
 
 #define HLL_P 14
@@ -730,7 +729,7 @@ static void pfdebug_command(struct conn *c)
     struct item *it;
     struct hll h = {0};
     uint8_t *v;
-    char sub[32];
+    char sub[512];
     int getreg = arg_is(c, 1, "getreg"), todense = arg_is(c, 1, "todense");
 
     arg_cstr(c, 1, sub, sizeof(sub));

@@ -461,6 +461,7 @@ def test_pfdebug(d):
     d("PFDEBUG", "NOPE", "nokey")
     d("PFADD", "h", "a", "b", "c", *["x%d" % i for i in range(100)])
     d("PFDEBUG", "NOPE", "h")
+    d("PFDEBUG", "x" * 300 + "\r\nz", "h")
     d("PFDEBUG", "encoding", "h", "extra")
     d("PFDEBUG", "GETREG", "h", "extra")
     d("PFDEBUG", "ENCODING", "h")
