@@ -537,3 +537,42 @@ def test_concurrent_clients(d, tc_server):
     d("PFCOUNT", "h")
     d("PFDEBUG", "GETREG", "m")
     d("PFCOUNT", "m")
+
+
+def test_value_held_by_a_slow_reader(d, tc_server):
+    """A large sparse value being sent to a client that does not read (the reply references
+    it) is copied, not changed under the reader: PFCOUNT's cache and PFADD still match Redis
+    and the stuck reader gets the old bytes."""
+    v = hll_sparse([0x00] * 16384, invalid=True)  # 16400 bytes: a refcounted value
+    d("SET", "big", v)
+    sock = socket.create_connection(("127.0.0.1", tc_server.port))
+    n = 1500  # 24 MB of replies: more than the socket buffers take
+    sock.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * n)
+    time.sleep(0.2)
+    seen = [v]
+    d("PFCOUNT", "big")
+    seen.append(same(d, "big"))
+    d("PFADD", "big", "a", "b")
+    seen.append(same(d, "big"))
+    d("PFCOUNT", "big")
+    seen.append(same(d, "big"))
+    got = bytearray()
+    sock.settimeout(10)
+    replies = []
+    while len(replies) < n:
+        chunk = sock.recv(1 << 20)
+        assert chunk
+        got += chunk
+        while True:
+            end = got.find(b"\r\n")
+            if end < 0:
+                break
+            size = int(got[1:end])
+            if len(got) < end + 2 + size + 2:
+                break
+            replies.append(bytes(got[end + 2:end + 2 + size]))
+            del got[:end + 2 + size + 2]
+    sock.close()
+    # each GET saw a whole value, old ones first (the values are never changed under it)
+    order = [seen.index(x) for x in replies]
+    assert order == sorted(order) and order[0] == 0, order[:5]
