@@ -801,7 +801,7 @@ static void geo_search(struct conn *c, int src, int flags)
         reply_error(c, "ERR out of memory");
         goto out;
     }
-    if (sort != SORT_NONE)
+    if (sort != SORT_NONE && ga.used > 1)
         qsort(ga.a, ga.used, sizeof(*ga.a), sort == SORT_ASC ? by_dist_asc : by_dist_desc);
     size_t n = ga.used;
     if (count && (unsigned long long)count < n)
