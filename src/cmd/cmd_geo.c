@@ -150,13 +150,17 @@ static double rad_deg(double r)
     return r / D_R;
 }
 
-/* Great-circle distance in metres (haversine). */
+/* Great-circle distance in metres (haversine). On one meridian it is the latitude difference
+ * times the radius: Redis takes that shortcut, and the last bits it changes decide the order
+ * of equal-looking distances. */
 static double geo_distance(double lon1, double lat1, double lon2, double lat2)
 {
-    double lat1r = deg_rad(lat1), lon1r = deg_rad(lon1);
-    double lat2r = deg_rad(lat2), lon2r = deg_rad(lon2);
-    double u = sin((lat2r - lat1r) / 2), v = sin((lon2r - lon1r) / 2);
+    double v = sin((deg_rad(lon2) - deg_rad(lon1)) / 2);
 
+    if (v == 0.0)
+        return EARTH_RADIUS * fabs(deg_rad(lat2) - deg_rad(lat1));
+    double lat1r = deg_rad(lat1), lat2r = deg_rad(lat2);
+    double u = sin((lat2r - lat1r) / 2);
     return 2.0 * EARTH_RADIUS * asin(sqrt(u * u + cos(lat1r) * cos(lat2r) * v * v));
 }
 

@@ -414,3 +414,47 @@ def test_high_latitudes(d):
         else:
             by = ["BYRADIUS", "%.4g" % (10 ** rng.uniform(5, 7))]
         d("GEOSEARCH", "g", "FROMLONLAT", lon, lat, *by, "m")
+
+
+def test_duplicates_and_meridians(d):
+    d("GEOADD", "g", 1, 1, "dup", 2, 2, "dup", 3, 3, "x", 3, 3, "x")
+    d("ZRANGE", "g", 0, -1, "WITHSCORES")
+    d("GEOADD", "g", "CH", 2, 2, "dup", 4, 4, "dup")
+    args = []
+    for i in range(60):
+        args += [17.5, -85 + i * 2.8, "m%d" % i, 180, -85 + i * 2.85, "a%d" % i]
+    d("GEOADD", "g", *args)
+    for i in range(0, 60, 3):
+        d("GEODIST", "g", "m%d" % i, "m%d" % (59 - i), "km")
+        d("GEODIST", "g", "a%d" % i, "a%d" % ((i * 7) % 60))
+        d("GEOSEARCH", "g", "FROMMEMBER", "m%d" % i, "BYBOX", 1000, 1000 + i * 100, "km",
+          "WITHDIST", "ASC")
+        d("GEOSEARCH", "g", "FROMMEMBER", "a%d" % i, "BYRADIUS", 300 * i, "km", "DESC",
+          "WITHCOORD")
+
+
+def test_store_wakes_blocked_client(tc_server, redis_server):
+    import threading
+
+    writes = [("GEOSEARCHSTORE", "dst", "g", "FROMLONLAT", 1, 1, "BYRADIUS", 100, "km"),
+              ("GEORADIUS", "g", 1, 1, 100, "km", "STOREDIST", "dst"),
+              ("GEOADD", "dst", 5, 5, "new")]
+    got = {}
+    for srv in (tc_server, redis_server):
+        c = srv.client()
+        c.execute_command("FLUSHALL")
+        c.execute_command("GEOADD", "g", 1, 1, "a", 1.1, 1.1, "b")
+        for w in writes:
+            out = []
+            t = threading.Thread(target=lambda: out.append(
+                srv.client().execute_command("BZPOPMIN", "dst", 5)))
+            t.start()
+            for _ in range(100):
+                if b"blocked_clients:1" in c.execute_command("INFO", "clients"):
+                    break
+                threading.Event().wait(0.02)
+            c.execute_command(*w)
+            t.join(6)
+            got.setdefault(srv.kind, []).append(out)
+            c.execute_command("DEL", "dst")
+    assert got["twincache"] == got["redis"] and all(got["redis"]), got
