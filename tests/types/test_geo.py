@@ -458,3 +458,86 @@ def test_store_wakes_blocked_client(tc_server, redis_server):
             got.setdefault(srv.kind, []).append(out)
             c.execute_command("DEL", "dst")
     assert got["twincache"] == got["redis"] and all(got["redis"]), got
+
+
+def test_fuzz_differential(d):
+    """Random geo commands, valid ones with random mutations (a token dropped, replaced or
+    inserted): the same reply (or error) as redis-server."""
+    rng = random.Random(99)
+    words = ["FROMMEMBER", "FROMLONLAT", "BYRADIUS", "BYBOX", "ASC", "DESC", "COUNT", "ANY",
+             "WITHCOORD", "WITHDIST", "WITHHASH", "STORE", "STOREDIST", "NX", "XX", "CH", "m",
+             "km", "ft", "mi", "M", "KM", "yd"]
+    nums = ["0", "1", "-1", "10", "100", "1000", "180", "-180", "85.05112878", "-85.05112878",
+            "85.06", "1e308", "inf", "-inf", "nan", "0.5", "-0", "", " 1", "0x10", "5e-324",
+            "9223372036854775807", "-9223372036854775808", "13.36", "38.11", "1e7", "20000000"]
+    keys = ["k1", "k2", "k3"]
+    members = ["a", "b", "c", "d", "e"]
+
+    def num():
+        return rng.choice(nums) if rng.random() < 0.3 else "%.6g" % rng.uniform(-90, 90)
+
+    def size():
+        return rng.choice(nums) if rng.random() < 0.2 else "%.4g" % (10 ** rng.uniform(0, 4))
+
+    def unit():
+        return rng.choice(("m", "km", "ft", "mi", "KM", "yd"))
+
+    def opts(store):
+        o = []
+        for _ in range(rng.randint(0, 4)):
+            w = rng.choice(["ASC", "DESC", "COUNT", "ANY", "WITHCOORD", "WITHDIST", "WITHHASH"] +
+                           (["STORE", "STOREDIST"] if store else []))
+            o.append(w)
+            if w == "COUNT":
+                o.append(rng.choice(["1", "2", "5", "0", "-1", "x", "100"]))
+            elif w in ("STORE", "STOREDIST"):
+                o.append(rng.choice(keys))
+        return o
+
+    def command():
+        k = rng.choice(keys + ["str", "nokey"] if rng.random() < 0.2 else keys)
+        m = rng.choice(members)
+        c = rng.randrange(8)
+        if c == 0:
+            a = ["GEOADD", k] + rng.choice([[], ["NX"], ["XX"], ["CH"], ["XX", "CH"]])
+            for _ in range(rng.randint(1, 3)):
+                a += ["%.6g" % rng.uniform(-180, 180), num(), rng.choice(members)]
+            return a
+        if c == 1:
+            return [rng.choice(["GEOPOS", "GEOHASH"]), k] + rng.sample(members, 2)
+        if c == 2:
+            return ["GEODIST", k, m, rng.choice(members)] + ([unit()] if rng.random() < .7 else [])
+        if c in (3, 4):
+            src = (["FROMMEMBER", m] if rng.random() < 0.5 else
+                   ["FROMLONLAT", "%.6g" % rng.uniform(-180, 180), num()])
+            by = (["BYRADIUS", size(), unit()] if rng.random() < 0.5 else
+                  ["BYBOX", size(), size(), unit()])
+            if c == 3:
+                return ["GEOSEARCH", k] + src + by + opts(False)
+            return (["GEOSEARCHSTORE", rng.choice(keys), k] + src + by + opts(False) +
+                    (["STOREDIST"] if rng.random() < 0.5 else []))
+        ro = rng.choice(["", "_RO"])
+        if c in (5, 6):
+            return (["GEORADIUS" + ro, k, "%.6g" % rng.uniform(-180, 180), num(), size(),
+                     unit()] + opts(not ro))
+        return ["GEORADIUSBYMEMBER" + ro, k, m, size(), unit()] + opts(not ro)
+
+    for k in keys:
+        d("GEOADD", k, 13.36, 38.11, "a", 15.08, 37.5, "b", -179.9, 85, "c", 0, 0, "d")
+    d("SET", "str", "x")
+    for _ in range(3000):
+        args = command()
+        for _ in range(rng.choice((0, 0, 0, 1, 2))):
+            i = rng.randrange(1, len(args) + 1)
+            x = rng.random()
+            tok = rng.choice(words + nums + members + keys)
+            if x < 0.3 and i < len(args):
+                del args[i]
+            elif x < 0.6 and i < len(args):
+                args[i] = tok
+            else:
+                args.insert(i, tok)
+        a, b = d.both(*args)
+        assert repr(a) == repr(b), (args, a, b)
+    for k in keys:
+        d("ZRANGE", k, 0, -1, "WITHSCORES")
