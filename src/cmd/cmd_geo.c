@@ -611,6 +611,58 @@ static int by_dist_desc(const void *x, const void *y)
     return by_dist_asc(y, x);
 }
 
+/* The search reply: members, each with its distance (4 decimals, in units), hash and
+ * coordinates when asked. */
+static void reply_points(struct conn *c, const struct gpoint *pts, size_t n, double conv,
+                         int withdist, int withhash, int withcoord)
+{
+    int extra = withdist + withhash + withcoord;
+
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++) {
+        const struct gpoint *p = &pts[i];
+        if (extra)
+            reply_array(c, extra + 1);
+        reply_bulk(c, p->m, p->n);
+        if (withdist)
+            reply_dist(c, p->dist / conv);
+        if (withhash)
+            reply_int(c, (long long)score_bits(p->score));
+        if (withcoord) {
+            reply_array(c, 2);
+            reply_coord(c, p->lon);
+            reply_coord(c, p->lat);
+        }
+    }
+}
+
+/* A new zset of the points scored by their geohash, or by their distance in units when
+ * distconv (metres per unit) is set. NULL when out of memory. */
+static struct tzset *points_zset(const struct gpoint *pts, size_t n, double distconv)
+{
+    struct tzset *z = tzset_create(n, (size_t)-1);
+    size_t maxlen = 0;
+
+    if (!z)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct gpoint *p = &pts[i];
+        int of;
+        double ns;
+        if (tzset_add(z, distconv ? p->dist / distconv : p->score, p->m, p->n, 0, &of, &ns) <= 0)
+            goto fail;
+        if (p->n > maxlen)
+            maxlen = p->n;
+    }
+    /* like Redis's result, a listpack when small */
+    if (tzset_shrink_if_small(z, maxlen))
+        goto fail;
+    return z;
+fail:
+    tzset_destroy(z);
+    return NULL;
+}
+
 enum { SRC_COORDS = 1, SRC_MEMBER = 2, SRC_SEARCH = 4, SRC_SEARCHSTORE = 8, SRC_NOSTORE = 16 };
 enum { SORT_NONE, SORT_ASC, SORT_DESC };
 
@@ -810,57 +862,19 @@ static void geo_search(struct conn *c, int src, int flags)
     size_t n = ga.used;
     if (count && (unsigned long long)count < n)
         n = (size_t)count;
-    if (!stored) {
-        int extra = withdist + withhash + withcoord;
-        reply_array(c, (long long)n);
-        for (size_t i = 0; i < n; i++) {
-            const struct gpoint *p = &ga.a[i];
-            if (extra)
-                reply_array(c, extra + 1);
-            reply_bulk(c, p->m, p->n);
-            if (withdist)
-                reply_dist(c, p->dist / sh.conv);
-            if (withhash)
-                reply_int(c, (long long)score_bits(p->score));
-            if (withcoord) {
-                reply_array(c, 2);
-                reply_coord(c, p->lon);
-                reply_coord(c, p->lat);
-            }
-        }
-        goto out;
-    }
-    if (n == 0) {
+    if (!stored)
+        reply_points(c, ga.a, n, sh.conv, withdist, withhash, withcoord);
+    else if (n == 0) {
         store_delete_locked(s, &keys[1], conn_now(c));
         reply_int(c, 0);
-        goto out;
+    } else {
+        /* the source may be the destination: nothing of it is read after this */
+        struct tzset *dst = points_zset(ga.a, n, storedist ? sh.conv : 0);
+        if (!dst)
+            reply_error(c, "ERR out of memory");
+        else if (coll_put(c, &keys[1], OBJ_ZSET, dst))
+            reply_int(c, (long long)n);
     }
-    struct tzset *dst = tzset_create(n, (size_t)-1);
-    size_t maxlen = 0;
-    if (!dst)
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        const struct gpoint *p = &ga.a[i];
-        int of;
-        double ns;
-        if (tzset_add(dst, storedist ? p->dist / sh.conv : p->score, p->m, p->n, 0, &of, &ns) <=
-            0) {
-            tzset_destroy(dst);
-            goto oom;
-        }
-        if (p->n > maxlen)
-            maxlen = p->n;
-    }
-    if (tzset_shrink_if_small(dst, maxlen)) {
-        tzset_destroy(dst);
-        goto oom;
-    }
-    /* the source may be the destination: nothing of it is read after this */
-    if (coll_put(c, &keys[1], OBJ_ZSET, dst))
-        reply_int(c, (long long)n);
-    goto out;
-oom:
-    reply_error(c, "ERR out of memory");
 out:
     store_unlock_keys(s, keys, nkeys);
     free(ga.a);
