@@ -1,4 +1,4 @@
-/* SORT and SORT_RO (Redis 7.0): BY, LIMIT, GET, ASC/DESC, ALPHA, STORE.
+/* SORT and SORT_RO (Redis 7.0): BY, LIMIT, GET, ASC/DESC, ALPHA, STORE; and LCS.
  *
  * Locking: the BY and GET patterns name keys known only while sorting, so no stripe set can be
  * taken up front. The elements of the source key are copied out under its lock, then every
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "cmd/coll.h"
+#include "cmd/keyset.h"
+#include "core/config.h"
 #include "store/t_hash.h"
 #include "store/t_list.h"
 #include "store/t_set.h"
@@ -549,9 +551,187 @@ static void sort_ro_command(struct conn *c)
     sort_generic(c, 1);
 }
 
+
+/* ---- LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN] ---- */
+
+/* Copy the string value of k (missing: empty) into *out (malloc'd, NULL when empty). Under
+ * the key's lock. Returns 0, -1 out of memory. */
+static int lcs_copy(struct item *it, char **out, size_t *n)
+{
+    *out = NULL;
+    *n = it ? it->vlen : 0;
+    if (!*n)
+        return 0;
+    if (!(*out = malloc(*n)))
+        return -1;
+    memcpy(*out, item_value(it), *n);
+    return 0;
+}
+
+/* One matching range found walking back: a[as..ae] == b[bs..be]. */
+static void lcs_range(struct conn *c, int withlen, long long as, long long ae, long long bs,
+                      long long be)
+{
+    reply_array(c, 2 + withlen);
+    reply_array(c, 2);
+    reply_int(c, as);
+    reply_int(c, ae);
+    reply_array(c, 2);
+    reply_int(c, bs);
+    reply_int(c, be);
+    if (withlen)
+        reply_int(c, ae - as + 1);
+}
+
+static void lcs_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey *keys = keyset_resolve(c, 1, 1, 2);
+    struct item *ia, *ib;
+    char *a = NULL, *b = NULL, *res = NULL;
+    size_t alen, blen;
+    uint32_t *dp = NULL;
+    long long minlen = 0;
+    int getidx = 0, getlen = 0, withlen = 0, oom;
+
+    if (!keys)
+        return;
+    store_lock_keys(s, keys, 2);
+    ia = store_lookup_read_locked(s, &keys[0], conn_now(c));
+    ib = store_lookup_read_locked(s, &keys[1], conn_now(c));
+    if ((ia && ia->type != OBJ_STRING) || (ib && ib->type != OBJ_STRING)) {
+        store_unlock_keys(s, keys, 2);
+        reply_error(c, "ERR The specified keys must contain string values");
+        return;
+    }
+    oom = lcs_copy(ia, &a, &alen) || lcs_copy(ib, &b, &blen);
+    store_unlock_keys(s, keys, 2);
+    if (oom)
+        goto oom;
+    for (int j = 3; j < c->argc; j++) {
+        if (arg_is(c, j, "idx")) {
+            getidx = 1;
+        } else if (arg_is(c, j, "len")) {
+            getlen = 1;
+        } else if (arg_is(c, j, "withmatchlen")) {
+            withlen = 1;
+        } else if (arg_is(c, j, "minmatchlen") && j + 1 < c->argc) {
+            if (arg_ll(c, ++j, &minlen, NULL))
+                goto done;
+            if (minlen < 0)
+                minlen = 0;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            goto done;
+        }
+    }
+    if (getidx && getlen) {
+        reply_error(c, "ERR If you want both the length and indexes, please just use IDX.");
+        goto done;
+    }
+    if (alen >= UINT32_MAX - 1 || blen >= UINT32_MAX - 1) {
+        reply_error(c, "ERR String too long for LCS");
+        goto done;
+    }
+    /* the table: (alen+1) x (blen+1) lengths, bounded before allocating */
+    {
+        unsigned long long cells = (unsigned long long)(alen + 1) * (blen + 1);
+        if (cells > (unsigned long long)cfg.proto_max_bulk_len / sizeof(uint32_t) ||
+            cells * sizeof(uint32_t) > (unsigned long long)cfg.proto_max_bulk_len) {
+            reply_error(c, "ERR Insufficient memory, transient memory for LCS exceeds "
+                           "proto-max-bulk-len");
+            goto done;
+        }
+        if (!(dp = malloc((size_t)cells * sizeof(uint32_t))))
+            goto oom;
+    }
+#define DP(i, j) dp[(size_t)(i) * (blen + 1) + (j)]
+    for (size_t i = 0; i <= alen; i++)
+        for (size_t j = 0; j <= blen; j++) {
+            if (!i || !j)
+                DP(i, j) = 0;
+            else if (a[i - 1] == b[j - 1])
+                DP(i, j) = DP(i - 1, j - 1) + 1;
+            else
+                DP(i, j) = DP(i - 1, j) > DP(i, j - 1) ? DP(i - 1, j) : DP(i, j - 1);
+        }
+    uint32_t total = DP(alen, blen);
+    if (getlen) {
+        reply_int(c, total);
+        goto done;
+    }
+    if (!getidx && !(res = malloc(total ? total : 1)))
+        goto oom;
+    /* Walk back from the end. With IDX the walk runs twice: counting the ranges (the array
+     * length comes first), then replying them. */
+    long long nranges = 0;
+    for (int out = getidx ? 0 : 1; out < 2; out++) {
+        size_t i = alen, j = blen, k = total;
+        long long as = -1, ae = 0, bs = 0, be = 0;
+        if (getidx && out == 1) {
+            reply_map(c, 2);
+            reply_lit(c, "$7\r\nmatches\r\n");
+            reply_array(c, nranges);
+        }
+        while (i > 0 && j > 0) {
+            int close = 0;
+            if (a[i - 1] == b[j - 1]) {
+                if (res)
+                    res[k - 1] = a[i - 1];
+                if (as < 0) {
+                    as = ae = (long long)i - 1;
+                    bs = be = (long long)j - 1;
+                } else if (as == (long long)i && bs == (long long)j) {
+                    as--;
+                    bs--;
+                } else {
+                    close = 1;
+                }
+                if (as == 0 || bs == 0)
+                    close = 1;
+                k--;
+                i--;
+                j--;
+            } else {
+                if (DP(i - 1, j) > DP(i, j - 1))
+                    i--;
+                else
+                    j--;
+                if (as >= 0)
+                    close = 1;
+            }
+            if (close) {
+                if (getidx && (minlen == 0 || ae - as + 1 >= minlen)) {
+                    if (out == 0)
+                        nranges++;
+                    else
+                        lcs_range(c, withlen, as, ae, bs, be);
+                }
+                as = -1;
+            }
+        }
+    }
+    if (getidx) {
+        reply_lit(c, "$3\r\nlen\r\n");
+        reply_int(c, total);
+    } else {
+        reply_bulk(c, res, total);
+    }
+#undef DP
+    goto done;
+oom:
+    reply_error(c, "ERR out of memory");
+done:
+    free(a);
+    free(b);
+    free(res);
+    free(dp);
+}
+
 static const struct cmd cmds[] = {
     {"sort", sort_command, -2, CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE, 1, 1, 1, "generic", "Sort the elements in a list, set or sorted set", NULL},
     {"sort_ro", sort_ro_command, -2, CMD_READONLY | CMD_MOVABLE, 1, 1, 1, "generic", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", NULL},
+    {"lcs", lcs_command, -3, CMD_READONLY, 1, 2, 1, "string", "Find longest common substring", NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
 };
 

@@ -422,3 +422,91 @@ def test_concurrent_pattern_writes(tc_server):
     assert errors == []
     assert setup.ping()
     setup.connection_pool.disconnect()
+
+
+# ---- LCS ----
+
+def test_lcs_fixed(d):
+    d("SET", "a", "ohmytext")
+    d("SET", "b", "mynewtext")
+    d("SET", "c", "abcabcabc")
+    d("SET", "e", "cbacbacba")
+    d("SET", "bin", b"a\x00b\xffc\x00")
+    d("SET", "bin2", b"\x00\xff\x00c")
+    d("SET", "n", 12345)
+    d("SET", "m", 2340)
+    for x, y in (("a", "b"), ("b", "a"), ("c", "e"), ("e", "c"), ("a", "a"), ("bin", "bin2"),
+                 ("n", "m"), ("a", "nokey"), ("nokey", "nokey2"), ("nokey", "a")):
+        d("LCS", x, y)
+        d("LCS", x, y, "LEN")
+        d("LCS", x, y, "IDX")
+        d("LCS", x, y, "idx", "withmatchlen")
+        d("LCS", x, y, "IDX", "MINMATCHLEN", 2, "WITHMATCHLEN")
+        d("LCS", x, y, "MINMATCHLEN", 4, "IDX", "MINMATCHLEN", -3)
+        d("LCS", x, y, "len", "minmatchlen", 100, "withmatchlen")
+
+
+def test_lcs_errors(d):
+    d("SET", "a", "abc")
+    d("RPUSH", "l", "abc")
+    d("HSET", "h", "f", "v")
+    for args in (("a", "l"), ("l", "a"), ("h", "nokey"), ("l", "a", "foo"), ("a", "l", "IDX")):
+        d("LCS", *args)
+    for opts in (("IDX", "LEN"), ("LEN", "IDX"), ("foo",), ("MINMATCHLEN",),
+                 ("MINMATCHLEN", "x"), ("MINMATCHLEN", "9223372036854775808"),
+                 ("IDX", "MINMATCHLEN", 1, "LEN"), ("MINMATCHLEN", "x", "IDX", "LEN")):
+        d("LCS", "a", "nokey", *opts)
+    d("LCS", "a")
+    d("LCS")
+
+
+def test_lcs_random(d):
+    rnd = random.Random(777)
+    for i in range(60):
+        alpha = rnd.choice(["ab", "abc", "acgt", "abcdefghij"])
+        x = "".join(rnd.choice(alpha) for _ in range(rnd.randint(0, 40)))
+        y = "".join(rnd.choice(alpha) for _ in range(rnd.randint(0, 40)))
+        if rnd.random() < 0.3:  # a shared block
+            blk = "".join(rnd.choice(alpha) for _ in range(rnd.randint(3, 12)))
+            x, y = x[:10] + blk + x[10:], y[:5] + blk + y[5:]
+        d("SET", "x", x)
+        d("SET", "y", y)
+        d("LCS", "x", "y")
+        d("LCS", "x", "y", "LEN")
+        d("LCS", "x", "y", "IDX", "MINMATCHLEN", rnd.randint(0, 4),
+          *(["WITHMATCHLEN"] if rnd.random() < 0.5 else []))
+
+
+def test_lcs_table_limit(d, tc_server, redis_server):
+    # the DP table, (len1+1) * (len2+1) 4-byte cells, may not exceed proto-max-bulk-len
+    d("CONFIG", "SET", "proto-max-bulk-len", 1048576)
+    try:
+        d("SET", "s511", "a" * 511)
+        d("SET", "s512", "a" * 511 + "b")
+        d("SET", "t512", "b" + "a" * 511)
+        d("LCS", "s511", "s511", "LEN")  # exactly 1 MiB: allowed
+        d("LCS", "s512", "s511", "LEN")
+        d("LCS", "s512", "t512")
+        d("LCS", "s512", "t512", "IDX", "LEN")  # option errors come first
+        d("SET", "big", "x" * 300000)
+        d("LCS", "big", "nokey")  # 300001 cells
+        d("LCS", "big", "s511", "IDX")
+    finally:
+        d("CONFIG", "SET", "proto-max-bulk-len", 536870912)
+
+
+def test_lcs_resp3_and_multi(tc_server, redis_server, d):
+    d("SET", "a", "ohmytext")
+    d("SET", "b", "mynewtext")
+    a, b = Raw(tc_server.port), Raw(redis_server.port)
+    for x in (a, b):
+        x.send("HELLO", 3)
+    for cmd in (("LCS", "a", "b", "IDX", "WITHMATCHLEN"), ("LCS", "a", "b"),
+                ("LCS", "a", "b", "LEN"), ("LCS", "nokey", "b", "IDX")):
+        assert a.send(*cmd) == b.send(*cmd), cmd
+    for x in (a, b):
+        x.send("MULTI")
+        x.send("LCS", "a", "b", "IDX")
+        x.send("SET", "b", "ohmy")
+        x.send("LCS", "a", "b")
+    assert a.send("EXEC") == b.send("EXEC")
