@@ -510,3 +510,46 @@ def test_lcs_resp3_and_multi(tc_server, redis_server, d):
         x.send("SET", "b", "ohmy")
         x.send("LCS", "a", "b")
     assert a.send("EXEC") == b.send("EXEC")
+
+
+def test_command_info(d, tc_server, redis_server):
+    for name in ("sort", "sort_ro", "lcs"):
+        a = call_raw(tc_server, "COMMAND", "INFO", name)[0][:6]
+        b = call_raw(redis_server, "COMMAND", "INFO", name)[0][:6]
+        assert a == b, (a, b)
+
+
+def call_raw(srv, *args):
+    c = srv.client()
+    try:
+        return c.execute_command(*args)
+    finally:
+        c.connection_pool.disconnect()
+
+
+def test_hostile_arguments(tc_server):
+    """Random option soups for SORT, SORT_RO and LCS: any reply, never a crash."""
+    rnd = random.Random(99)
+    c = tc_server.client()
+    c.flushall()
+    c.rpush("l", *range(30))
+    c.sadd("s", *["m%d" % i for i in range(30)])
+    c.zadd("z", {"m%d" % i: i for i in range(30)})
+    c.set("a", "xyzzy" * 20)
+    c.hset("h_1", "f", "1")
+    words = ["BY", "GET", "LIMIT", "STORE", "ALPHA", "ASC", "DESC", "#", "*", "**", "->",
+             "*->", "h_*->f", "nosort", "-1", "0", "9223372036854775807",
+             "-9223372036854775808", "99999999999999999999", "", "\x00", "*\x00*", "#\x00",
+             "IDX", "LEN", "MINMATCHLEN", "WITHMATCHLEN", "l", "s", "z", "a", "h_1"]
+    for _ in range(1500):
+        cmd = rnd.choice(["SORT", "SORT_RO", "LCS"])
+        args = [cmd, rnd.choice(["l", "s", "z", "a", "h_1", "nokey"])]
+        if cmd == "LCS":
+            args.append(rnd.choice(["a", "l", "nokey", "h_1"]))
+        args += [rnd.choice(words) for _ in range(rnd.randint(0, 8))]
+        try:
+            c.execute_command(*args)
+        except redis.exceptions.ResponseError:
+            pass
+    assert c.ping()
+    c.connection_pool.disconnect()
