@@ -451,6 +451,8 @@ static void sort_generic(struct conn *c, int readonly)
     }
     /* it is not used past this point: the lock is released */
     it = NULL;
+    if (end >= (long long)es.n)
+        end = (long long)es.n - 1; /* never past what was copied */
 
     if (es.n && (!(vec = malloc(es.n * sizeof(*vec))) || !(tmp = malloc(es.n * sizeof(*tmp)))))
         goto oom;
