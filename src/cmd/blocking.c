@@ -99,51 +99,40 @@ static void signal_locked(int db, const char *p, size_t n)
     }
 }
 
-/* FLUSHALL / FLUSHDB / SWAPDB change keys they do not name: every waiter of the databases
- * involved (db < 0: all) retries; a blocked XREADGROUP then answers that its key is gone, as
- * in Redis, and the others stay blocked when there is nothing for them. */
-static void signal_all(int db1, int db2)
+void block_signal_flush(int db)
 {
+    if (!atomic_load_explicit(&block_waiters, memory_order_relaxed))
+        return;
     pthread_mutex_lock(&block_lock);
     for (int i = 0; i < NBUCKETS; i++)
         for (struct bnode *x = buckets[i].head; x; x = x->next)
-            if ((db1 < 0 || x->db == db1 || x->db == db2) &&
+            if ((db < 0 || x->db == db) &&
                 !atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
                 worker_wake(x->b->c->w);
     pthread_mutex_unlock(&block_lock);
 }
 
+void block_signal_key(int db, const char *p, size_t n)
+{
+    pthread_mutex_lock(&block_lock);
+    signal_locked(db, p, n);
+    pthread_mutex_unlock(&block_lock);
+}
+
+static int signal_cb(void *arg, int i, unsigned flags)
+{
+    struct conn *c = arg;
+    if (flags & (KS_RW | KS_OW | KS_RM))
+        signal_locked(c->db, c->argv[i].p, c->argv[i].n);
+    return 0;
+}
+
 void block_signal_keys(struct conn *c, const struct cmd *cmd)
 {
-    int first = 1, last = c->argc - 1, step = 1;
-
-    if (cmd->first <= 0 && cmd->name[0] != 'b' && cmd->name[0] != 'x') {
-        if (!strcmp(cmd->name, "flushall")) {
-            signal_all(-1, -1);
-            return;
-        }
-        if (!strcmp(cmd->name, "flushdb")) {
-            signal_all(c->db, c->db);
-            return;
-        }
-        if (!strcmp(cmd->name, "swapdb") && c->argc == 3) {
-            long long a = -1, b = -1;
-            util_str2ll(c->argv[1].p, c->argv[1].n, &a);
-            util_str2ll(c->argv[2].p, c->argv[2].n, &b);
-            if (a >= 0 && b >= 0 && a <= INT_MAX && b <= INT_MAX)
-                signal_all((int)a, (int)b);
-            return;
-        }
-    }
-
-    if (cmd->first > 0 && !(cmd->flags & CMD_MOVABLE)) {
-        first = cmd->first;
-        last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
-        step = cmd->step ? cmd->step : 1;
-    }
     pthread_mutex_lock(&block_lock);
-    for (int i = first; i <= last && i < c->argc; i += step)
-        signal_locked(c->db, c->argv[i].p, c->argv[i].n);
+    if (cmd_keys(cmd, c->argc, c->argv, signal_cb, c) < 0)
+        for (int i = 1; i < c->argc; i++) /* keys unknown: any argument may be one */
+            signal_locked(c->db, c->argv[i].p, c->argv[i].n);
     pthread_mutex_unlock(&block_lock);
 }
 
@@ -852,18 +841,18 @@ void block_setup(struct srv *srv)
 }
 
 #define BF (CMD_WRITE | CMD_BLOCKING)
-static const struct cmd cmds[] = {
-    {"blpop", blpop_command, -3, BF, 1, -2, 1, "list", "Remove and get the first element in a list, or block until one is available", NULL},
-    {"brpop", brpop_command, -3, BF, 1, -2, 1, "list", "Remove and get the last element in a list, or block until one is available", NULL},
-    {"blmove", blmove_command, 6, BF | CMD_DENYOOM, 1, 2, 1, "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL},
-    {"brpoplpush", brpoplpush_command, 4, BF | CMD_DENYOOM, 1, 2, 1, "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL},
-    {"blmpop", blmpop_command, -5, BF | CMD_MOVABLE, 0, 0, 0, "list", "Pop elements from a list, or block until one is available", NULL},
-    {"bzpopmin", bzpopmin_command, -3, BF | CMD_FAST, 1, -2, 1, "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", NULL},
-    {"bzpopmax", bzpopmax_command, -3, BF | CMD_FAST, 1, -2, 1, "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", NULL},
-    {"bzmpop", bzmpop_command, -5, BF | CMD_MOVABLE, 0, 0, 0, "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", NULL},
+static struct cmd cmds[] = {
+    {"blpop", blpop_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the first element in a list, or block until one is available"},
+    {"brpop", brpop_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the last element in a list, or block until one is available"},
+    {"blmove", blmove_command, 6, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available"},
+    {"brpoplpush", brpoplpush_command, 4, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available"},
+    {"blmpop", blmpop_command, -5, "write blocking tc:prop-explicit", "@list", "RW,access,delete index:2 keynum:0,1,1", "list", "Pop elements from a list, or block until one is available"},
+    {"bzpopmin", bzpopmin_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"},
+    {"bzpopmax", bzpopmax_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available"},
+    {"bzmpop", bzmpop_command, -5, "write blocking tc:prop-explicit", "@sortedset", "RW,access,delete index:2 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available"},
 };
 
 void cmd_blocking_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -21,6 +21,12 @@ extern _Atomic long block_waiters;
 
 /* After a write command ran: wake the first waiter of each key it names (any worker). */
 void block_signal_keys(struct conn *c, const struct cmd *cmd);
+/* FLUSHDB (db) / FLUSHALL (-1) emptied keys they do not name: every waiter of db retries (a
+ * blocked XREADGROUP then answers that its key is gone, as in Redis). Any thread. */
+void block_signal_flush(int db);
+/* (db, key) changed: its first popping waiter and every reading one retry. Any thread, any
+ * locks held (block_lock is a leaf). */
+void block_signal_key(int db, const char *p, size_t n);
 /* Unblock c without a reply and forget its registration (close, RESET). Owner only. */
 void block_reset(struct conn *c);
 /* INFO blocked_clients (any thread). */

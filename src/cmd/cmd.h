@@ -18,34 +18,145 @@
 
 typedef void cmd_fn(struct conn *c);
 
-#define CMD_WRITE 0x0001
-#define CMD_READONLY 0x0002
-#define CMD_DENYOOM 0x0004
-#define CMD_ADMIN 0x0008
-#define CMD_PUBSUB 0x0010
-#define CMD_NOSCRIPT 0x0020
-#define CMD_LOADING 0x0040
-#define CMD_STALE 0x0080
-#define CMD_FAST 0x0100
-#define CMD_NOAUTH 0x0200   /* allowed before AUTH */
-#define CMD_BLOCKING 0x0400
-#define CMD_MOVABLE 0x0800
+/* Command flags, as Redis 7.0 names them (COMMAND INFO), then twincache's own. */
+#define CMD_WRITE 0x000001
+#define CMD_READONLY 0x000002
+#define CMD_DENYOOM 0x000004
+#define CMD_ADMIN 0x000008
+#define CMD_PUBSUB 0x000010
+#define CMD_NOSCRIPT 0x000020
+#define CMD_LOADING 0x000040
+#define CMD_STALE 0x000080
+#define CMD_FAST 0x000100
+#define CMD_NOAUTH 0x000200 /* no_auth: allowed before AUTH */
+#define CMD_BLOCKING 0x000400
+#define CMD_MOVABLE 0x000800 /* movablekeys: derived from the key specs */
+#define CMD_SKIP_MONITOR 0x001000
+#define CMD_SKIP_SLOWLOG 0x002000
+#define CMD_ASKING 0x004000
+#define CMD_MAY_REPLICATE 0x008000
+#define CMD_NO_MANDATORY_KEYS 0x010000
+#define CMD_NO_ASYNC_LOADING 0x020000
+#define CMD_NO_MULTI 0x040000
+#define CMD_ALLOW_BUSY 0x080000
+#define CMD_MODULE 0x100000 /* reported, never set */
+/* twincache's own, written "tc:name" in a flag string and never reported */
+#define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
+#define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
+#define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
+/* How a write propagates when its handler does not say (cmd_prop_*): by default as it came,
+ * unless it answered an error */
+#define CMD_PROP_EXPLICIT 0x08000000 /* tc:prop-explicit: only what the handler propagates */
+#define CMD_PROP_STATE 0x10000000    /* tc:prop-state: the key's state after (SET ... PXAT) */
+#define CMD_PROP_EXPIRE 0x20000000   /* tc:prop-expire: PEXPIREAT / PERSIST / DEL of the key */
+#define CMD_PROP_ARGV3 0x40000000    /* tc:prop-argv3: as it came with 3 arguments, else state */
 
-struct cmd {
-    const char *name;   /* lowercase */
-    cmd_fn *fn;
-    int arity;          /* >0 exact, <0 at least -arity */
-    uint32_t flags;     /* CMD_* */
-    int first, last, step; /* key positions, as COMMAND INFO reports them */
-    const char *group;  /* COMMAND DOCS group */
-    const char *summary;
-    const char *subcmds; /* space-separated subcommands with arities "get:-3 set:-4", or NULL */
+/* Key spec flags (Redis 7.0's names) */
+#define KS_RO 0x0001
+#define KS_RW 0x0002
+#define KS_OW 0x0004
+#define KS_RM 0x0008
+#define KS_ACCESS 0x0010
+#define KS_UPDATE 0x0020
+#define KS_INSERT 0x0040
+#define KS_DELETE 0x0080
+#define KS_NOT_KEY 0x0100
+#define KS_INCOMPLETE 0x0200
+#define KS_VARIABLE_FLAGS 0x0400
+
+enum { KS_BS_UNKNOWN, KS_BS_INDEX, KS_BS_KEYWORD };
+enum { KS_FK_UNKNOWN, KS_FK_RANGE, KS_FK_KEYNUM };
+
+/* One Redis 7 key spec: where the search for keys begins, and how keys are found from there. */
+struct keyspec {
+    uint16_t flags;  /* KS_* */
+    uint8_t bs, fk;  /* KS_BS_*, KS_FK_* */
+    int pos;         /* index: the argument; keyword: where the search starts (<0: from the end) */
+    char kw[16];     /* keyword: the word, NUL-terminated */
+    char kwl[16];    /* and in lowercase, to match arguments */
+    int a, b, l;     /* range: lastkey, keystep, limit; keynum: keynumidx, firstkey, keystep */
 };
+
+#define CMD_MAX_KEYSPECS 3
+
+struct cmd;
+/* One key found in a command line: its argv index and KS_* flags. Returns nonzero to stop. */
+typedef int cmd_key_fn(void *arg, int pos, unsigned flags);
+/* Keys of commands whose specs cannot find them all (SORT) or whose access flags depend on
+ * the arguments (SET ... GET): calls fn for each, returns the number found or -1. */
+typedef int cmd_getkeys_fn(const struct cmd *cmd, int argc, const struct slice *argv,
+                           cmd_key_fn *fn, void *arg);
+
+/* A command's table entry: every fact about it. The first nine fields are written by the
+ * command families; cmd_register derives the rest from them. */
+struct cmd {
+    const char *name;       /* lowercase; a subcommand's is "container|sub" */
+    cmd_fn *fn;
+    int arity;              /* >0 exact, <0 at least -arity (argv[0] counted) */
+    const char *flagstr;    /* Redis 7.0 flag names, space separated, plus "tc:..." */
+    const char *aclstr;     /* ACL categories besides those the flags imply ("@string") */
+    const char *keystr;     /* key specs, "; " separated: "RW,access index:1 range:0,1,0" */
+    const char *group;      /* COMMAND DOCS group */
+    const char *summary;    /* one help line */
+    struct cmd *subs;       /* subcommand entries, ended by a NULL name, or NULL */
+    cmd_getkeys_fn *getkeys; /* see cmd_getkeys_fn, or NULL */
+    /* derived */
+    uint32_t flags;          /* CMD_* */
+    uint32_t acl;            /* ACL_* category bits */
+    int first, last, step;   /* the legacy key range COMMAND INFO reports */
+    int nks;                 /* key specs */
+    struct keyspec ks[CMD_MAX_KEYSPECS];
+    int nsubs;
+    const struct cmd *parent; /* a subcommand's container */
+};
+
+/* The handler modified key k (under its stripe lock; it is the key's item now, or NULL when
+ * the change deleted it), as Redis's signalModifiedKey: a WATCH of the key fails, clients
+ * blocked on it retry, the change counts as dirty. A handler that changed nothing reports
+ * nothing, so nothing is invalidated, woken or logged. Handlers that report carry
+ * "tc:signals"; for the others every key they may write counts as modified. */
+void cmd_modified(struct conn *c, const struct skey *k, struct item *it);
+/* After a write command ran (cmd_call, EXEC): the default reports of a command without
+ * "tc:signals". Returns 1 when the command modified something (or may have). */
+int cmd_after_write(struct conn *c, const struct cmd *cmd);
+/* Reports of the running command (this thread), and cmd_modified_reset to start counting
+ * them for one command (cmd_call, EXEC). */
+extern __thread unsigned long cmd_mods;
+void cmd_modified_reset(void);
+
+/* ACL categories: bit i is acl_category_name(i) */
+int acl_category_count(void);
+const char *acl_category_name(int i);
+
+/* Call fn for every key of the command line argv (argc arguments, argv[0] the command, or
+ * the container and subcommand) as its key specs find them, with each key's flags; keys of
+ * NOT_KEY specs (channels) are skipped. Returns the number of keys, or -1 when the arguments
+ * do not fit the specs (a missing numkeys, keys past the end): then the set of keys is
+ * unknown, and callers that lock or invalidate must assume every key. */
+int cmd_keys(const struct cmd *cmd, int argc, const struct slice *argv, cmd_key_fn *fn,
+             void *arg);
+/* 1 when the command has key arguments at all. */
+int cmd_has_keys(const struct cmd *cmd);
+/* Derive an entry's flags, categories, key specs and range (cmd_register). */
+void cmd_entry_setup(struct cmd *c, const struct cmd *parent);
+/* The names of the CMD_* and KS_* flags, for COMMAND INFO: i from 0 to count-1. */
+int cmd_flag_count(void);
+const char *cmd_flag_name(int i, uint32_t *bit);
+int keyspec_flag_count(void);
+const char *keyspec_flag_name(int i, unsigned *bit);
+/* getkeys functions of SET, BITFIELD, SORT and SORT_RO (see cmd_getkeys_fn). */
+cmd_getkeys_fn cmd_getkeys_set, cmd_getkeys_bitfield, cmd_getkeys_sort, cmd_getkeys_sort_ro;
 
 /* Families register their commands at setup with cmd_register (main thread, before workers
  * start). */
-void cmd_register(const struct cmd *cmds, int n);
+void cmd_register(struct cmd *cmds, int n);
+/* A top-level command by name (any case), or NULL. */
 const struct cmd *cmd_lookup(const char *name, size_t len);
+/* The entry that runs argv: the command, or its subcommand's entry when it is a container
+ * and argc > 1. NULL with *container set when argv[1] names no subcommand of it. */
+const struct cmd *cmd_resolve(int argc, const struct slice *argv, const struct cmd **container);
+/* "name" or "container|sub", as COMMAND INFO takes them, or NULL. */
+const struct cmd *cmd_lookup_full(const char *name, size_t len);
 /* Every registered command, for COMMAND / COMMAND LIST. */
 int cmd_count(void);
 const struct cmd *cmd_at(int i);
@@ -70,6 +181,7 @@ void cmd_string_setup(void);
 void cmd_keys_setup(void);
 void cmd_conn_setup(void);
 void cmd_server_setup(void);
+void cmd_command_setup(void);
 
 /* ---- reply helpers (never fail visibly: on OOM the connection is closed) ---- */
 static inline void reply_check(struct conn *c, int r)
@@ -81,8 +193,12 @@ static inline void reply_check(struct conn *c, int r)
 #define reply_lit(c, s) reply_raw((c), (s), sizeof(s) - 1)
 #define reply_ok(c) reply_lit((c), "+OK\r\n")
 #define reply_status(c, s) reply_check((c), resp_add_status(&(c)->wbuf, (s)))
-#define reply_error(c, s) reply_check((c), resp_add_error(&(c)->wbuf, (s)))
-#define reply_errorf(c, ...) reply_check((c), resp_add_errorf(&(c)->wbuf, __VA_ARGS__))
+/* Error replies of the running command: a write that answered an error changed nothing and
+ * is not propagated (cmd_call resets it with cmd_modified_reset). */
+extern __thread unsigned cmd_errors;
+#define reply_error(c, s) (cmd_errors++, reply_check((c), resp_add_error(&(c)->wbuf, (s))))
+#define reply_errorf(c, ...) \
+    (cmd_errors++, reply_check((c), resp_add_errorf(&(c)->wbuf, __VA_ARGS__)))
 #define reply_int(c, v) reply_check((c), resp_add_int(&(c)->wbuf, (v)))
 #define reply_bulk(c, p, n) reply_check((c), resp_add_bulk(&(c)->wbuf, (p), (n)))
 #define reply_bulk_ll(c, v) reply_check((c), resp_add_bulk_ll(&(c)->wbuf, (v)))

@@ -94,7 +94,10 @@ static void file_path(char *out, size_t cap, const char *name)
 static _Thread_local struct {
     struct buf pend;   /* records of the running command */
     int depth;         /* >0: inside a logged command (nested calls log into pend) */
-    int explicit_;     /* the running command was logged by a nested call */
+    int explicit_;     /* the running command propagated itself (cmd_prop_*, nested calls) */
+    int nprop;         /* records the running top-level command propagated */
+    size_t prop_at;    /* pend offset of the first of them */
+    size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
     size_t tx_mark;    /* pend length after MULTI */
     uint64_t upto;     /* offset this thread must see written before replying */
@@ -155,6 +158,82 @@ static void rec_slices(int db, int argc, const struct slice *argv)
     rec_close(at);
 }
 
+/* One more record propagated by the running command (its start at is a pend offset). */
+static void counted(size_t at)
+{
+    if (tl.nprop++ == 0)
+        tl.prop_at = at;
+}
+
+/* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
+ * replay applies them together (outside EXEC, which has its own block). */
+static void wrap_multi(void)
+{
+    size_t start = tl.prop_at, end = buf_len(&tl.pend), at, mlen;
+    char m[64];
+    char *base;
+
+    at = rec_open(-1);
+    rec_arr(1);
+    rec_str("MULTI");
+    rec_close(at);
+    mlen = buf_len(&tl.pend) - end;
+    if (mlen > sizeof(m) || buf_len(&tl.pend) != end + mlen)
+        return; /* out of memory: the records stay unwrapped */
+    base = tl.pend.data + tl.pend.rpos;
+    memcpy(m, base + end, mlen);
+    memmove(base + start + mlen, base + start, end - start);
+    memcpy(base + start, m, mlen);
+    at = rec_open(-1);
+    rec_arr(1);
+    rec_str("EXEC");
+    rec_close(at);
+}
+
+int cmd_prop_on(struct conn *c)
+{
+    (void)c;
+    return atomic_load_explicit(&aof_on, memory_order_relaxed) && (tl.depth > 0 || tl.in_tx);
+}
+
+int cmd_prop_begin(struct conn *c, int argc)
+{
+    if (!cmd_prop_on(c))
+        return 0;
+    tl.explicit_ = 1;
+    tl.open_rec = rec_open(c->db);
+    rec_arr(argc);
+    return 1;
+}
+
+void cmd_prop_arg(struct conn *c, const char *p, size_t n)
+{
+    (void)c;
+    rec_bulk(p, n);
+}
+
+void cmd_prop_end(struct conn *c)
+{
+    (void)c;
+    rec_close(tl.open_rec);
+    counted(tl.open_rec);
+}
+
+void cmd_propagate(struct conn *c, int argc, const struct slice *argv)
+{
+    if (!cmd_prop_begin(c, argc))
+        return;
+    for (int i = 0; i < argc; i++)
+        rec_bulk(argv[i].p, argv[i].n);
+    cmd_prop_end(c);
+}
+
+void cmd_prop_none(struct conn *c)
+{
+    if (cmd_prop_on(c))
+        tl.explicit_ = 1;
+}
+
 /* Append pend to the shared buffer; remember the offset for the reply of c. */
 static void commit(struct conn *c)
 {
@@ -171,41 +250,6 @@ static void commit(struct conn *c)
 }
 
 /* ---- what a command logs ---- */
-
-enum rule {
-    R_ARGV = 0,  /* as it came */
-    R_NONE,      /* nothing (blocking forms: the non-blocking command they ran logs) */
-    R_EXPIRE,    /* the key's expire time after the command (PEXPIREAT / PERSIST / DEL) */
-    R_STATE,     /* the string key after the command (SET ... PXAT / TC.MCSET / DEL) */
-    R_SPOP,      /* SREM of the popped members */
-    R_XADD,      /* with the ID it got */
-};
-
-static struct {
-    const struct cmd *cmd;
-    enum rule r;
-} rules[32];
-static int nrules;
-
-static void add_rule(const char *name, enum rule r)
-{
-    const struct cmd *c = cmd_lookup(name, strlen(name));
-    if (c && nrules < (int)(sizeof(rules) / sizeof(rules[0]))) {
-        rules[nrules].cmd = c;
-        rules[nrules++].r = r;
-    }
-}
-
-static enum rule rule_of(const struct cmd *cmd, int argc)
-{
-    for (int i = 0; i < nrules; i++)
-        if (rules[i].cmd == cmd) {
-            if (rules[i].r == R_STATE && !strcmp(cmd->name, "set") && argc == 3)
-                return R_ARGV; /* plain SET: as it came */
-            return rules[i].r;
-        }
-    return R_ARGV;
-}
 
 /* The key state of (db, key) after a write, under its stripe lock. mc: give the item a CAS
  * value now if it has none, so the one clients will see is the one logged. */
@@ -281,121 +325,34 @@ static void log_expire(struct conn *c)
     rec_close(at);
 }
 
-/* Reply parsing (SPOP, XADD): the bytes c wrote since r0. */
-static const char *reply_at(struct conn *c, size_t r0, size_t *n)
+/* Log the command c just ran, under its stripes, as its table entry says (cmd.h CMD_PROP_*):
+ * it did not propagate itself. */
+static void log_command(struct conn *c, const struct cmd *cmd)
 {
-    size_t len = buf_len(&c->wbuf);
-    *n = len > r0 ? len - r0 : 0;
-    return c->wbuf.data + c->wbuf.rpos + r0;
-}
+    uint32_t f = cmd->flags;
 
-/* One "$n\r\n<bytes>\r\n" at *p. Returns 1 and the bytes, or 0. */
-static int next_bulk(const char **p, const char *end, const char **s, size_t *n)
-{
-    const char *q = *p;
-    char *e;
-    long v;
-
-    if (q >= end || *q != '$')
-        return 0;
-    v = strtol(q + 1, &e, 10);
-    if (v < 0 || e + 2 > end || (size_t)(end - (e + 2)) < (size_t)v + 2)
-        return 0;
-    *s = e + 2;
-    *n = (size_t)v;
-    *p = e + 2 + v + 2;
-    return 1;
-}
-
-static void log_spop(struct conn *c, size_t r0)
-{
-    size_t n, mn;
-    const char *p = reply_at(c, r0, &n), *end = p + n, *m;
-    long count = 1;
-    size_t at;
-
-    if (!n)
-        return;
-    if (*p == '*' || *p == '~') {
-        char *e;
-        count = strtol(p + 1, &e, 10);
-        p = e + 2;
-    }
-    if (count <= 0 || *p != '$' || p[1] == '-')
-        return;
-    at = rec_open(c->db);
-    rec_arr((int)count + 2);
-    rec_str("SREM");
-    rec_bulk(c->argv[1].p, c->argv[1].n);
-    for (long i = 0; i < count; i++) {
-        if (!next_bulk(&p, end, &m, &mn))
-            m = "", mn = 0;
-        rec_bulk(m, mn);
-    }
-    rec_close(at);
-}
-
-static void log_xadd(struct conn *c, size_t r0)
-{
-    size_t n, idn;
-    const char *p = reply_at(c, r0, &n), *id;
-    int i = 2;
-
-    if (!next_bulk(&p, p + n, &id, &idn))
-        return; /* NOMKSTREAM without a stream: nothing happened */
-    while (i < c->argc) {
-        if (arg_is(c, i, "nomkstream")) {
-            i++;
-        } else if (arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) {
-            i++;
-            if (i < c->argc && (arg_is(c, i, "=") || arg_is(c, i, "~")))
-                i++;
-            i++;
-        } else if (arg_is(c, i, "limit")) {
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    size_t at = rec_open(c->db);
-    rec_arr(c->argc);
-    for (int j = 0; j < c->argc; j++) {
-        if (j == i)
-            rec_bulk(id, idn);
-        else
-            rec_bulk(c->argv[j].p, c->argv[j].n);
-    }
-    rec_close(at);
-}
-
-/* Log the command c just ran (its reply starts at r0), under its stripes. */
-static void log_command(struct conn *c, const struct cmd *cmd, size_t r0)
-{
-    size_t n;
-    const char *rep = reply_at(c, r0, &n);
-    enum rule r = rule_of(cmd, c->argc);
-
-    if (n && rep[0] == '-')
+    if (cmd_errors)
         return; /* refused: nothing changed */
-    switch (r) {
-    case R_ARGV:
-        rec_slices(c->db, c->argc, c->argv);
-        break;
-    case R_NONE:
-        break;
-    case R_EXPIRE:
+    if (((f & CMD_SIGNALS) && !cmd_mods) || (f & CMD_PROP_EXPLICIT))
+        return; /* changed nothing, or its handler propagates what it changed (nothing) */
+    counted(buf_len(&tl.pend));
+    if (f & CMD_PROP_EXPIRE)
         log_expire(c);
-        break;
-    case R_STATE:
+    else if ((f & CMD_PROP_STATE) || ((f & CMD_PROP_ARGV3) && c->argc != 3))
         log_state(c, c->db, c->argv[1].p, c->argv[1].n, 0);
-        break;
-    case R_SPOP:
-        log_spop(c, r0);
-        break;
-    case R_XADD:
-        log_xadd(c, r0);
-        break;
-    }
+    else
+        rec_slices(c->db, c->argc, c->argv);
+}
+
+static int stripe_cb(void *arg, int i, unsigned flags)
+{
+    struct conn *c = arg;
+    struct skey k;
+
+    (void)flags;
+    arg_key(c, i, &k);
+    tl.bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+    return 0;
 }
 
 /* The stripes of cmd's keys into tl.bm (all of them when unknown). */
@@ -403,47 +360,59 @@ static uint64_t *key_stripes(struct conn *c, const struct cmd *cmd)
 {
     struct store *s = conn_store(c);
     uint32_t words = (s->nstripes + 63) / 64;
-    int last;
 
     if (!tl.bm) {
         tl.bm = malloc(words * 8);
         if (!tl.bm)
             return NULL;
     }
-    if (cmd->first <= 0 || (cmd->flags & CMD_MOVABLE)) {
+    memset(tl.bm, 0, words * 8);
+    if (!cmd_has_keys(cmd) || cmd_keys(cmd, c->argc, c->argv, stripe_cb, c) < 0) {
         memset(tl.bm, 0xff, words * 8);
         if (s->nstripes % 64)
             tl.bm[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
-        return tl.bm;
-    }
-    memset(tl.bm, 0, words * 8);
-    last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
-    for (int i = cmd->first; i <= last && i < c->argc; i += cmd->step ? cmd->step : 1) {
-        struct skey k;
-        arg_key(c, i, &k);
-        tl.bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
     }
     return tl.bm;
+}
+
+/* Run cmd and record its propagation: its explicit forms, or its rule's. The reports and
+ * errors counted are this command's alone (a blocked client's retry, a nested form), then
+ * added to the caller's. */
+static void run_logged(struct conn *c, const struct cmd *cmd)
+{
+    unsigned long mods = cmd_mods;
+    unsigned errs = cmd_errors;
+
+    cmd_mods = 0;
+    cmd_errors = 0;
+    tl.explicit_ = 0;
+    cmd->fn(c);
+    if (!tl.explicit_)
+        log_command(c, cmd);
+    cmd_mods += mods;
+    cmd_errors += errs;
 }
 
 void aof_exec(struct conn *c, const struct cmd *cmd)
 {
     struct store *s;
     uint64_t *bm;
-    size_t r0;
 
     if (!(cmd->flags & CMD_WRITE)) {
         cmd->fn(c);
         return;
     }
-    r0 = buf_len(&c->wbuf);
     if (tl.depth > 0 || store_held) {
         /* inside a logged command (a blocking form running its plain form) or EXEC */
-        cmd->fn(c);
-        log_command(c, cmd, r0);
-        tl.explicit_ = 1;
-        if (!tl.depth && !tl.in_tx)
+        if (tl.depth++ == 0)
+            tl.nprop = 0;
+        run_logged(c, cmd);
+        tl.explicit_ = 1; /* an outer command was propagated by this one */
+        if (--tl.depth == 0 && !tl.in_tx) {
+            if (tl.nprop > 1)
+                wrap_multi();
             commit(c);
+        }
         return;
     }
     s = conn_store(c);
@@ -454,10 +423,10 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     }
     store_hold_set(s, bm);
     tl.depth = 1;
-    tl.explicit_ = 0;
-    cmd->fn(c);
-    if (!tl.explicit_)
-        log_command(c, cmd, r0);
+    tl.nprop = 0;
+    run_logged(c, cmd);
+    if (tl.nprop > 1)
+        wrap_multi();
     commit(c);
     tl.depth = 0;
     store_release_set(s, bm);
@@ -1307,33 +1276,12 @@ void aof_info(struct buf *b)
     pthread_mutex_unlock(&alock);
 }
 
-static const struct cmd cmds[] = {
-    {"bgrewriteaof", bgrewriteaof_command, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server",
-     "Asynchronously rewrite the append-only file", NULL},
-    {"tc.mcset", mcset_command, 6, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "server",
-     "Internal: store a memcached item with its flags, CAS value and expire time (AOF)", NULL},
+static struct cmd cmds[] = {
+    {"bgrewriteaof", bgrewriteaof_command, 1, "admin noscript no_async_loading", "", NULL, "server", "Asynchronously rewrite the append-only file"},
+    {"tc.mcset", mcset_command, 6, "write denyoom", "@string", "OW,update index:1 range:0,1,0", "server", "Internal: store a memcached item with its flags, CAS value and expire time (AOF)"},
 };
 
 void cmd_aof_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
-    add_rule("expire", R_EXPIRE);
-    add_rule("pexpire", R_EXPIRE);
-    add_rule("expireat", R_EXPIRE);
-    add_rule("pexpireat", R_EXPIRE);
-    add_rule("set", R_STATE);
-    add_rule("setex", R_STATE);
-    add_rule("psetex", R_STATE);
-    add_rule("getex", R_STATE);
-    add_rule("incrbyfloat", R_STATE);
-    add_rule("spop", R_SPOP);
-    add_rule("xadd", R_XADD);
-    add_rule("blpop", R_NONE);
-    add_rule("brpop", R_NONE);
-    add_rule("blmove", R_NONE);
-    add_rule("brpoplpush", R_NONE);
-    add_rule("blmpop", R_NONE);
-    add_rule("bzpopmin", R_NONE);
-    add_rule("bzpopmax", R_NONE);
-    add_rule("bzmpop", R_NONE);
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

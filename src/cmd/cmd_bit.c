@@ -32,13 +32,6 @@ static int not_string(struct conn *c, struct item *it)
     return 0;
 }
 
-/* An in-place change of a value: any CAS handed out before must no longer match. */
-static void touched_in_place(struct item *it)
-{
-    if (it->bits & IT_CAS)
-        memset(item_opt(it, IT_CAS), 0, 8);
-}
-
 /* Parse argv[i] as a bit offset (hash: "#N" allowed, counted in units of bits). The product
  * wraps as a 64-bit multiplication, as Redis computes it. 0, or -1 after replying. */
 static int arg_bitoff(struct conn *c, int i, int hash, int bits, uint64_t *off)
@@ -84,7 +77,7 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
     }
     if (it && item_writable(it)) {
         if (total == len) {
-            touched_in_place(it);
+            item_cas_invalidate(it);
             return it;
         }
         if (!(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
@@ -92,7 +85,7 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
             /* the allocation has room: grow in place */
             memset(item_value(it) + len, 0, total - len);
             it->vlen = (uint32_t)total;
-            touched_in_place(it);
+            item_cas_invalidate(it);
             return it;
         }
     }
@@ -702,14 +695,14 @@ static void bitfield_ro_command(struct conn *c)
     bitfield_generic(c, 1);
 }
 
-static const struct cmd cmds[] = {
-    {"setbit", setbit_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "Sets or clears the bit at offset in the string value stored at key", NULL},
-    {"getbit", getbit_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "bitmap", "Returns the bit value at offset in the string value stored at key", NULL},
-    {"bitcount", bitcount_command, -2, CMD_READONLY, 1, 1, 1, "bitmap", "Count set bits in a string", NULL},
-    {"bitpos", bitpos_command, -3, CMD_READONLY, 1, 1, 1, "bitmap", "Find first bit set or clear in a string", NULL},
-    {"bitop", bitop_command, -4, CMD_WRITE | CMD_DENYOOM, 2, -1, 1, "bitmap", "Perform bitwise operations between strings", NULL},
-    {"bitfield", bitfield_command, -2, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "Perform arbitrary bitfield integer operations on strings", NULL},
-    {"bitfield_ro", bitfield_ro_command, -2, CMD_READONLY | CMD_FAST, 1, 1, 1, "bitmap", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", NULL},
+static struct cmd cmds[] = {
+    {"setbit", setbit_command, 4, "write denyoom", "@bitmap", "RW,access,update index:1 range:0,1,0", "bitmap", "Sets or clears the bit at offset in the string value stored at key"},
+    {"getbit", getbit_command, 3, "readonly fast", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Returns the bit value at offset in the string value stored at key"},
+    {"bitcount", bitcount_command, -2, "readonly", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Count set bits in a string"},
+    {"bitpos", bitpos_command, -3, "readonly", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Find first bit set or clear in a string"},
+    {"bitop", bitop_command, -4, "write denyoom", "@bitmap", "OW,update index:2 range:0,1,0; RO,access index:3 range:-1,1,0", "bitmap", "Perform bitwise operations between strings"},
+    {"bitfield", bitfield_command, -2, "write denyoom", "@bitmap", "RW,access,update,variable_flags index:1 range:0,1,0", "bitmap", "Perform arbitrary bitfield integer operations on strings", NULL, cmd_getkeys_bitfield},
+    {"bitfield_ro", bitfield_ro_command, -2, "readonly fast", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"},
 };
 
 void cmd_bit_setup(void)

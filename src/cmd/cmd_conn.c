@@ -1,4 +1,4 @@
-/* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT COMMAND. */
+/* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +14,16 @@ static void ping_command(struct conn *c)
 {
     if (c->argc > 2) {
         reply_arity_error(c, "ping");
+        return;
+    }
+    if (c->ps != NULL && c->resp == 2 && pubsub_count(c) > 0) {
+        /* RESP2 subscribed mode: PING answers like a message */
+        reply_array(c, 2);
+        reply_lit(c, "$4\r\npong\r\n");
+        if (c->argc > 1)
+            reply_bulk(c, c->argv[1].p, c->argv[1].n);
+        else
+            reply_lit(c, "$0\r\n\r\n");
         return;
     }
     if (c->argc == 1)
@@ -471,230 +481,33 @@ static void client_command(struct conn *c)
     }
 }
 
-/* ---- COMMAND ---- */
+static struct cmd client_subs[] = {
+    {"client|id", client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "The connection's numeric ID"},
+    {"client|getname", client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "The name given to this connection"},
+    {"client|setname", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Give this connection a name"},
+    {"client|info", client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "This connection, as a CLIENT LIST line"},
+    {"client|list", client_command, -2, "admin noscript loading stale", "@connection", NULL, "connection", "Every connection, one line each"},
+    {"client|kill", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Close connections by address, ID or filter"},
+    {"client|setinfo", client_command, 4, "noscript loading stale", "@connection", NULL, "connection", "Record the client library name or version"},
+    {"client|no-evict", client_command, 3, "admin noscript loading stale", "@connection", NULL, "connection", "Exempt this connection from client eviction"},
+    {"client|no-touch", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Keep this connection's reads from touching key access times"},
+    {"client|unblock", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Wake a connection blocked in a blocking command"},
+    {"client|help", client_command, 2, "loading stale", "@connection", NULL, "connection", "List the CLIENT subcommands"},
+    {NULL},
+};
 
-static void flag_names(struct conn *c, uint32_t f)
-{
-    static const struct { uint32_t bit; const char *name; } names[] = {
-        {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
-        {CMD_ADMIN, "admin"}, {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"},
-        {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
-        {CMD_FAST, "fast"}, {CMD_NOAUTH, "no_auth"}, {CMD_MOVABLE, "movablekeys"}};
-    int n = 0;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        n += (f & names[i].bit) != 0;
-    reply_set(c, n);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (f & names[i].bit)
-            reply_status(c, names[i].name);
-}
-
-static void command_info_one(struct conn *c, const struct cmd *cmd)
-{
-    reply_array(c, 10);
-    reply_cstr(c, cmd->name);
-    reply_int(c, cmd->arity);
-    flag_names(c, cmd->flags);
-    reply_int(c, cmd->first);
-    reply_int(c, cmd->last);
-    reply_int(c, cmd->step);
-    reply_set(c, 1);
-    reply_status(c, cmd->group ? cmd->group : "server");
-    reply_array(c, 0);
-    if (cmd->first > 0) {
-        /* one key spec describing the key range */
-        reply_array(c, 1);
-        reply_map(c, 3);
-        reply_cstr(c, "flags");
-        reply_set(c, 1);
-        reply_status(c, cmd->flags & CMD_WRITE ? "RW" : "RO");
-        reply_cstr(c, "begin_search");
-        reply_map(c, 2);
-        reply_cstr(c, "type");
-        reply_cstr(c, "index");
-        reply_cstr(c, "spec");
-        reply_map(c, 1);
-        reply_cstr(c, "index");
-        reply_int(c, cmd->first);
-        reply_cstr(c, "find_keys");
-        reply_map(c, 2);
-        reply_cstr(c, "type");
-        reply_cstr(c, "range");
-        reply_cstr(c, "spec");
-        reply_map(c, 3);
-        reply_cstr(c, "lastkey");
-        reply_int(c, cmd->last < 0 ? cmd->last : cmd->last - cmd->first);
-        reply_cstr(c, "keystep");
-        reply_int(c, cmd->step);
-        reply_cstr(c, "limit");
-        reply_int(c, 0);
-    } else {
-        reply_array(c, 0);
-    }
-    reply_array(c, 0);
-}
-
-static void command_docs_one(struct conn *c, const struct cmd *cmd)
-{
-    /* Arguments are described from the key specification: the keys, then the other
-     * arguments as one optional repeated string (enough for clients' hints). */
-    int nkeys = cmd->first > 0 ? 1 : 0;
-    int fixed = cmd->arity > 0 ? cmd->arity - 1 : -cmd->arity - 1;
-    int more = cmd->arity < 0 || fixed > (cmd->first > 0 ? (cmd->last < 0 ? 1 : (cmd->last - cmd->first) / (cmd->step ? cmd->step : 1) + 1) : 0);
-
-    reply_cstr(c, cmd->name);
-    reply_map(c, 5);
-    reply_cstr(c, "summary");
-    reply_cstr(c, cmd->summary ? cmd->summary : "");
-    reply_cstr(c, "since");
-    reply_cstr(c, "1.0.0");
-    reply_cstr(c, "group");
-    reply_cstr(c, cmd->group ? cmd->group : "server");
-    reply_cstr(c, "complexity");
-    reply_cstr(c, cmd->flags & CMD_FAST ? "O(1)" : "O(N)");
-    reply_cstr(c, "arguments");
-    reply_array(c, nkeys + more);
-    if (nkeys) {
-        int multi = cmd->last < 0 || cmd->last > cmd->first;
-        reply_map(c, multi ? 4 : 3);
-        reply_cstr(c, "name");
-        reply_cstr(c, "key");
-        reply_cstr(c, "type");
-        reply_cstr(c, "key");
-        reply_cstr(c, "key_spec_index");
-        reply_int(c, 0);
-        if (multi) {
-            reply_cstr(c, "flags");
-            reply_array(c, 1);
-            reply_status(c, "multiple");
-        }
-    }
-    if (more) {
-        reply_map(c, 3);
-        reply_cstr(c, "name");
-        reply_cstr(c, "arg");
-        reply_cstr(c, "type");
-        reply_cstr(c, "string");
-        reply_cstr(c, "flags");
-        reply_array(c, 2);
-        reply_status(c, "optional");
-        reply_status(c, "multiple");
-    }
-}
-
-static void command_command(struct conn *c)
-{
-    int n = cmd_count();
-
-    if (c->argc == 1) {
-        reply_array(c, n);
-        for (int i = 0; i < n; i++)
-            command_info_one(c, cmd_at(i));
-    } else if (arg_is(c, 1, "count") && c->argc == 2) {
-        reply_int(c, n);
-    } else if (arg_is(c, 1, "info")) {
-        reply_array(c, c->argc - 2 ? c->argc - 2 : n);
-        if (c->argc == 2) {
-            for (int i = 0; i < n; i++)
-                command_info_one(c, cmd_at(i));
-        }
-        for (int i = 2; i < c->argc; i++) {
-            const struct cmd *cmd = cmd_lookup(c->argv[i].p, c->argv[i].n);
-            if (cmd)
-                command_info_one(c, cmd);
-            else
-                reply_null_array(c);
-        }
-    } else if (arg_is(c, 1, "docs")) {
-        if (c->argc == 2) {
-            reply_map(c, n);
-            for (int i = 0; i < n; i++)
-                command_docs_one(c, cmd_at(i));
-        } else {
-            int found = 0;
-            for (int i = 2; i < c->argc; i++)
-                found += cmd_lookup(c->argv[i].p, c->argv[i].n) != NULL;
-            reply_map(c, found);
-            for (int i = 2; i < c->argc; i++) {
-                const struct cmd *cmd = cmd_lookup(c->argv[i].p, c->argv[i].n);
-                if (cmd)
-                    command_docs_one(c, cmd);
-            }
-        }
-    } else if (arg_is(c, 1, "list")) {
-        const char *pattern = NULL;
-        char pat[256];
-        if (c->argc == 5 && arg_is(c, 2, "filterby") && arg_is(c, 3, "pattern")) {
-            arg_cstr(c, 4, pat, sizeof(pat));
-            pattern = pat;
-        } else if (c->argc != 2) {
-            reply_error(c, ERR_SYNTAX);
-            return;
-        }
-        int m = 0;
-        for (int i = 0; i < n; i++)
-            m += !pattern || util_glob_match(pattern, strlen(pattern), cmd_at(i)->name,
-                                             strlen(cmd_at(i)->name), 1);
-        reply_array(c, m);
-        for (int i = 0; i < n; i++)
-            if (!pattern || util_glob_match(pattern, strlen(pattern), cmd_at(i)->name,
-                                            strlen(cmd_at(i)->name), 1))
-                reply_cstr(c, cmd_at(i)->name);
-    } else if (arg_is(c, 1, "getkeys") && c->argc >= 3) {
-        const struct cmd *cmd = cmd_lookup(c->argv[2].p, c->argv[2].n);
-        int argc = c->argc - 2;
-        if (!cmd) {
-            reply_error(c, "ERR Invalid command specified");
-            return;
-        }
-        if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
-            reply_error(c, "ERR Invalid number of arguments specified for command");
-            return;
-        }
-        if (cmd->first <= 0) {
-            reply_error(c, "ERR The command has no key arguments");
-            return;
-        }
-        int last = cmd->last < 0 ? argc + cmd->last : cmd->last;
-        int m = 0;
-        for (int i = cmd->first; i <= last; i += cmd->step)
-            m++;
-        reply_array(c, m);
-        for (int i = cmd->first; i <= last; i += cmd->step)
-            reply_bulk(c, c->argv[2 + i].p, c->argv[2 + i].n);
-    } else if (arg_is(c, 1, "help")) {
-        static const char *help[] = {
-            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "(no subcommand)", "    Return details about all Redis commands.",
-            "COUNT", "    Return the total number of commands in this Redis server.",
-            "LIST", "    Return a list of all commands in this Redis server.",
-            "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
-            "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
-            "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-            "HELP", "    Print this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
-    } else {
-        char sub[64];
-        arg_cstr(c, 1, sub, sizeof(sub));
-        reply_errorf(c, "ERR unknown subcommand '%s'. Try COMMAND HELP.", sub);
-    }
-}
-
-static const struct cmd cmds[] = {
-    {"ping", ping_command, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "Ping the server", NULL},
-    {"echo", echo_command, 2, CMD_FAST, 0, 0, 0, "connection", "Echo the given string", NULL},
-    {"quit", quit_command, -1, CMD_FAST | CMD_NOAUTH | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection", "Close the connection", NULL},
-    {"select", select_command, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Change the selected database for the current connection", NULL},
-    {"auth", auth_command, -2, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Authenticate to the server", NULL},
-    {"hello", hello_command, -1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Handshake with Redis", NULL},
-    {"reset", reset_command, 1, CMD_FAST | CMD_NOAUTH | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Reset the connection", NULL},
-    {"client", client_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "A container for client connection commands", "id:2 getname:2 setname:3 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 unblock:-3 help:2"},
-    {"command", command_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", "count:2 info:-2 docs:-2 list:-2 getkeys:-3 help:2"},
+static struct cmd cmds[] = {
+    {"ping", ping_command, -1, "fast tc:subscribed", "@connection", NULL, "connection", "Ping the server"},
+    {"echo", echo_command, 2, "loading stale fast", "@connection", NULL, "connection", "Echo the given string"},
+    {"quit", quit_command, -1, "noscript loading stale fast no_auth allow_busy tc:txcontrol tc:subscribed", "@connection", NULL, "connection", "Close the connection"},
+    {"select", select_command, 2, "loading stale fast", "@connection", NULL, "connection", "Change the selected database for the current connection"},
+    {"auth", auth_command, -2, "noscript loading stale fast no_auth allow_busy", "@connection", NULL, "connection", "Authenticate to the server"},
+    {"hello", hello_command, -1, "noscript loading stale fast no_auth allow_busy", "@connection", NULL, "connection", "Handshake with Redis"},
+    {"reset", reset_command, 1, "noscript loading stale fast no_auth allow_busy tc:txcontrol tc:subscribed", "@connection", NULL, "connection", "Reset the connection"},
+    {"client", client_command, -2, "", "", NULL, "connection", "A container for client connection commands", client_subs},
 };
 
 void cmd_conn_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -912,17 +912,17 @@ static void geosearchstore_command(struct conn *c)
 
 /* GEORADIUS and GEORADIUSBYMEMBER are write commands whose STORE key moves (as in Redis):
  * CMD_MOVABLE makes WATCH, blocking and the AOF consider every argument a possible key. */
-static const struct cmd cmds[] = {
-    {"geoadd", geoadd_command, -5, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "geo", "Add one or more geospatial items in the geospatial index represented using a sorted set", NULL},
-    {"geopos", geopos_command, -2, CMD_READONLY, 1, 1, 1, "geo", "Returns longitude and latitude of members of a geospatial index", NULL},
-    {"geohash", geohash_command, -2, CMD_READONLY, 1, 1, 1, "geo", "Returns members of a geospatial index as standard geohash strings", NULL},
-    {"geodist", geodist_command, -4, CMD_READONLY, 1, 1, 1, "geo", "Returns the distance between two members of a geospatial index", NULL},
-    {"georadius", georadius_command, -6, CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE, 1, 1, 1, "geo", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", NULL},
-    {"georadius_ro", georadius_ro_command, -6, CMD_READONLY, 1, 1, 1, "geo", "A read-only variant for GEORADIUS", NULL},
-    {"georadiusbymember", georadiusbymember_command, -5, CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE, 1, 1, 1, "geo", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", NULL},
-    {"georadiusbymember_ro", georadiusbymember_ro_command, -5, CMD_READONLY, 1, 1, 1, "geo", "A read-only variant for GEORADIUSBYMEMBER", NULL},
-    {"geosearch", geosearch_command, -7, CMD_READONLY, 1, 1, 1, "geo", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", NULL},
-    {"geosearchstore", geosearchstore_command, -8, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "geo", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", NULL},
+static struct cmd cmds[] = {
+    {"geoadd", geoadd_command, -5, "write denyoom", "@geo", "RW,update index:1 range:0,1,0", "geo", "Add one or more geospatial items in the geospatial index represented using a sorted set"},
+    {"geopos", geopos_command, -2, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns longitude and latitude of members of a geospatial index"},
+    {"geohash", geohash_command, -2, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns members of a geospatial index as standard geohash strings"},
+    {"geodist", geodist_command, -4, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns the distance between two members of a geospatial index"},
+    {"georadius", georadius_command, -6, "write denyoom", "@geo", "RO,access index:1 range:0,1,0; OW,update keyword:STORE:6 range:0,1,0; OW,update keyword:STOREDIST:6 range:0,1,0", "geo", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point"},
+    {"georadius_ro", georadius_ro_command, -6, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "A read-only variant for GEORADIUS"},
+    {"georadiusbymember", georadiusbymember_command, -5, "write denyoom", "@geo", "RO,access index:1 range:0,1,0; OW,update keyword:STORE:5 range:0,1,0; OW,update keyword:STOREDIST:5 range:0,1,0", "geo", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member"},
+    {"georadiusbymember_ro", georadiusbymember_ro_command, -5, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "A read-only variant for GEORADIUSBYMEMBER"},
+    {"geosearch", geosearch_command, -7, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle."},
+    {"geosearchstore", geosearchstore_command, -8, "write denyoom", "@geo", "OW,update index:1 range:0,1,0; RO,access index:2 range:0,1,0", "geo", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key."},
 };
 
 void cmd_geo_setup(void)

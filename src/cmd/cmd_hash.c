@@ -491,27 +491,27 @@ static void hscan_command(struct conn *c)
     coll_scan_command(c, OBJ_HASH, hscan_step);
 }
 
-static const struct cmd cmds[] = {
-    {"hset", hset_command, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the string value of a hash field", NULL},
-    {"hmset", hmset_command, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set multiple hash fields to multiple values", NULL},
-    {"hsetnx", hsetnx_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the value of a hash field, only if the field does not exist", NULL},
-    {"hget", hget_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the value of a hash field", NULL},
-    {"hmget", hmget_command, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the values of all the given hash fields", NULL},
-    {"hgetall", hgetall_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields and values in a hash", NULL},
-    {"hkeys", hkeys_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields in a hash", NULL},
-    {"hvals", hvals_command, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the values in a hash", NULL},
-    {"hdel", hdel_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "Delete one or more hash fields", NULL},
-    {"hexists", hexists_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Determine if a hash field exists", NULL},
-    {"hlen", hlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the number of fields in a hash", NULL},
-    {"hstrlen", hstrlen_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the length of the value of a hash field", NULL},
-    {"hincrby", hincrby_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the integer value of a hash field by the given number", NULL},
-    {"hincrbyfloat", hincrbyfloat_command, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the float value of a hash field by the given amount", NULL},
-    {"hrandfield", hrandfield_command, -2, CMD_READONLY, 1, 1, 1, "hash", "Get one or multiple random fields from a hash", NULL},
-    {"hscan", hscan_command, -3, CMD_READONLY, 1, 1, 1, "hash", "Incrementally iterate hash fields and associated values", NULL},
+static struct cmd cmds[] = {
+    {"hset", hset_command, -4, "write denyoom fast", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set the string value of a hash field"},
+    {"hmset", hmset_command, -4, "write denyoom fast", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set multiple hash fields to multiple values"},
+    {"hsetnx", hsetnx_command, 4, "write denyoom fast", "@hash", "RW,insert index:1 range:0,1,0", "hash", "Set the value of a hash field, only if the field does not exist"},
+    {"hget", hget_command, 3, "readonly fast", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get the value of a hash field"},
+    {"hmget", hmget_command, -3, "readonly fast", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get the values of all the given hash fields"},
+    {"hgetall", hgetall_command, 2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get all the fields and values in a hash"},
+    {"hkeys", hkeys_command, 2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get all the fields in a hash"},
+    {"hvals", hvals_command, 2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get all the values in a hash"},
+    {"hdel", hdel_command, -3, "write fast tc:signals", "@hash", "RW,delete index:1 range:0,1,0", "hash", "Delete one or more hash fields"},
+    {"hexists", hexists_command, 3, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Determine if a hash field exists"},
+    {"hlen", hlen_command, 2, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Get the number of fields in a hash"},
+    {"hstrlen", hstrlen_command, 3, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Get the length of the value of a hash field"},
+    {"hincrby", hincrby_command, 4, "write denyoom fast", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the integer value of a hash field by the given number"},
+    {"hincrbyfloat", hincrbyfloat_command, 4, "write denyoom fast", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the float value of a hash field by the given amount"},
+    {"hrandfield", hrandfield_command, -2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get one or multiple random fields from a hash"},
+    {"hscan", hscan_command, -3, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Incrementally iterate hash fields and associated values"},
 };
 
 void cmd_hash_setup(void)
 {
     coll_type_setup(OBJ_HASH, thash_destroy, thash_mem, thash_copy, hash_encoding);
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -473,13 +473,6 @@ static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
     return 0;
 }
 
-/* An in-place change of a value: any CAS (and so any WATCH) taken before must not match. */
-static void touched_in_place(struct item *it)
-{
-    if (it->bits & IT_CAS)
-        memset(item_opt(it, IT_CAS), 0, 8);
-}
-
 /* Store h as the value of k (old: its current item or NULL; TTL and memcached flags kept).
  * In place when the size is unchanged. Returns 0, or -1 (out of memory: replied). */
 static int hll_store(struct conn *c, const struct skey *k, struct item *old, const struct hll *h)
@@ -491,7 +484,7 @@ static int hll_store(struct conn *c, const struct skey *k, struct item *old, con
     if (old && old->vlen == h->len && item_writable(old)) {
         if ((uint8_t *)item_value(old) != h->p)
             memcpy(item_value(old), h->p, h->len);
-        touched_in_place(old);
+        item_cas_invalidate(old);
         return 0;
     }
     if (exp == 0)
@@ -619,7 +612,7 @@ static void pfcount_command(struct conn *c)
     if (item_writable(it)) {
         for (int b = 0; b < 8; b++)
             v[8 + b] = (uint8_t)(card >> (8 * b));
-        touched_in_place(it);
+        item_cas_invalidate(it);
     } else {
         struct hll h;
         if (hll_load(c, &h, v, it->vlen))
@@ -845,16 +838,15 @@ out:
     free(dense);
 }
 
-static const struct cmd cmds[] = {
-    {"pfadd", pfadd_command, -2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hyperloglog", "Adds the specified elements to the specified HyperLogLog.", NULL},
-    {"pfcount", pfcount_command, -2, CMD_READONLY, 1, -1, 1, "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", NULL},
-    {"pfmerge", pfmerge_command, -2, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "hyperloglog", "Merge N different HyperLogLogs into a single one.", NULL},
-    {"pfdebug", pfdebug_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_ADMIN, 2, 2, 1, "hyperloglog", "Internal commands for debugging HyperLogLog values", NULL},
-    {"pfselftest", pfselftest_command, 1, CMD_ADMIN, 0, 0, 0, "hyperloglog", "An internal command for testing HyperLogLog values", NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+static struct cmd cmds[] = {
+    {"pfadd", pfadd_command, -2, "write denyoom fast", "@hyperloglog", "RW,insert index:1 range:0,1,0", "hyperloglog", "Adds the specified elements to the specified HyperLogLog."},
+    {"pfcount", pfcount_command, -2, "readonly", "@hyperloglog", "RW,access index:1 range:-1,1,0", "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
+    {"pfmerge", pfmerge_command, -2, "write denyoom", "@hyperloglog", "RW,access,insert index:1 range:0,1,0; RO,access index:2 range:-1,1,0", "hyperloglog", "Merge N different HyperLogLogs into a single one."},
+    {"pfdebug", pfdebug_command, 3, "write denyoom admin", "@hyperloglog", "RW,access index:2 range:0,1,0", "hyperloglog", "Internal commands for debugging HyperLogLog values"},
+    {"pfselftest", pfselftest_command, 1, "admin", "@hyperloglog", NULL, "hyperloglog", "An internal command for testing HyperLogLog values"},
 };
 
 void cmd_hll_setup(void)
 {
-    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])) - 1);
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

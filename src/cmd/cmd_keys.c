@@ -588,32 +588,41 @@ static void object_command(struct conn *c)
     store_unlock(s, k.stripe);
 }
 
-static const struct cmd cmds[] = {
-    {"del", del_command, -2, CMD_WRITE, 1, -1, 1, "generic", "Delete a key", NULL},
-    {"unlink", del_command, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", NULL},
-    {"exists", exists_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Determine if a key exists", NULL},
-    {"touch", touch_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Alters the last access time of a key(s). Returns the number of existing keys specified.", NULL},
-    {"type", type_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Determine the type stored at key", NULL},
-    {"expire", expire_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in seconds", NULL},
-    {"pexpire", pexpire_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in milliseconds", NULL},
-    {"expireat", expireat_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp", NULL},
-    {"pexpireat", pexpireat_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", NULL},
-    {"ttl", ttl_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in seconds", NULL},
-    {"pttl", pttl_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in milliseconds", NULL},
-    {"expiretime", expiretime_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key", NULL},
-    {"pexpiretime", pexpiretime_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key in milliseconds", NULL},
-    {"persist", persist_command, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Remove the expiration from a key", NULL},
-    {"rename", rename_command, 3, CMD_WRITE, 1, 2, 1, "generic", "Rename a key", NULL},
-    {"renamenx", renamenx_command, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, "generic", "Rename a key, only if the new key does not exist", NULL},
-    {"copy", copy_command, -3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "Copy a key", NULL},
-    {"move", move_command, 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Move a key to another database", NULL},
-    {"keys", keys_command, 2, CMD_READONLY, 0, 0, 0, "generic", "Find all keys matching the given pattern", NULL},
-    {"scan", scan_command, -2, CMD_READONLY, 0, 0, 0, "generic", "Incrementally iterate the keys space", NULL},
-    {"randomkey", randomkey_command, 1, CMD_READONLY, 0, 0, 0, "generic", "Return a random key from the keyspace", NULL},
-    {"object", object_command, -2, CMD_READONLY, 0, 0, 0, "generic", "A container for object introspection commands", "encoding:3 freq:3 idletime:3 refcount:3 help:2"},
+static struct cmd object_subs[] = {
+    {"object|encoding", object_command, 3, "readonly", "@keyspace", "RO index:2 range:0,1,0", "generic", "Internal representation of a key's value"},
+    {"object|freq", object_command, 3, "readonly", "@keyspace", "RO index:2 range:0,1,0", "generic", "A key's LFU access counter"},
+    {"object|idletime", object_command, 3, "readonly", "@keyspace", "RO index:2 range:0,1,0", "generic", "Seconds since a key was last accessed"},
+    {"object|refcount", object_command, 3, "readonly", "@keyspace", "RO index:2 range:0,1,0", "generic", "Reference count of a key's value"},
+    {"object|help", object_command, 2, "loading stale", "@keyspace", NULL, "generic", "List the OBJECT subcommands"},
+    {NULL},
+};
+
+static struct cmd cmds[] = {
+    {"del", del_command, -2, "write", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key"},
+    {"unlink", del_command, -2, "write fast", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."},
+    {"exists", exists_command, -2, "readonly fast", "@keyspace", "RO index:1 range:-1,1,0", "generic", "Determine if a key exists"},
+    {"touch", touch_command, -2, "readonly fast", "@keyspace", "RO index:1 range:-1,1,0", "generic", "Alters the last access time of a key(s). Returns the number of existing keys specified."},
+    {"type", type_command, 2, "readonly fast", "@keyspace", "RO index:1 range:0,1,0", "generic", "Determine the type stored at key"},
+    {"expire", expire_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in seconds"},
+    {"pexpire", pexpire_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in milliseconds"},
+    {"expireat", expireat_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp"},
+    {"pexpireat", pexpireat_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"},
+    {"ttl", ttl_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the time to live for a key in seconds"},
+    {"pttl", pttl_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the time to live for a key in milliseconds"},
+    {"expiretime", expiretime_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the expiration Unix timestamp for a key"},
+    {"pexpiretime", pexpiretime_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the expiration Unix timestamp for a key in milliseconds"},
+    {"persist", persist_command, 2, "write fast", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Remove the expiration from a key"},
+    {"rename", rename_command, 3, "write", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Rename a key"},
+    {"renamenx", renamenx_command, 3, "write fast", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,insert index:2 range:0,1,0", "generic", "Rename a key, only if the new key does not exist"},
+    {"copy", copy_command, -3, "write denyoom", "@keyspace", "RO,access index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Copy a key"},
+    {"move", move_command, 3, "write fast", "@keyspace", "RW,access,update index:1 range:0,1,0", "generic", "Move a key to another database"},
+    {"keys", keys_command, 2, "readonly", "@keyspace @dangerous", NULL, "generic", "Find all keys matching the given pattern"},
+    {"scan", scan_command, -2, "readonly", "@keyspace", NULL, "generic", "Incrementally iterate the keys space"},
+    {"randomkey", randomkey_command, 1, "readonly", "@keyspace", NULL, "generic", "Return a random key from the keyspace"},
+    {"object", object_command, -2, "", "", NULL, "generic", "A container for object introspection commands", object_subs},
 };
 
 void cmd_keys_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

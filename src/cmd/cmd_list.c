@@ -624,28 +624,28 @@ out:
     store_unlock_keys(s, keys, (int)numkeys);
 }
 
-static const struct cmd cmds[] = {
-    {"lpush", lpush_command, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "Prepend one or multiple elements to a list", NULL},
-    {"rpush", rpush_command, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "Append one or multiple elements to a list", NULL},
-    {"lpushx", lpushx_command, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "Prepend an element to a list, only if the list exists", NULL},
-    {"rpushx", rpushx_command, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "Append an element to a list, only if the list exists", NULL},
-    {"lpop", lpop_command, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "list", "Remove and get the first elements in a list", NULL},
-    {"rpop", rpop_command, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "list", "Remove and get the last elements in a list", NULL},
-    {"llen", llen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "list", "Get the length of a list", NULL},
-    {"lrange", lrange_command, 4, CMD_READONLY, 1, 1, 1, "list", "Get a range of elements from a list", NULL},
-    {"lindex", lindex_command, 3, CMD_READONLY, 1, 1, 1, "list", "Get an element from a list by its index", NULL},
-    {"lset", lset_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "list", "Set the value of an element in a list by its index", NULL},
-    {"lrem", lrem_command, 4, CMD_WRITE, 1, 1, 1, "list", "Remove elements from a list", NULL},
-    {"ltrim", ltrim_command, 4, CMD_WRITE, 1, 1, 1, "list", "Trim a list to the specified range", NULL},
-    {"linsert", linsert_command, 5, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "list", "Insert an element before or after another element in a list", NULL},
-    {"lpos", lpos_command, -3, CMD_READONLY, 1, 1, 1, "list", "Return the index of matching elements on a list", NULL},
-    {"lmove", lmove_command, 5, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "list", "Pop an element from a list, push it to another list and return it", NULL},
-    {"rpoplpush", rpoplpush_command, 3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "list", "Remove the last element in a list, prepend it to another list and return it", NULL},
-    {"lmpop", lmpop_command, -4, CMD_WRITE | CMD_MOVABLE, 0, 0, 0, "list", "Pop elements from a list", NULL},
+static struct cmd cmds[] = {
+    {"lpush", lpush_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend one or multiple elements to a list"},
+    {"rpush", rpush_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Append one or multiple elements to a list"},
+    {"lpushx", lpushx_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend an element to a list, only if the list exists"},
+    {"rpushx", rpushx_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Append an element to a list, only if the list exists"},
+    {"lpop", lpop_command, -2, "write fast", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the first elements in a list"},
+    {"rpop", rpop_command, -2, "write fast", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the last elements in a list"},
+    {"llen", llen_command, 2, "readonly fast", "@list", "RO index:1 range:0,1,0", "list", "Get the length of a list"},
+    {"lrange", lrange_command, 4, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get a range of elements from a list"},
+    {"lindex", lindex_command, 3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get an element from a list by its index"},
+    {"lset", lset_command, 4, "write denyoom", "@list", "RW,update index:1 range:0,1,0", "list", "Set the value of an element in a list by its index"},
+    {"lrem", lrem_command, 4, "write", "@list", "RW,delete index:1 range:0,1,0", "list", "Remove elements from a list"},
+    {"ltrim", ltrim_command, 4, "write", "@list", "RW,delete index:1 range:0,1,0", "list", "Trim a list to the specified range"},
+    {"linsert", linsert_command, 5, "write denyoom", "@list", "RW,insert index:1 range:0,1,0", "list", "Insert an element before or after another element in a list"},
+    {"lpos", lpos_command, -3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Return the index of matching elements on a list"},
+    {"lmove", lmove_command, 5, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it"},
+    {"rpoplpush", rpoplpush_command, 3, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Remove the last element in a list, prepend it to another list and return it"},
+    {"lmpop", lmpop_command, -4, "write", "@list", "RW,access,delete index:1 keynum:0,1,1", "list", "Pop elements from a list"},
 };
 
 void cmd_list_setup(void)
 {
     coll_type_setup(OBJ_LIST, tlist_destroy, tlist_mem, tlist_copy, list_encoding);
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -19,6 +19,7 @@ struct watched {
 
 struct tx {
     int active;              /* between MULTI and EXEC/DISCARD */
+    int executing;           /* EXEC is running the queued commands */
     int error;               /* a command was rejected while queuing */
     struct buf q;            /* queued commands: u32 argc, then u32 len + bytes per arg */
     int nq;
@@ -71,11 +72,14 @@ void tx_flag_error(struct conn *c)
         t->error = 1;
 }
 
-static int immediate(const struct cmd *cmd)
+int tx_in_exec(const struct conn *c)
 {
-    const char *n = cmd->name;
-    return !strcmp(n, "exec") || !strcmp(n, "discard") || !strcmp(n, "multi") ||
-           !strcmp(n, "watch") || !strcmp(n, "quit") || !strcmp(n, "reset");
+    return c->tx && ((const struct tx *)c->tx)->executing;
+}
+
+int tx_active(const struct conn *c)
+{
+    return c->tx && ((const struct tx *)c->tx)->active;
 }
 
 int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
@@ -83,7 +87,7 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
     struct tx *t = c->tx;
     uint32_t n;
 
-    if (!t || !t->active || immediate(cmd))
+    if (!t || !t->active || (cmd->flags & CMD_TX_CONTROL))
         return 0;
     n = (uint32_t)c->argc;
     if (buf_append(&t->q, &n, 4)) {
@@ -104,24 +108,6 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
     return 1;
 }
 
-/* Key argument positions of cmd with argc arguments: calls fn for each. Returns -1 when the
- * keys cannot be known from the key specification. */
-static int each_key(const struct cmd *cmd, int argc, void (*fn)(int i, void *arg), void *arg)
-{
-    int last;
-
-    if (cmd->first <= 0 || (cmd->flags & CMD_MOVABLE))
-        return -1;
-    last = cmd->last < 0 ? argc + cmd->last : cmd->last;
-    for (int i = cmd->first; i <= last && i < argc; i += cmd->step ? cmd->step : 1)
-        fn(i, arg);
-    return 0;
-}
-
-struct touch_arg {
-    struct conn *c;
-};
-
 static void touch_one(struct conn *c, int i)
 {
     struct store *s = conn_store(c);
@@ -131,21 +117,21 @@ static void touch_one(struct conn *c, int i)
     arg_key(c, i, &k);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
-    if (it && (it->bits & IT_CAS))
-        memset(item_opt(it, IT_CAS), 0, 8);
+    if (it)
+        item_cas_invalidate(it);
     store_unlock(s, k.stripe);
 }
 
-static void touch_cb(int i, void *arg)
+static int touch_cb(void *arg, int i, unsigned flags)
 {
-    touch_one(((struct touch_arg *)arg)->c, i);
+    if (flags & (KS_RW | KS_OW | KS_RM))
+        touch_one(arg, i);
+    return 0;
 }
 
 void tx_touch_keys(struct conn *c, const struct cmd *cmd)
 {
-    struct touch_arg a = {c};
-
-    if (each_key(cmd, c->argc, touch_cb, &a) < 0) {
+    if (cmd_keys(cmd, c->argc, c->argv, touch_cb, c) < 0) {
         /* keys not known from the spec: every argument may be one */
         for (int i = 1; i < c->argc; i++)
             touch_one(c, i);
@@ -275,12 +261,14 @@ struct set_arg {
     uint64_t *bm;
 };
 
-static void set_bit_cb(int i, void *arg)
+static int set_bit_cb(void *arg, int i, unsigned flags)
 {
     struct set_arg *a = arg;
     struct skey k;
+    (void)flags;
     arg_key(a->c, i, &k);
     a->bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+    return 0;
 }
 
 static void exec_command(struct conn *c)
@@ -310,14 +298,14 @@ static void exec_command(struct conn *c)
     /* the stripes of every key the transaction names, or all of them */
     pos = 0;
     for (int i = 0; i < t->nq && !all; i++) {
-        const struct cmd *cmd;
+        const struct cmd *cmd, *container;
         struct set_arg a = {c, bm};
         if (load_queued(c, t, &pos)) {
             all = 1;
             break;
         }
-        cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
-        if (!cmd || each_key(cmd, c->argc, set_bit_cb, &a) < 0)
+        cmd = cmd_resolve(c->argc, c->argv, &container);
+        if (!cmd || cmd_keys(cmd, c->argc, c->argv, set_bit_cb, &a) < 0)
             all = 1;
     }
     for (int i = 0; i < t->nw; i++) {
@@ -348,35 +336,28 @@ static void exec_command(struct conn *c)
     reply_array(c, t->nq);
     pos = 0;
     t->active = 0; /* queued commands run, they are not queued again */
+    t->executing = 1;
     int logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
     if (TC_UNLIKELY(logged))
         aof_tx_begin(c); /* the writes are logged as one MULTI ... EXEC block */
     for (int i = 0; i < t->nq; i++) {
-        const struct cmd *cmd;
+        const struct cmd *cmd, *container;
         if (load_queued(c, t, &pos)) {
             reply_error(c, "ERR out of memory");
             continue;
         }
-        cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
-        if (TC_UNLIKELY(logged)) {
-            STAT_INC(c->w->st.commands);
-            aof_exec(c, cmd);
-            if ((cmd->flags & CMD_WRITE) &&
-                atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
-                tx_touch_keys(c, cmd);
-            if ((cmd->flags & CMD_WRITE) &&
-                atomic_load_explicit(&block_waiters, memory_order_relaxed))
-                block_signal_keys(c, cmd);
-            continue;
-        }
+        cmd = cmd_resolve(c->argc, c->argv, &container); /* checked when it was queued */
         STAT_INC(c->w->st.commands);
-        cmd->fn(c);
-        if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&tx_watched_keys, memory_order_relaxed))
-            tx_touch_keys(c, cmd);
+        cmd_modified_reset();
+        if (TC_UNLIKELY(logged))
+            aof_exec(c, cmd);
+        else
+            cmd->fn(c);
         /* blocked clients on other workers retry once EXEC releases the stripes */
-        if ((cmd->flags & CMD_WRITE) && atomic_load_explicit(&block_waiters, memory_order_relaxed))
-            block_signal_keys(c, cmd);
+        if (cmd->flags & CMD_WRITE)
+            cmd_after_write(c, cmd);
     }
+    t->executing = 0;
     if (TC_UNLIKELY(logged))
         aof_tx_end(c);
     store_release_set(s, bm);
@@ -386,15 +367,15 @@ static void exec_command(struct conn *c)
     unwatch_all(t);
 }
 
-static const struct cmd cmds[] = {
-    {"multi", multi_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Mark the start of a transaction block", NULL},
-    {"exec", exec_command, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Execute all commands issued after MULTI", NULL},
-    {"discard", discard_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Discard all commands issued after MULTI", NULL},
-    {"watch", watch_command, -2, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 1, -1, 1, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", NULL},
-    {"unwatch", unwatch_command, 1, CMD_FAST | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Forget about all watched keys", NULL},
+static struct cmd cmds[] = {
+    {"multi", multi_command, 1, "noscript loading stale fast allow_busy tc:txcontrol", "@transaction", NULL, "transactions", "Mark the start of a transaction block"},
+    {"exec", exec_command, 1, "noscript loading stale skip_slowlog tc:txcontrol", "@transaction", NULL, "transactions", "Execute all commands issued after MULTI"},
+    {"discard", discard_command, 1, "noscript loading stale fast allow_busy tc:txcontrol", "@transaction", NULL, "transactions", "Discard all commands issued after MULTI"},
+    {"watch", watch_command, -2, "noscript loading stale fast allow_busy tc:txcontrol", "@transaction", "RO index:1 range:-1,1,0", "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block"},
+    {"unwatch", unwatch_command, 1, "noscript loading stale fast allow_busy", "@transaction", NULL, "transactions", "Forget about all watched keys"},
 };
 
 void cmd_multi_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -539,16 +539,13 @@ static void lastsave_command(struct conn *c)
     reply_int(c, v);
 }
 
-static const struct cmd cmds[] = {
-    {"save", save_command, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server",
-     "Synchronously save the dataset to disk", NULL},
-    {"bgsave", bgsave_command, -1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server",
-     "Asynchronously save the dataset to disk", NULL},
-    {"lastsave", lastsave_command, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server",
-     "Get the UNIX time stamp of the last successful save to disk", NULL},
+static struct cmd cmds[] = {
+    {"save", save_command, 1, "admin noscript no_async_loading no_multi", "", NULL, "server", "Synchronously save the dataset to disk"},
+    {"bgsave", bgsave_command, -1, "admin noscript no_async_loading", "", NULL, "server", "Asynchronously save the dataset to disk"},
+    {"lastsave", lastsave_command, 1, "loading stale fast", "@admin @dangerous", NULL, "server", "Get the UNIX time stamp of the last successful save to disk"},
 };
 
 void cmd_persist_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

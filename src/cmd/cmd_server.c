@@ -91,6 +91,7 @@ static void flushdb_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), c->db);
+    block_signal_flush(c->db);
     reply_ok(c);
 }
 
@@ -99,6 +100,7 @@ static void flushall_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), -1);
+    block_signal_flush(-1);
     persist_flushall(c->w->srv);
     reply_ok(c);
 }
@@ -507,20 +509,45 @@ static void debug_command(struct conn *c)
     }
 }
 
-static const struct cmd cmds[] = {
-    {"info", info_command, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", NULL},
-    {"config", config_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for server configuration commands", "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
-    {"dbsize", dbsize_command, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "Return the number of keys in the selected database", NULL},
-    {"flushdb", flushdb_command, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from the current database", NULL},
-    {"flushall", flushall_command, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from all databases", NULL},
-    {"time", time_command, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", NULL},
-    {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", NULL},
-    {"memory", memory_command, -2, CMD_READONLY, 0, 0, 0, "server", "A container for memory diagnostics commands", "usage:-3 doctor:2 purge:2 help:2"},
-    {"slowlog", slowlog_command, -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for slow log commands", "get:-2 len:2 reset:2 help:2"},
-    {"debug", debug_command, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", NULL},
+static struct cmd config_subs[] = {
+    {"config|get", config_command, -3, "admin noscript loading stale", "", NULL, "server", "Read settings matching patterns"},
+    {"config|set", config_command, -4, "admin noscript loading stale", "", NULL, "server", "Change settings at run time"},
+    {"config|resetstat", config_command, 2, "admin noscript loading stale", "", NULL, "server", "Zero the statistics INFO reports"},
+    {"config|rewrite", config_command, 2, "admin noscript loading stale", "", NULL, "server", "Write the running settings back to the config file"},
+    {"config|help", config_command, 2, "loading stale", "", NULL, "server", "List the CONFIG subcommands"},
+    {NULL},
+};
+
+static struct cmd memory_subs[] = {
+    {"memory|usage", memory_command, -3, "readonly", "", "RO index:2 range:0,1,0", "server", "Bytes a key and its value take"},
+    {"memory|doctor", memory_command, 2, "", "", NULL, "server", "A short report on memory health"},
+    {"memory|purge", memory_command, 2, "", "", NULL, "server", "Ask the allocator to return free pages"},
+    {"memory|help", memory_command, 2, "loading stale", "", NULL, "server", "List the MEMORY subcommands"},
+    {NULL},
+};
+
+static struct cmd slowlog_subs[] = {
+    {"slowlog|get", slowlog_command, -2, "admin loading stale", "", NULL, "server", "The newest slow log entries"},
+    {"slowlog|len", slowlog_command, 2, "admin loading stale", "", NULL, "server", "Number of entries in the slow log"},
+    {"slowlog|reset", slowlog_command, 2, "admin loading stale", "", NULL, "server", "Empty the slow log"},
+    {"slowlog|help", slowlog_command, 2, "loading stale", "", NULL, "server", "List the SLOWLOG subcommands"},
+    {NULL},
+};
+
+static struct cmd cmds[] = {
+    {"info", info_command, -1, "loading stale", "@dangerous", NULL, "server", "Get information and statistics about the server"},
+    {"config", config_command, -2, "", "", NULL, "server", "A container for server configuration commands", config_subs},
+    {"dbsize", dbsize_command, 1, "readonly fast", "@keyspace", NULL, "server", "Return the number of keys in the selected database"},
+    {"flushdb", flushdb_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from the current database"},
+    {"flushall", flushall_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from all databases"},
+    {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
+    {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
+    {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},
+    {"slowlog", slowlog_command, -2, "", "", NULL, "server", "A container for slow log commands", slowlog_subs},
+    {"debug", debug_command, -2, "admin noscript loading stale", "", NULL, "server", "A container for debugging commands"},
 };
 
 void cmd_server_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -5,6 +5,7 @@
 
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
+#include "cmd/propagate.h"
 #include "store/t_set.h"
 
 static struct tset *set_of(struct item *it)
@@ -44,12 +45,16 @@ static void sadd_command(struct conn *c)
     for (int i = 2; i < c->argc; i++) {
         int r = tset_add(set_of(it), c->argv[i].p, c->argv[i].n);
         if (r < 0) {
+            if (added)
+                cmd_modified(c, &k, tset_len(set_of(it)) ? it : NULL);
             coll_done(c, &k, it, before, tset_len(set_of(it)) == 0);
             reply_error(c, "ERR out of memory");
             goto out;
         }
         added += r;
     }
+    if (added)
+        cmd_modified(c, &k, it);
     coll_done(c, &k, it, before, 0);
     reply_int(c, added);
 out:
@@ -190,24 +195,44 @@ static void spop_command(struct conn *c)
     if (count < 0) {
         tset_random(t, buf, &p, &n);
         reply_bulk(c, p, n);
+        if (cmd_prop_begin(c, 3)) { /* replayed as SREM of what was popped */
+            cmd_prop_arg(c, "SREM", 4);
+            cmd_prop_arg(c, c->argv[1].p, c->argv[1].n);
+            cmd_prop_arg(c, p, n);
+            cmd_prop_end(c);
+        }
         tset_remove(t, p, n);
+        cmd_modified(c, &k, tset_len(t) ? it : NULL);
     } else {
         long long len = (long long)tset_len(t);
         if (count > len)
             count = len;
         reply_set(c, count);
         if (count == len) {
+            if (cmd_prop_begin(c, 2)) { /* everything: replayed as DEL */
+                cmd_prop_arg(c, "DEL", 3);
+                cmd_prop_arg(c, c->argv[1].p, c->argv[1].n);
+                cmd_prop_end(c);
+            }
             struct tset_iter ti;
             tset_iter_init(&ti, t);
             while (tset_next(&ti, &p, &n))
                 reply_bulk(c, p, n);
+            cmd_modified(c, &k, NULL);
             coll_done(c, &k, it, before, 1);
             goto out;
+        }
+        int prop = cmd_prop_begin(c, (int)count + 2);
+        if (prop) {
+            cmd_prop_arg(c, "SREM", 4);
+            cmd_prop_arg(c, c->argv[1].p, c->argv[1].n);
         }
         while (count--) {
             char tmp[256];
             tset_random(t, buf, &p, &n);
             reply_bulk(c, p, n);
+            if (prop)
+                cmd_prop_arg(c, p, n);
             /* removing may move the bytes p points to: copy small members first */
             if (n <= sizeof(tmp)) {
                 memcpy(tmp, p, n);
@@ -215,6 +240,9 @@ static void spop_command(struct conn *c)
             }
             tset_remove(t, p, n);
         }
+        if (prop)
+            cmd_prop_end(c);
+        cmd_modified(c, &k, tset_len(t) ? it : NULL);
     }
     coll_done(c, &k, it, before, tset_len(t) == 0);
 out:
@@ -336,6 +364,7 @@ static void smove_command(struct conn *c)
         reply_int(c, 0);
         goto out;
     }
+    cmd_modified(c, &k[0], tset_len(set_of(src)) ? src : NULL);
     coll_done(c, &k[0], src, sb, tset_len(set_of(src)) == 0);
     if (!dst) {
         struct tset *t = tset_create(m->p, m->n);
@@ -347,7 +376,8 @@ static void smove_command(struct conn *c)
             goto out;
     }
     size_t db = item_value_mem(dst);
-    tset_add(set_of(dst), m->p, m->n);
+    if (tset_add(set_of(dst), m->p, m->n) > 0)
+        cmd_modified(c, &k[1], dst);
     coll_done(c, &k[1], dst, db, 0);
     reply_int(c, 1);
 out:
@@ -464,14 +494,18 @@ static void setop_generic(struct conn *c, int op, int store)
     if (!store) {
         reply_members(c, res, 1);
     } else if (!res || tset_len(res) == 0) {
-        store_delete_locked(s, &keys[0], conn_now(c));
+        if (store_delete_locked(s, &keys[0], conn_now(c)))
+            cmd_modified(c, &keys[0], NULL);
         reply_int(c, 0);
     } else {
         long long len = (long long)tset_len(res);
         struct tset *t = res;
         res = NULL;
-        if (coll_put(c, &keys[0], OBJ_SET, t))
+        struct item *it = coll_put(c, &keys[0], OBJ_SET, t);
+        if (it) {
+            cmd_modified(c, &keys[0], it);
             reply_int(c, len);
+        }
     }
 out:
     tset_destroy(res);
@@ -565,28 +599,28 @@ static void sscan_command(struct conn *c)
     coll_scan_command(c, OBJ_SET, sscan_step);
 }
 
-static const struct cmd cmds[] = {
-    {"sadd", sadd_command, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "set", "Add one or more members to a set", NULL},
-    {"srem", srem_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "set", "Remove one or more members from a set", NULL},
-    {"sismember", sismember_command, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Determine if a given value is a member of a set", NULL},
-    {"smismember", smismember_command, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Returns the membership associated with the given elements for a set", NULL},
-    {"smembers", smembers_command, 2, CMD_READONLY, 1, 1, 1, "set", "Get all the members in a set", NULL},
-    {"scard", scard_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Get the number of members in a set", NULL},
-    {"spop", spop_command, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "set", "Remove and return one or multiple random members from a set", NULL},
-    {"srandmember", srandmember_command, -2, CMD_READONLY, 1, 1, 1, "set", "Get one or multiple random members from a set", NULL},
-    {"smove", smove_command, 4, CMD_WRITE | CMD_FAST, 1, 2, 1, "set", "Move a member from one set to another", NULL},
-    {"sinter", sinter_command, -2, CMD_READONLY, 1, -1, 1, "set", "Intersect multiple sets", NULL},
-    {"sinterstore", sinterstore_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Intersect multiple sets and store the resulting set in a key", NULL},
-    {"sintercard", sintercard_command, -3, CMD_READONLY | CMD_MOVABLE, 0, 0, 0, "set", "Intersect multiple sets and return the cardinality of the result", NULL},
-    {"sunion", sunion_command, -2, CMD_READONLY, 1, -1, 1, "set", "Add multiple sets", NULL},
-    {"sunionstore", sunionstore_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Add multiple sets and store the resulting set in a key", NULL},
-    {"sdiff", sdiff_command, -2, CMD_READONLY, 1, -1, 1, "set", "Subtract multiple sets", NULL},
-    {"sdiffstore", sdiffstore_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Subtract multiple sets and store the resulting set in a key", NULL},
-    {"sscan", sscan_command, -3, CMD_READONLY, 1, 1, 1, "set", "Incrementally iterate Set elements", NULL},
+static struct cmd cmds[] = {
+    {"sadd", sadd_command, -3, "write denyoom fast tc:signals", "@set", "RW,insert index:1 range:0,1,0", "set", "Add one or more members to a set"},
+    {"srem", srem_command, -3, "write fast tc:signals", "@set", "RW,delete index:1 range:0,1,0", "set", "Remove one or more members from a set"},
+    {"sismember", sismember_command, 3, "readonly fast", "@set", "RO index:1 range:0,1,0", "set", "Determine if a given value is a member of a set"},
+    {"smismember", smismember_command, -3, "readonly fast", "@set", "RO,access index:1 range:0,1,0", "set", "Returns the membership associated with the given elements for a set"},
+    {"smembers", smembers_command, 2, "readonly", "@set", "RO,access index:1 range:0,1,0", "set", "Get all the members in a set"},
+    {"scard", scard_command, 2, "readonly fast", "@set", "RO index:1 range:0,1,0", "set", "Get the number of members in a set"},
+    {"spop", spop_command, -2, "write fast tc:signals tc:prop-explicit", "@set", "RW,access,delete index:1 range:0,1,0", "set", "Remove and return one or multiple random members from a set"},
+    {"srandmember", srandmember_command, -2, "readonly", "@set", "RO,access index:1 range:0,1,0", "set", "Get one or multiple random members from a set"},
+    {"smove", smove_command, 4, "write fast tc:signals", "@set", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "set", "Move a member from one set to another"},
+    {"sinter", sinter_command, -2, "readonly", "@set", "RO,access index:1 range:-1,1,0", "set", "Intersect multiple sets"},
+    {"sinterstore", sinterstore_command, -3, "write denyoom tc:signals", "@set", "RW,update index:1 range:0,1,0; RO,access index:2 range:-1,1,0", "set", "Intersect multiple sets and store the resulting set in a key"},
+    {"sintercard", sintercard_command, -3, "readonly", "@set", "RO,access index:1 keynum:0,1,1", "set", "Intersect multiple sets and return the cardinality of the result"},
+    {"sunion", sunion_command, -2, "readonly", "@set", "RO,access index:1 range:-1,1,0", "set", "Add multiple sets"},
+    {"sunionstore", sunionstore_command, -3, "write denyoom tc:signals", "@set", "OW,update index:1 range:0,1,0; RO,access index:2 range:-1,1,0", "set", "Add multiple sets and store the resulting set in a key"},
+    {"sdiff", sdiff_command, -2, "readonly", "@set", "RO,access index:1 range:-1,1,0", "set", "Subtract multiple sets"},
+    {"sdiffstore", sdiffstore_command, -3, "write denyoom tc:signals", "@set", "OW,update index:1 range:0,1,0; RO,access index:2 range:-1,1,0", "set", "Subtract multiple sets and store the resulting set in a key"},
+    {"sscan", sscan_command, -3, "readonly", "@set", "RO,access index:1 range:0,1,0", "set", "Incrementally iterate Set elements"},
 };
 
 void cmd_set_setup(void)
 {
     coll_type_setup(OBJ_SET, tset_destroy, tset_mem, tset_copy, set_encoding);
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -730,14 +730,13 @@ done:
     free(dp);
 }
 
-static const struct cmd cmds[] = {
-    {"sort", sort_command, -2, CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE, 1, 1, 1, "generic", "Sort the elements in a list, set or sorted set", NULL},
-    {"sort_ro", sort_ro_command, -2, CMD_READONLY | CMD_MOVABLE, 1, 1, 1, "generic", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", NULL},
-    {"lcs", lcs_command, -3, CMD_READONLY, 1, 2, 1, "string", "Find longest common substring", NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+static struct cmd cmds[] = {
+    {"sort", sort_command, -2, "write denyoom", "@set @sortedset @list @dangerous", "RO,access index:1 range:0,1,0; RO,access unknown unknown; OW,update unknown unknown", "generic", "Sort the elements in a list, set or sorted set", NULL, cmd_getkeys_sort},
+    {"sort_ro", sort_ro_command, -2, "readonly", "@set @sortedset @list @dangerous", "RO,access index:1 range:0,1,0; RO,access unknown unknown", "generic", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", NULL, cmd_getkeys_sort_ro},
+    {"lcs", lcs_command, -3, "readonly", "@string", "RO,access index:1 range:1,1,0", "string", "Find longest common substring"},
 };
 
 void cmd_sort_setup(void)
 {
-    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])) - 1);
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

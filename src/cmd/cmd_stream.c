@@ -10,6 +10,7 @@
 #include "cmd/blocking.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
+#include "cmd/multi.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
 #include "store/t_stream.h"
@@ -325,6 +326,18 @@ static void xadd_command(struct conn *c)
     for (int i = fpos; i < c->argc; i++)
         w = sfield_put(w, c->argv[i].p, c->argv[i].n);
     reply_id(c, &id);
+    if (cmd_prop_begin(c, c->argc)) { /* replayed with the ID it got */
+        char ids[48];
+        int n = snprintf(ids, sizeof(ids), "%llu-%llu", (unsigned long long)id.ms,
+                         (unsigned long long)id.seq);
+        for (int j = 0; j < c->argc; j++) {
+            if (j == idpos)
+                cmd_prop_arg(c, ids, (size_t)n);
+            else
+                cmd_prop_arg(c, c->argv[j].p, c->argv[j].n);
+        }
+        cmd_prop_end(c);
+    }
     if (a.strategy)
         do_trim(t, &a);
     coll_done(c, &k, it, before, 0);
@@ -691,10 +704,8 @@ static void xread_command(struct conn *c)
 /* The AOF form of group changes (Redis's propagation): XREADGROUP, XCLAIM and XAUTOCLAIM log
  * what they did as XCLAIM ... TIME t RETRYCOUNT n FORCE JUSTID LASTID id per pending entry
  * and XGROUP SETID ... ENTRIESREAD n / XGROUP CREATECONSUMER, so a replay rebuilds the same
- * PEL whatever the clock says. Each form is run nested through cmd_exec (it is idempotent on
- * the state just made), which logs it under the stripes the command holds. */
-static __thread int cg_nested;   /* running a propagated form: it logs itself as sent */
-static __thread int cg_emitted;  /* forms emitted by the running command */
+ * PEL whatever the clock says. The forms are propagated explicitly (cmd_propagate) under
+ * the stripes the command holds; a command that changed nothing propagates nothing. */
 static __thread int rg_retry;    /* XREADGROUP retried for a blocked client (blocking.c) */
 static __thread int rg_served;
 
@@ -704,39 +715,14 @@ static long long idle_ms(int64_t now, int64_t t)
     return (long long)((uint64_t)now - (uint64_t)t);
 }
 
-/* Running inside EXEC: its stripes are held and the client's last command is EXEC (the
- * AOF's own hold looks the same otherwise, WATCH leaves c->tx set too). */
-static int in_exec(struct conn *c)
-{
-    const char *last = __atomic_load_n(&c->lastcmd, __ATOMIC_RELAXED);
-    return store_held != NULL && c->tx != NULL && last && strcmp(last, "exec") == 0;
-}
-
 static int cg_prop_on(struct conn *c)
 {
-    /* only under a stripe hold (the AOF's, or EXEC's): the nested forms must land in the
-     * log next to the command, with nothing in between */
-    (void)c;
-    return !cg_nested && atomic_load_explicit(&aof_on, memory_order_relaxed) &&
-           store_held != NULL;
+    return cmd_prop_on(c);
 }
 
 static void cg_exec(struct conn *c, int argc, struct slice *argv)
 {
-    const struct cmd *cmd = cmd_lookup(argv[0].p, argv[0].n);
-    struct slice *sv = c->argv;
-    int sc = c->argc;
-    size_t pos = c->wbuf.wpos;
-
-    c->argv = argv;
-    c->argc = argc;
-    cg_nested = 1;
-    cmd_exec(c, cmd);
-    cg_nested = 0;
-    c->argv = sv;
-    c->argc = sc;
-    c->wbuf.wpos = pos;
-    cg_emitted++;
+    cmd_propagate(c, argc, argv);
 }
 
 static struct slice sl_str(const char *s)
@@ -824,34 +810,6 @@ static void cg_prop_consumer(struct conn *c, const struct slice *key, const stru
     a[3] = (struct slice){g->name, g->nlen};
     a[4] = (struct slice){cs->name, cs->nlen};
     cg_exec(c, 5, a);
-}
-
-/* The command changed nothing worth logging: a nested refusal keeps it out of the AOF. */
-static void cg_prop_nothing(struct conn *c)
-{
-    struct slice a[2] = {sl_str("XGROUP"), sl_str("-")};
-    cg_exec(c, 2, a);
-}
-
-/* End of a command whose changes were logged as nested forms (prop). Outside EXEC the AOF
- * then skips the command itself, since a nested form was logged (a refusal when there was
- * nothing). Inside EXEC it logs the command too, from c->argv after the handler: argv then
- * becomes the no-op XACK key group 0-0 (no entry can have ID 0-0), so a replay does not run
- * the command a second time. A blocked client's retry is never inside EXEC, and its argv is
- * the registration's copy, which must stay. */
-static void cg_prop_finish(struct conn *c, int prop, struct slice key, struct slice group)
-{
-    if (!prop)
-        return;
-    if (!cg_emitted)
-        cg_prop_nothing(c);
-    if (in_exec(c) && !rg_retry && c->argc >= 4) {
-        c->argv[0] = sl_str("XACK");
-        c->argv[1] = key;
-        c->argv[2] = group;
-        c->argv[3] = sl_str("0-0");
-        c->argc = 4;
-    }
 }
 
 static void reply_nogroup_key(struct conn *c, const struct slice *key, const struct slice *g)
@@ -1390,10 +1348,8 @@ static void xclaim_command(struct conn *c)
     }
     if (prop && prop_last)
         cg_prop_setid(c, &c->argv[1], g);
-    cg_prop_finish(c, prop, c->argv[1], c->argv[2]);
     coll_done(c, &k, it, before, 0);
 out:
-    cg_emitted = 0;
     free(claimed.v);
     store_unlock(s, k.stripe);
 }
@@ -1496,10 +1452,8 @@ static void xautoclaim_command(struct conn *c)
         for (size_t j = 0; j < deleted.n; j++)
             reply_id(c, &deleted.v[j]);
     }
-    cg_prop_finish(c, prop, c->argv[1], c->argv[2]);
     coll_done(c, &k, it, before, 0);
 out:
-    cg_emitted = 0;
     free(claimed.v);
     free(deleted.v);
     store_unlock(s, k.stripe);
@@ -1799,12 +1753,10 @@ static void xreadgroup_command(struct conn *c)
         return; /* an error: nothing is logged */
     if (rg_retry)
         rg_served = xrg_serve(c, &a, 0, 1);
-    else if (a.block < 0 || in_exec(c) || aof_loading())
+    else if (a.block < 0 || tx_in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
         block_xreadgroup(c, a.block);
-    cg_prop_finish(c, prop, c->argv[a.first], c->argv[a.gi]);
-    cg_emitted = 0;
 }
 
 /* ---- XINFO ---- */
@@ -2033,25 +1985,43 @@ out:
     store_unlock(s, k.stripe);
 }
 
-static const struct cmd cmds[] = {
-    {"xadd", xadd_command, -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "stream", "Appends a new entry to a stream", NULL},
-    {"xlen", xlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "stream", "Return the number of entries in a stream", NULL},
-    {"xrange", xrange_command, -4, CMD_READONLY, 1, 1, 1, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval", NULL},
-    {"xrevrange", xrevrange_command, -4, CMD_READONLY, 1, 1, 1, "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", NULL},
-    {"xdel", xdel_command, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", NULL},
-    {"xtrim", xtrim_command, -4, CMD_WRITE, 1, 1, 1, "stream", "Trims the stream to (approximately if '~' is passed) a certain size", NULL},
-    {"xread", xread_command, -4, CMD_READONLY | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL},
-    {"xreadgroup", xreadgroup_command, -7, CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", NULL},
-    {"xgroup", xgroup_command, -2, CMD_WRITE, 2, 2, 1, "stream", "A container for consumer groups commands", "create:-5 setid:-5 destroy:4 createconsumer:5 delconsumer:5 help:2"},
-    {"xack", xack_command, -4, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", NULL},
-    {"xpending", xpending_command, -3, CMD_READONLY, 1, 1, 1, "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", NULL},
-    {"xclaim", xclaim_command, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", NULL},
-    {"xautoclaim", xautoclaim_command, -6, CMD_WRITE | CMD_FAST, 1, 1, 1, "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", NULL},
-    {"xinfo", xinfo_command, -2, CMD_READONLY, 2, 2, 1, "stream", "A container for stream introspection commands", "consumers:4 groups:3 stream:-3 help:2"},
+static struct cmd xgroup_subs[] = {
+    {"xgroup|create", xgroup_command, -5, "write denyoom", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Create a consumer group on a stream"},
+    {"xgroup|setid", xgroup_command, -5, "write", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
+    {"xgroup|destroy", xgroup_command, 4, "write", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer group"},
+    {"xgroup|createconsumer", xgroup_command, 5, "write denyoom", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Add a consumer to a group"},
+    {"xgroup|delconsumer", xgroup_command, 5, "write", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer from a group"},
+    {"xgroup|help", xgroup_command, 2, "loading stale", "@stream", NULL, "stream", "List the XGROUP subcommands"},
+    {NULL},
+};
+
+static struct cmd xinfo_subs[] = {
+    {"xinfo|consumers", xinfo_command, 4, "readonly", "@stream", "RO,access index:2 range:0,1,0", "stream", "The consumers of a group"},
+    {"xinfo|groups", xinfo_command, 3, "readonly", "@stream", "RO,access index:2 range:0,1,0", "stream", "The consumer groups of a stream"},
+    {"xinfo|stream", xinfo_command, -3, "readonly", "@stream", "RO,access index:2 range:0,1,0", "stream", "A stream's length, IDs and entries"},
+    {"xinfo|help", xinfo_command, 2, "loading stale", "@stream", NULL, "stream", "List the XINFO subcommands"},
+    {NULL},
+};
+
+static struct cmd cmds[] = {
+    {"xadd", xadd_command, -5, "write denyoom fast tc:prop-explicit", "@stream", "RW,update index:1 range:0,1,0", "stream", "Appends a new entry to a stream"},
+    {"xlen", xlen_command, 2, "readonly fast", "@stream", "RO index:1 range:0,1,0", "stream", "Return the number of entries in a stream"},
+    {"xrange", xrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval"},
+    {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
+    {"xdel", xdel_command, -3, "write fast", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
+    {"xtrim", xtrim_command, -4, "write", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
+    {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block."},
+    {"xreadgroup", xreadgroup_command, -7, "write blocking tc:prop-explicit", "@stream", "RO,access keyword:STREAMS:4 range:-1,1,2", "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block."},
+    {"xgroup", xgroup_command, -2, "", "", NULL, "stream", "A container for consumer groups commands", xgroup_subs},
+    {"xack", xack_command, -4, "write fast", "@stream", "RW,update index:1 range:0,1,0", "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL."},
+    {"xpending", xpending_command, -3, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged."},
+    {"xclaim", xclaim_command, -6, "write fast tc:prop-explicit", "@stream", "RW,update index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer."},
+    {"xautoclaim", xautoclaim_command, -6, "write fast tc:prop-explicit", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer."},
+    {"xinfo", xinfo_command, -2, "", "", NULL, "stream", "A container for stream introspection commands", xinfo_subs},
 };
 
 void cmd_stream_setup(void)
 {
     coll_type_setup(OBJ_STREAM, tstream_destroy, tstream_mem, tstream_copy, stream_encoding);
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

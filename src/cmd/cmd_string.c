@@ -57,13 +57,6 @@ static struct item *put_string(struct conn *c, const struct skey *k, struct item
     return it;
 }
 
-/* An in-place change of a value: any CAS handed out before must no longer match. */
-static void touched_in_place(struct item *it)
-{
-    if (it->bits & IT_CAS)
-        memset(item_opt(it, IT_CAS), 0, 8);
-}
-
 /* Parse an expire argument: unit_ms 1000 for seconds; absolute for EXAT/PXAT. Sets *when to
  * an absolute unix time in ms. Replies the error and returns -1 on failure. */
 static int parse_expire(struct conn *c, int i, int unit_ms, int absolute, const char *cmdname,
@@ -389,7 +382,7 @@ static void incr_generic(struct conn *c, long long delta)
     n = util_ll2str(buf, v);
     if (it && it->vlen == (uint32_t)n && item_writable(it)) {
         memcpy(item_value(it), buf, (size_t)n);
-        touched_in_place(it);
+        item_cas_invalidate(it);
     } else if (!put_string(c, &k, it, buf, (size_t)n, 1)) {
         goto out;
     }
@@ -491,7 +484,7 @@ static void append_command(struct conn *c)
         /* the allocation has room: grow in place */
         memcpy(item_value(it) + it->vlen, v->p, v->n);
         it->vlen = (uint32_t)total;
-        touched_in_place(it);
+        item_cas_invalidate(it);
     } else {
         struct item *n = new_string_like(&k, it, total, 1);
         if (!n) {
@@ -592,7 +585,7 @@ static void setrange_command(struct conn *c)
     total = (size_t)off + v->n;
     if (it && total <= it->vlen && item_writable(it)) {
         memcpy(item_value(it) + off, v->p, v->n);
-        touched_in_place(it);
+        item_cas_invalidate(it);
         total = it->vlen;
     } else {
         size_t oldlen = it ? it->vlen : 0;
@@ -617,31 +610,31 @@ out:
     store_unlock(s, k.stripe);
 }
 
-static const struct cmd cmds[] = {
-    {"get", get_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "Get the value of a key", NULL},
-    {"set", set_command, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the string value of a key", NULL},
-    {"setnx", setnx_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Set the value of a key, only if the key does not exist", NULL},
-    {"setex", setex_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the value and expiration of a key", NULL},
-    {"psetex", setex_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Set the value and expiration in milliseconds of a key", NULL},
-    {"getset", getset_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Set the string value of a key and return its old value", NULL},
-    {"getdel", getdel_command, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "Get the value of a key and delete the key", NULL},
-    {"getex", getex_command, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "Get the value of a key and optionally set its expiration", NULL},
-    {"mget", mget_command, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "string", "Get the values of all the given keys", NULL},
-    {"mset", mset_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, "string", "Set multiple keys to multiple values", NULL},
-    {"msetnx", msetnx_command, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 2, "string", "Set multiple keys to multiple values, only if none of the keys exist", NULL},
-    {"incr", incr_command, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the integer value of a key by one", NULL},
-    {"decr", decr_command, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Decrement the integer value of a key by one", NULL},
-    {"incrby", incrby_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the integer value of a key by the given amount", NULL},
-    {"decrby", decrby_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Decrement the integer value of a key by the given number", NULL},
-    {"incrbyfloat", incrbyfloat_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Increment the float value of a key by the given amount", NULL},
-    {"append", append_command, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "Append a value to a key", NULL},
-    {"strlen", strlen_command, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "Get the length of the value stored in a key", NULL},
-    {"getrange", getrange_command, 4, CMD_READONLY, 1, 1, 1, "string", "Get a substring of the string stored at a key", NULL},
-    {"substr", getrange_command, 4, CMD_READONLY, 1, 1, 1, "string", "Get a substring of the string stored at a key", NULL},
-    {"setrange", setrange_command, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "Overwrite part of a string at key starting at the specified offset", NULL},
+static struct cmd cmds[] = {
+    {"get", get_command, 2, "readonly fast", "@string", "RO,access index:1 range:0,1,0", "string", "Get the value of a key"},
+    {"set", set_command, -3, "write denyoom tc:prop-argv3", "@string", "RW,access,update,variable_flags index:1 range:0,1,0", "string", "Set the string value of a key", NULL, cmd_getkeys_set},
+    {"setnx", setnx_command, 3, "write denyoom fast", "@string", "OW,insert index:1 range:0,1,0", "string", "Set the value of a key, only if the key does not exist"},
+    {"setex", setex_command, 4, "write denyoom tc:prop-state", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration of a key"},
+    {"psetex", setex_command, 4, "write denyoom tc:prop-state", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration in milliseconds of a key"},
+    {"getset", getset_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Set the string value of a key and return its old value"},
+    {"getdel", getdel_command, 2, "write fast", "@string", "RW,access,delete index:1 range:0,1,0", "string", "Get the value of a key and delete the key"},
+    {"getex", getex_command, -2, "write fast tc:prop-state", "@string", "RW,access,update index:1 range:0,1,0", "string", "Get the value of a key and optionally set its expiration"},
+    {"mget", mget_command, -2, "readonly fast", "@string", "RO,access index:1 range:-1,1,0", "string", "Get the values of all the given keys"},
+    {"mset", mset_command, -3, "write denyoom", "@string", "OW,update index:1 range:-1,2,0", "string", "Set multiple keys to multiple values"},
+    {"msetnx", msetnx_command, -3, "write denyoom", "@string", "OW,insert index:1 range:-1,2,0", "string", "Set multiple keys to multiple values, only if none of the keys exist"},
+    {"incr", incr_command, 2, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by one"},
+    {"decr", decr_command, 2, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by one"},
+    {"incrby", incrby_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by the given amount"},
+    {"decrby", decrby_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by the given number"},
+    {"incrbyfloat", incrbyfloat_command, 3, "write denyoom fast tc:prop-state", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the float value of a key by the given amount"},
+    {"append", append_command, 3, "write denyoom fast", "@string", "RW,insert index:1 range:0,1,0", "string", "Append a value to a key"},
+    {"strlen", strlen_command, 2, "readonly fast", "@string", "RO index:1 range:0,1,0", "string", "Get the length of the value stored in a key"},
+    {"getrange", getrange_command, 4, "readonly", "@string", "RO,access index:1 range:0,1,0", "string", "Get a substring of the string stored at a key"},
+    {"substr", getrange_command, 4, "readonly", "@string", "RO,access index:1 range:0,1,0", "string", "Get a substring of the string stored at a key"},
+    {"setrange", setrange_command, 4, "write denyoom", "@string", "RW,update index:1 range:0,1,0", "string", "Overwrite part of a string at key starting at the specified offset"},
 };
 
 void cmd_string_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -203,6 +203,8 @@ void coll_remove_members(struct conn *c, int type, coll_len_fn *len, coll_del_fn
         size_t before = item_value_mem(it);
         for (int i = 2; i < c->argc && len(it); i++)
             removed += del(it, c->argv[i].p, c->argv[i].n);
+        if (removed)
+            cmd_modified(c, &k, len(it) ? it : NULL);
         coll_done(c, &k, it, before, len(it) == 0);
     }
     reply_int(c, removed);

@@ -18,6 +18,10 @@ extern _Atomic long tx_watched_keys;
 /* In MULTI and cmd is not one that runs immediately: queue it (+QUEUED). Returns 1 if
  * queued. */
 int tx_maybe_queue(struct conn *c, const struct cmd *cmd);
+/* 1 while EXEC runs c's queued commands (a blocking command then never blocks). */
+int tx_in_exec(const struct conn *c);
+/* 1 between MULTI and EXEC/DISCARD. */
+int tx_active(const struct conn *c);
 /* A command was rejected while in MULTI: EXEC will answer EXECABORT. */
 void tx_flag_error(struct conn *c);
 /* After a write command: make watched copies of its keys stale. */

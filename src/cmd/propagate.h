@@ -28,6 +28,21 @@ static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
         cmd->fn(c);
 }
 
+/* Explicit propagation, by a write handler under its keys' stripes: the command(s) a replay
+ * must run in place of the one that ran (SREM for SPOP, XADD with the ID it got, the XCLAIM
+ * forms of XREADGROUP). Once a handler propagates anything, or calls cmd_prop_none, the
+ * command itself is not propagated; several commands from one call are wrapped in
+ * MULTI ... EXEC. All of them do nothing when nothing consumes the stream.
+ * cmd_prop_on: 1 while the running command's effects are recorded (skip building them
+ * otherwise). cmd_prop_begin starts one command of argc arguments (returns 0 when not
+ * recording: then no cmd_prop_arg/end); cmd_prop_arg appends one argument (copied). */
+int cmd_prop_on(struct conn *c);
+int cmd_prop_begin(struct conn *c, int argc);
+void cmd_prop_arg(struct conn *c, const char *p, size_t n);
+void cmd_prop_end(struct conn *c);
+void cmd_propagate(struct conn *c, int argc, const struct slice *argv);
+void cmd_prop_none(struct conn *c);
+
 /* EXEC: called with the transaction's stripes held, around its commands; the commands it
  * logs are appended as one MULTI ... EXEC block. */
 void aof_tx_begin(struct conn *c);

@@ -564,20 +564,29 @@ void pubsub_setup(struct srv *srv)
 }
 
 #define PSF (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-static const struct cmd cmds[] = {
-    {"subscribe", subscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to the given channels", NULL},
-    {"psubscribe", psubscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to channels matching the given patterns", NULL},
-    {"unsubscribe", unsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to the given channels", NULL},
-    {"punsubscribe", punsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to channels matching the given patterns", NULL},
-    {"ssubscribe", ssubscribe_command, -2, PSF, 0, 0, 0, "pubsub", "Listen for messages published to the given shard channels", NULL},
-    {"sunsubscribe", sunsubscribe_command, -1, PSF, 0, 0, 0, "pubsub", "Stop listening for messages posted to the given shard channels", NULL},
-    {"publish", publish_command, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "pubsub", "Post a message to a channel", NULL},
-    {"spublish", spublish_command, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "pubsub", "Post a message to a shard channel", NULL},
-    {"pubsub", pubsub_command, -2, 0, 0, 0, 0, "pubsub", "A container for Pub/Sub commands",
-     "channels:-2 numpat:2 numsub:-2 shardchannels:-2 shardnumsub:-2 help:2"},
+static struct cmd pubsub_subs[] = {
+    {"pubsub|channels", pubsub_command, -2, "pubsub loading stale", "", NULL, "pubsub", "Channels with subscribers, optionally matching a pattern"},
+    {"pubsub|numpat", pubsub_command, 2, "pubsub loading stale", "", NULL, "pubsub", "Number of pattern subscriptions"},
+    {"pubsub|numsub", pubsub_command, -2, "pubsub loading stale", "", NULL, "pubsub", "Subscriber counts of the named channels"},
+    {"pubsub|shardchannels", pubsub_command, -2, "pubsub loading stale", "", NULL, "pubsub", "Shard channels with subscribers"},
+    {"pubsub|shardnumsub", pubsub_command, -2, "pubsub loading stale", "", NULL, "pubsub", "Subscriber counts of the named shard channels"},
+    {"pubsub|help", pubsub_command, 2, "loading stale", "", NULL, "pubsub", "List the PUBSUB subcommands"},
+    {NULL},
+};
+
+static struct cmd cmds[] = {
+    {"subscribe", subscribe_command, -2, "pubsub noscript loading stale tc:subscribed", "", NULL, "pubsub", "Listen for messages published to the given channels"},
+    {"psubscribe", psubscribe_command, -2, "pubsub noscript loading stale tc:subscribed", "", NULL, "pubsub", "Listen for messages published to channels matching the given patterns"},
+    {"unsubscribe", unsubscribe_command, -1, "pubsub noscript loading stale tc:subscribed", "", NULL, "pubsub", "Stop listening for messages posted to the given channels"},
+    {"punsubscribe", punsubscribe_command, -1, "pubsub noscript loading stale tc:subscribed", "", NULL, "pubsub", "Stop listening for messages posted to channels matching the given patterns"},
+    {"ssubscribe", ssubscribe_command, -2, "pubsub noscript loading stale tc:subscribed", "", "not_key index:1 range:-1,1,0", "pubsub", "Listen for messages published to the given shard channels"},
+    {"sunsubscribe", sunsubscribe_command, -1, "pubsub noscript loading stale tc:subscribed", "", "not_key index:1 range:-1,1,0", "pubsub", "Stop listening for messages posted to the given shard channels"},
+    {"publish", publish_command, 3, "pubsub loading stale fast", "", NULL, "pubsub", "Post a message to a channel"},
+    {"spublish", spublish_command, 3, "pubsub loading stale fast", "", "not_key index:1 range:0,1,0", "pubsub", "Post a message to a shard channel"},
+    {"pubsub", pubsub_command, -2, "", "", NULL, "pubsub", "A container for Pub/Sub commands", pubsub_subs},
 };
 
 void cmd_pubsub_setup(void)
 {
-    cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -30,11 +30,14 @@ static uint32_t name_hash(const char *s, size_t n)
     return h;
 }
 
-void cmd_register(const struct cmd *cmds, int n)
+void cmd_register(struct cmd *cmds, int n)
 {
     for (int i = 0; i < n; i++) {
-        const struct cmd *c = &cmds[i];
+        struct cmd *c = &cmds[i];
         uint32_t h = name_hash(c->name, strlen(c->name)) & (TABLE_SIZE - 1);
+        cmd_entry_setup(c, NULL);
+        for (int j = 0; j < c->nsubs; j++)
+            cmd_entry_setup(&c->subs[j], c);
         while (table[h])
             h = (h + 1) & (TABLE_SIZE - 1);
         table[h] = c;
@@ -59,6 +62,73 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     return NULL;
 }
 
+/* The subcommand of container named by (p, n), or NULL. */
+static const struct cmd *sub_lookup(const struct cmd *container, const char *p, size_t n)
+{
+    size_t cl = strlen(container->name) + 1; /* "container|" */
+
+    for (int i = 0; i < container->nsubs; i++) {
+        const struct cmd *s = &container->subs[i];
+        if (util_eq_nocase(p, n, s->name + cl))
+            return s;
+    }
+    return NULL;
+}
+
+const struct cmd *cmd_resolve(int argc, const struct slice *argv, const struct cmd **container)
+{
+    const struct cmd *cmd = cmd_lookup(argv[0].p, argv[0].n);
+
+    *container = cmd;
+    if (!cmd || !cmd->nsubs || argc < 2)
+        return cmd;
+    return sub_lookup(cmd, argv[1].p, argv[1].n);
+}
+
+const struct cmd *cmd_lookup_full(const char *name, size_t len)
+{
+    const char *bar = memchr(name, '|', len);
+    const struct cmd *cmd;
+
+    if (!bar)
+        return cmd_lookup(name, len);
+    cmd = cmd_lookup(name, (size_t)(bar - name));
+    if (!cmd || !cmd->nsubs)
+        return NULL;
+    return sub_lookup(cmd, bar + 1, len - (size_t)(bar - name) - 1);
+}
+
+__thread unsigned long cmd_mods;
+__thread unsigned cmd_errors;
+
+void cmd_modified(struct conn *c, const struct skey *k, struct item *it)
+{
+    cmd_mods++;
+    STAT_INC(c->w->st.dirty);
+    if (it)
+        item_cas_invalidate(it);
+    if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0))
+        block_signal_key(k->db, k->p, k->n);
+}
+
+void cmd_modified_reset(void)
+{
+    cmd_mods = 0;
+    cmd_errors = 0;
+}
+
+int cmd_after_write(struct conn *c, const struct cmd *cmd)
+{
+    if (cmd->flags & CMD_SIGNALS)
+        return cmd_mods != 0;
+    STAT_INC(c->w->st.dirty);
+    if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
+        tx_touch_keys(c, cmd);
+    if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
+        block_signal_keys(c, cmd);
+    return 1;
+}
+
 int cmd_count(void)
 {
     return ncmds;
@@ -74,6 +144,7 @@ void cmd_setup(void)
     cmd_string_setup();
     cmd_keys_setup();
     cmd_conn_setup();
+    cmd_command_setup();
     cmd_server_setup();
     cmd_multi_setup();
     cmd_persist_setup();
@@ -88,7 +159,7 @@ void cmd_setup(void)
     cmd_sort_setup();
     cmd_pubsub_setup();
     cmd_blocking_setup();
-    cmd_aof_setup(); /* last: it looks up the commands it rewrites */
+    cmd_aof_setup();
 }
 
 void reply_arity_error(struct conn *c, const char *name)
@@ -140,45 +211,17 @@ static void unknown_command(struct conn *c)
     reply_error(c, msg);
 }
 
-/* Container commands (CLIENT, CONFIG, ...): find argv[1] in cmd->subcmds ("name:arity ...").
- * Replies Redis's errors and returns -1 when unknown or of the wrong arity; on success copies
- * "container|sub" into full. */
-static int check_subcommand(struct conn *c, const struct cmd *cmd, char *full, size_t cap)
+/* argv[1] names no subcommand of the container cmd: Redis's error. */
+static void unknown_subcommand(struct conn *c, const struct cmd *cmd)
 {
-    const char *p = cmd->subcmds;
     char upper[40];
     size_t i;
 
-    while (*p) {
-        const char *colon = strchr(p, ':');
-        const char *end = strchr(p, ' ');
-        size_t nl = (size_t)(colon - p);
-        if (!end)
-            end = p + strlen(p);
-        if (c->argv[1].n == nl) {
-            char name[40];
-            memcpy(name, p, nl < sizeof(name) - 1 ? nl : sizeof(name) - 1);
-            name[nl < sizeof(name) - 1 ? nl : sizeof(name) - 1] = '\0';
-            if (util_eq_nocase(c->argv[1].p, c->argv[1].n, name)) {
-                int arity = atoi(colon + 1);
-                snprintf(full, cap, "%s|%s", cmd->name, name);
-                __atomic_store_n(&c->lastsub, p, __ATOMIC_RELAXED);
-                __atomic_store_n(&c->lastsub_n, (uint8_t)nl, __ATOMIC_RELAXED);
-                if ((arity > 0 && c->argc != arity) || c->argc < -arity) {
-                    reply_errorf(c, "ERR wrong number of arguments for '%s' command", full);
-                    return -1;
-                }
-                return 0;
-            }
-        }
-        p = *end ? end + 1 : end;
-    }
     for (i = 0; cmd->name[i] && i < sizeof(upper) - 1; i++)
         upper[i] = (char)toupper((unsigned char)cmd->name[i]);
     upper[i] = '\0';
     reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
                  (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p, upper);
-    return -1;
 }
 
 /* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
@@ -218,6 +261,18 @@ static void call(struct conn *c, int64_t *clk)
         tx_flag_error(c);
         return;
     }
+    if (TC_UNLIKELY(cmd->nsubs != 0) && c->argc >= 2) {
+        const struct cmd *sub = cmd;
+        cmd = NULL;
+        for (int i = 0; i < sub->nsubs && !cmd; i++)
+            if (util_eq_nocase(c->argv[1].p, c->argv[1].n, sub->subs[i].name + strlen(sub->name) + 1))
+                cmd = &sub->subs[i];
+        if (!cmd) {
+            unknown_subcommand(c, sub);
+            tx_flag_error(c);
+            return;
+        }
+    }
     if (TC_UNLIKELY((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity)) {
         reply_arity_error(c, cmd->name);
         tx_flag_error(c);
@@ -227,23 +282,16 @@ static void call(struct conn *c, int64_t *clk)
         reply_error(c, "NOAUTH Authentication required.");
         return;
     }
+    if (TC_UNLIKELY(c->tx != NULL) && (cmd->flags & CMD_NO_MULTI) && tx_active(c)) {
+        reply_error(c, "ERR Command not allowed inside a transaction");
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(c->ps != NULL) && c->resp == 2 && pubsub_count(c) > 0 &&
-        !(cmd->flags & CMD_PUBSUB && strcmp(cmd->name, "publish") && strcmp(cmd->name, "pubsub"))) {
-        if (!strcmp(cmd->name, "ping")) {
-            /* RESP2 subscribed mode: PING answers like a message */
-            reply_array(c, 2);
-            reply_lit(c, "$4\r\npong\r\n");
-            if (c->argc > 1)
-                reply_bulk(c, c->argv[1].p, c->argv[1].n);
-            else
-                reply_lit(c, "$0\r\n\r\n");
-            return;
-        }
-        if (strcmp(cmd->name, "quit") && strcmp(cmd->name, "reset")) {
-            reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
-                            "PING / QUIT / RESET are allowed in this context", cmd->name);
-            return;
-        }
+        !(cmd->flags & CMD_SUBSCRIBED)) {
+        reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
+                        "PING / QUIT / RESET are allowed in this context", cmd->name);
+        return;
     }
     if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
         store_make_room(conn_store(c))) {
@@ -261,18 +309,11 @@ static void call(struct conn *c, int64_t *clk)
         tx_flag_error(c);
         return;
     }
-    if (TC_UNLIKELY(cmd->subcmds != NULL) && c->argc >= 2) {
-        char full[64];
-        if (check_subcommand(c, cmd, full, sizeof(full))) {
-            tx_flag_error(c);
-            return;
-        }
-    } else if (c->lastsub_n) {
-        __atomic_store_n(&c->lastsub_n, (uint8_t)0, __ATOMIC_RELAXED);
-    }
     __atomic_store_n(&c->lastcmd, cmd->name, __ATOMIC_RELAXED);
     if (TC_UNLIKELY(c->tx != NULL) && tx_maybe_queue(c, cmd))
         return;
+    cmd_mods = 0;
+    cmd_errors = 0;
     if (cfg.slowlog_log_slower_than < 0) {
         cmd_exec(c, cmd);
     } else {
@@ -280,17 +321,12 @@ static void call(struct conn *c, int64_t *clk)
             start = util_mono_us();
         cmd_exec(c, cmd);
         *clk = util_mono_us();
-        if (TC_UNLIKELY(*clk - start >= cfg.slowlog_log_slower_than))
+        if (TC_UNLIKELY(*clk - start >= cfg.slowlog_log_slower_than) &&
+            !(cmd->flags & CMD_SKIP_SLOWLOG))
             slowlog_push(c, *clk - start);
     }
     if (cmd->flags & CMD_WRITE)
-        STAT_INC(c->w->st.dirty);
-    if ((cmd->flags & CMD_WRITE) &&
-        TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
-        tx_touch_keys(c, cmd);
-    if ((cmd->flags & CMD_WRITE) &&
-        TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
-        block_signal_keys(c, cmd);
+        cmd_after_write(c, cmd);
 }
 
 void cmd_call(struct conn *c)

@@ -118,6 +118,14 @@ static inline uint64_t item_cas_field(struct item *it)
     return v;
 }
 
+/* The item changed in place: forget its CAS value, so the next one handed out (gets, WATCH)
+ * differs from every earlier one. Under the item's stripe lock. */
+static inline void item_cas_invalidate(struct item *it)
+{
+    if (it->bits & IT_CAS)
+        memset(item_opt(it, IT_CAS), 0, 8);
+}
+
 static inline void *item_ptr(struct item *it)
 {
     void *p;

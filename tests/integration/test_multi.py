@@ -183,3 +183,68 @@ def test_exec_is_atomic_across_threads(server):
         t.join()
     assert bad == []
     assert int(r.get("ta")) > 0
+
+
+def test_watch_ignores_keys_a_command_only_reads(server):
+    """Redis invalidates WATCH only for the keys a command modifies: a source of
+    SUNIONSTORE/BITOP/SORT ... STORE/ZUNIONSTORE is only read."""
+    a = server.client(single_connection_client=True)
+    b = server.client()
+    b.sadd("src", "x")
+    b.set("bsrc", "ab")
+    b.rpush("lsrc", 3, 1, 2)
+    b.zadd("zsrc", {"m": 1})
+    for write in (("SUNIONSTORE", "dst1", "src"), ("SINTERSTORE", "dst2", "src", "src"),
+                  ("BITOP", "AND", "dst3", "bsrc"), ("SORT", "lsrc", "STORE", "dst4"),
+                  ("ZUNIONSTORE", "dst5", "1", "zsrc"), ("COPY", "src", "dst6"),
+                  ("SMEMBERS", "src")):
+        source = {"SUNIONSTORE": "src", "SINTERSTORE": "src", "BITOP": "bsrc",
+                  "SORT": "lsrc", "ZUNIONSTORE": "zsrc", "COPY": "src",
+                  "SMEMBERS": "src"}[write[0]]
+        a.execute_command("WATCH", source)
+        b.execute_command(*write)
+        a.execute_command("MULTI")
+        a.execute_command("ECHO", "ok")
+        assert a.execute_command("EXEC") == ["ok"], write
+    # the destination is modified: a WATCH on it fails
+    a.execute_command("WATCH", "dst1")
+    b.execute_command("SUNIONSTORE", "dst1", "src")
+    a.execute_command("MULTI")
+    a.execute_command("ECHO", "ok")
+    assert a.execute_command("EXEC") is None
+
+
+def test_watch_survives_writes_that_change_nothing(server):
+    a = server.client(single_connection_client=True)
+    b = server.client()
+    b.sadd("ws", "m")
+    b.hset("wh", "f", "v")
+    b.zadd("wz", {"m": 1})
+    for noop in (("SADD", "ws", "m"), ("SREM", "ws", "absent"), ("SMOVE", "nosuch", "ws", "m"),
+                 ("HDEL", "wh", "absent"), ("ZREM", "wz", "absent"), ("SPOP", "ws", "0")):
+        key = noop[1] if noop[0] != "SMOVE" else "ws"
+        a.execute_command("WATCH", key)
+        b.execute_command(*noop)
+        a.execute_command("MULTI")
+        a.execute_command("ECHO", "ok")
+        assert a.execute_command("EXEC") == ["ok"], noop
+    # and the same commands when they do change something break it
+    for change in (("SADD", "ws", "new"), ("SREM", "ws", "new"), ("HDEL", "wh", "f"),
+                   ("ZREM", "wz", "m"), ("SPOP", "ws")):
+        a.execute_command("WATCH", change[1])
+        b.execute_command(*change)
+        a.execute_command("MULTI")
+        a.execute_command("ECHO", "ok")
+        assert a.execute_command("EXEC") is None, change
+
+
+@pytest.mark.parametrize("cmd", [("SHUTDOWN",), ("SHUTDOWN", "NOSAVE"), ("SAVE",)])
+def test_no_multi_commands_refused_in_transaction(server, cmd):
+    c = server.client(single_connection_client=True)
+    c.execute_command("MULTI")
+    with raises_exact("ERR Command not allowed inside a transaction"):
+        c.execute_command(*cmd)
+    with raises_exact("EXECABORT Transaction discarded because of previous errors."):
+        c.execute_command("EXEC")
+    assert c.execute_command("PING") is True
+    assert server.client().ping()

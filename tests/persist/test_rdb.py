@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from persist_harness import make_twincache
 
@@ -506,18 +507,34 @@ def test_sigterm_during_bgsave(tc_factory):
     assert r.get("last") == b"write"
 
 
-def test_save_and_bgsave_inside_multi(tc_factory):
+def test_save_refused_and_bgsave_inside_multi(tc_factory):
+    """As Redis 7.0: SAVE is a no-multi command (refused while queuing, EXEC then aborts);
+    BGSAVE runs inside a transaction."""
     tc = tc_factory()
     r = tc.client()
+    conn = r.connection_pool.get_connection("MULTI")
+    try:
+        conn.send_command("MULTI")
+        assert conn.read_response() in (True, b"OK")
+        conn.send_command("SET", "a", "0")
+        conn.read_response()
+        conn.send_command("SAVE")
+        with pytest.raises(redis.ResponseError) as e:
+            conn.read_response()
+        assert "Command not allowed inside a transaction" in str(e.value)
+        conn.send_command("EXEC")
+        with pytest.raises(redis.exceptions.ExecAbortError):  # -EXECABORT
+            conn.read_response()
+    finally:
+        r.connection_pool.release(conn)
+    assert r.get("a") is None
     p = r.pipeline(transaction=True)
     p.set("a", "1")
-    p.execute_command("SAVE")
     p.set("b", "2")
     p.execute_command("BGSAVE")
     res = p.execute(raise_on_error=False)
-    assert res[0] is True and res[2] is True
-    assert res[1] in (True, b"OK")
-    assert res[3] in (True, b"Background saving started")  # redis-py maps the status to True
+    assert res[0] is True and res[1] is True
+    assert res[2] in (True, b"Background saving started")  # redis-py maps the status to True
     wait_bgsave(r)
     assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
     tc.restart()
