@@ -35,13 +35,13 @@ struct bbucket {
     struct bnode *head, *tail;
 };
 
-/* How a blocking command is tried, registered and timed out. */
-struct bspec {
-    const char *name;
+/* How a blocking command is tried and timed out: the fact its table entry points to
+ * (cmd->block). It waits on the keys its key specs find with the access flag (the sources,
+ * not BLMOVE's destination). */
+struct block_spec {
     int (*try_fn)(struct conn *c); /* 1: replied (served or error), 0: nothing yet */
-    int tpos;                      /* timeout argument: >0 index, <0 from the end */
+    int tpos;                      /* timeout argument: >0 index, <0 from the end, 0 none */
     int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
-    void (*keys)(struct conn *c, int *first, int *last);
     int reader;                    /* consumes nothing (XREAD): every waiter is woken */
 };
 
@@ -49,8 +49,7 @@ struct bspec {
 struct blk {
     struct blk *prev, *next; /* the worker's blocked list, in blocking order */
     struct conn *c;
-    const struct bspec *spec;
-    const struct cmd *cmd;
+    const struct cmd *cmd;   /* its table entry (cmd->block says how it blocks) */
     int64_t deadline;        /* ms, 0 = forever */
     _Atomic int ready;       /* set by a signaling thread under block_lock */
     int argc;
@@ -89,7 +88,7 @@ static void signal_locked(int db, const char *p, size_t n)
         if (x->hash != h || x->db != db || x->n != n || memcmp(x->key, p, n))
             continue;
         /* readers (XREAD) take nothing: all of them retry; of the poppers only the first */
-        if (!x->b->spec->reader) {
+        if (!x->b->cmd->block->reader) {
             if (consumer)
                 continue;
             consumer = 1;
@@ -198,24 +197,46 @@ void block_reset(struct conn *c)
         blk_destroy(c->blk);
 }
 
-/* Block c on the keys of its current command. Returns 0 or -1 (OOM, nothing registered). */
-static int blk_create(struct conn *c, const struct bspec *spec, const struct cmd *cmd,
-                      int64_t deadline)
+/* The keys a blocked command waits on: those its key specs find with the access flag. */
+struct waitkeys {
+    int n;
+    int *pos; /* argc entries: no command has more keys than arguments */
+};
+
+static int waitkey_cb(void *arg, int pos, unsigned flags)
+{
+    struct waitkeys *wk = arg;
+    if (flags & KS_ACCESS)
+        wk->pos[wk->n++] = pos;
+    return 0;
+}
+
+/* Block c on the keys of its current command cmd. Returns 0 or -1 (OOM, nothing
+ * registered). */
+static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
 {
     struct worker *w = c->w;
     struct blk *b;
     size_t bytes = 0;
-    int first, last;
+    struct waitkeys wk = {0};
     char *p;
 
-    spec->keys(c, &first, &last);
+    wk.pos = malloc(sizeof(int) * (size_t)c->argc);
+    if (!wk.pos)
+        return -1;
+    if (cmd_keys(cmd, c->argc, c->argv, waitkey_cb, &wk) < 0 || wk.n == 0) {
+        free(wk.pos); /* the command checked its arguments before: cannot happen */
+        return -1;
+    }
     for (int i = 0; i < c->argc; i++)
         bytes += c->argv[i].n;
     b = calloc(1, sizeof(*b));
-    if (!b)
+    if (!b) {
+        free(wk.pos);
         return -1;
+    }
     b->argv = malloc(sizeof(struct slice) * (size_t)c->argc + bytes + 1);
-    b->nodes = calloc((size_t)(last - first + 1), sizeof(*b->nodes));
+    b->nodes = calloc((size_t)wk.n, sizeof(*b->nodes));
     if (!b->argv || !b->nodes)
         goto oom;
     p = (char *)(b->argv + c->argc);
@@ -226,7 +247,8 @@ static int blk_create(struct conn *c, const struct bspec *spec, const struct cmd
         p += c->argv[i].n;
     }
     b->argc = c->argc;
-    for (int i = first; i <= last; i++) {
+    for (int j = 0; j < wk.n; j++) {
+        int i = wk.pos[j];
         struct bnode *x = malloc(sizeof(*x) + c->argv[i].n);
         if (!x)
             goto oom;
@@ -237,8 +259,8 @@ static int blk_create(struct conn *c, const struct bspec *spec, const struct cmd
         x->hash = key_hash(c->db, x->key, x->n);
         b->nodes[b->nnodes++] = x;
     }
+    free(wk.pos);
     b->c = c;
-    b->spec = spec;
     b->cmd = cmd;
     b->deadline = deadline;
     pthread_mutex_lock(&block_lock);
@@ -273,6 +295,7 @@ static int blk_create(struct conn *c, const struct bspec *spec, const struct cmd
     update_deadline(w);
     return 0;
 oom:
+    free(wk.pos);
     for (int i = 0; i < b->nnodes; i++)
         free(b->nodes[i]);
     free(b->nodes);
@@ -506,58 +529,8 @@ static int try_bzmpop(struct conn *c)
     return try_mpop(c, "zmpop");
 }
 
-static void keys_all(struct conn *c, int *first, int *last)
-{
-    *first = 1;
-    *last = c->argc - 2;
-}
-static void keys_src(struct conn *c, int *first, int *last)
-{
-    (void)c;
-    *first = *last = 1;
-}
-static void keys_numkeys(struct conn *c, int *first, int *last)
-{
-    long long n = 0;
-    util_str2ll(c->argv[2].p, c->argv[2].n, &n);
-    *first = 3;
-    *last = 2 + (int)n;
-    if (*last > c->argc - 1)
-        *last = c->argc - 1;
-}
 
-static void keys_streams(struct conn *c, int *first, int *last)
-{
-    /* XREAD ... STREAMS k1 .. kn id1 .. idn: the keys follow the last STREAMS word that
-     * leaves an even count */
-    int f = c->argc;
-    for (int j = 1; j < c->argc; j++)
-        if (arg_is(c, j, "streams") && (c->argc - j - 1) % 2 == 0) {
-            f = j + 1;
-            break;
-        }
-    *first = f;
-    *last = f + (c->argc - f) / 2 - 1;
-}
 
-/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS k.. id..: walk the options, so a
- * group or consumer named "streams" is not taken for the keyword. */
-static void keys_xreadgroup(struct conn *c, int *first, int *last)
-{
-    int f = c->argc;
-    for (int j = 1; j < c->argc; j++) {
-        if (arg_is(c, j, "group")) {
-            j += 2;
-        } else if (arg_is(c, j, "count") || arg_is(c, j, "block")) {
-            j++;
-        } else if (arg_is(c, j, "streams")) {
-            f = j + 1;
-            break;
-        }
-    }
-    *first = f;
-    *last = f + (c->argc - f) / 2 - 1;
-}
 
 /* XREADGROUP: every waiter retries (groups and consumers differ); a retry after a signal runs
  * the command as a whole, so its AOF forms are logged under its stripes. */
@@ -566,18 +539,16 @@ static int try_xreadgroup(struct conn *c)
     return retrying ? xreadgroup_retry(c) : xreadgroup_try(c);
 }
 
-static const struct bspec specs[] = {
-    {"blpop", try_blpop, -1, 0, keys_all, 0},
-    {"brpop", try_brpop, -1, 0, keys_all, 0},
-    {"bzpopmin", try_bzpopmin, -1, 0, keys_all, 0},
-    {"bzpopmax", try_bzpopmax, -1, 0, keys_all, 0},
-    {"blmove", try_blmove, 5, 1, keys_src, 0},
-    {"brpoplpush", try_brpoplpush, 3, 1, keys_src, 0},
-    {"blmpop", try_blmpop, 1, 0, keys_numkeys, 0},
-    {"bzmpop", try_bzmpop, 1, 0, keys_numkeys, 0},
-    {"xread", xread_try, 0, 0, keys_streams, 1},
-    {"xreadgroup", try_xreadgroup, 0, 0, keys_xreadgroup, 1},
-};
+static const struct block_spec spec_list_pop = {try_blpop, -1, 0, 0};
+static const struct block_spec spec_list_rpop = {try_brpop, -1, 0, 0};
+static const struct block_spec spec_zpopmin = {try_bzpopmin, -1, 0, 0};
+static const struct block_spec spec_zpopmax = {try_bzpopmax, -1, 0, 0};
+static const struct block_spec spec_lmove = {try_blmove, 5, 1, 0};
+static const struct block_spec spec_rpoplpush = {try_brpoplpush, 3, 1, 0};
+static const struct block_spec spec_lmpop = {try_blmpop, 1, 0, 0};
+static const struct block_spec spec_zmpop = {try_bzmpop, 1, 0, 0};
+const struct block_spec block_spec_xread = {xread_try, 0, 0, 1};
+const struct block_spec block_spec_xreadgroup = {try_xreadgroup, 0, 0, 1};
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
 static int parse_timeout(struct conn *c, int i, int64_t *deadline)
@@ -609,9 +580,9 @@ bad:
 }
 
 /* Try, else block until deadline (0: forever). */
-static void block_until(struct conn *c, const struct bspec *spec, int64_t deadline)
+static void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 {
-    const struct cmd *cmd = cmd_lookup(spec->name, strlen(spec->name));
+    const struct block_spec *spec = cmd->block;
 
     if (spec->try_fn(c))
         return;
@@ -623,7 +594,7 @@ static void block_until(struct conn *c, const struct bspec *spec, int64_t deadli
             reply_null_array(c);
         return;
     }
-    if (blk_create(c, spec, cmd, deadline)) {
+    if (blk_create(c, cmd, deadline)) {
         reply_error(c, "ERR out of memory");
         return;
     }
@@ -632,14 +603,17 @@ static void block_until(struct conn *c, const struct bspec *spec, int64_t deadli
         blk_destroy(c->blk);
 }
 
-static void block_generic(struct conn *c, const struct bspec *spec)
+/* The handler of every blocking command with a timeout argument (BLPOP ... BZMPOP): its
+ * table entry's block spec says how it is tried and where its timeout is. */
+static void block_command(struct conn *c)
 {
-    int tpos = spec->tpos > 0 ? spec->tpos : c->argc + spec->tpos;
+    const struct cmd *cmd = cmd_current;
+    int tpos = cmd->block->tpos > 0 ? cmd->block->tpos : c->argc + cmd->block->tpos;
     int64_t deadline;
 
     if (parse_timeout(c, tpos, &deadline))
         return;
-    block_until(c, spec, deadline);
+    block_until(c, cmd, deadline);
 }
 
 void block_stream(struct conn *c, long long ms, int first, int nkeys)
@@ -666,56 +640,22 @@ void block_stream(struct conn *c, long long ms, int first, int nkeys)
         }
     }
     c->argv = v;
-    block_until(c, &specs[8], deadline);
+    block_until(c, cmd_current, deadline);
     c->argv = sv;
     free(v);
 }
 
 void block_xreadgroup(struct conn *c, long long ms)
 {
-    const struct cmd *cmd = cmd_lookup("xreadgroup", 10);
     int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
 
-    if (blk_create(c, &specs[9], cmd, deadline)) {
+    if (blk_create(c, cmd_current, deadline)) {
         reply_error(c, "ERR out of memory");
         return;
     }
     /* an XADD between the first try and the registration signaled nobody: try again */
     if (xreadgroup_try(c))
         blk_destroy(c->blk);
-}
-
-static void blpop_command(struct conn *c)
-{
-    block_generic(c, &specs[0]);
-}
-static void brpop_command(struct conn *c)
-{
-    block_generic(c, &specs[1]);
-}
-static void bzpopmin_command(struct conn *c)
-{
-    block_generic(c, &specs[2]);
-}
-static void bzpopmax_command(struct conn *c)
-{
-    block_generic(c, &specs[3]);
-}
-static void blmove_command(struct conn *c)
-{
-    block_generic(c, &specs[4]);
-}
-static void brpoplpush_command(struct conn *c)
-{
-    block_generic(c, &specs[5]);
-}
-static void blmpop_command(struct conn *c)
-{
-    block_generic(c, &specs[6]);
-}
-static void bzmpop_command(struct conn *c)
-{
-    block_generic(c, &specs[7]);
 }
 
 /* ---- the owner worker: retries, timeouts, CLIENT UNBLOCK ---- */
@@ -747,9 +687,9 @@ static void retry(struct blk *b)
     c->argc = b->argc;
     retrying = 1;
     size_t pos = c->wbuf.wpos;
-    done = b->spec->try_fn(c);
+    done = b->cmd->block->try_fn(c);
     retrying = 0;
-    if (done && is_wrongtype(c, pos) && b->spec->try_fn == xread_try) {
+    if (done && is_wrongtype(c, pos) && b->cmd->block->try_fn == xread_try) {
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
     }
@@ -840,16 +780,15 @@ void block_setup(struct srv *srv)
     srv->on_timer = on_timer;
 }
 
-#define BF (CMD_WRITE | CMD_BLOCKING)
 static struct cmd cmds[] = {
-    {"blpop", blpop_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the first element in a list, or block until one is available"},
-    {"brpop", brpop_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the last element in a list, or block until one is available"},
-    {"blmove", blmove_command, 6, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available"},
-    {"brpoplpush", brpoplpush_command, 4, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available"},
-    {"blmpop", blmpop_command, -5, "write blocking tc:prop-explicit", "@list", "RW,access,delete index:2 keynum:0,1,1", "list", "Pop elements from a list, or block until one is available"},
-    {"bzpopmin", bzpopmin_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"},
-    {"bzpopmax", bzpopmax_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available"},
-    {"bzmpop", bzmpop_command, -5, "write blocking tc:prop-explicit", "@sortedset", "RW,access,delete index:2 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available"},
+    {"blpop", block_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the first element in a list, or block until one is available", NULL, NULL, &spec_list_pop},
+    {"brpop", block_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the last element in a list, or block until one is available", NULL, NULL, &spec_list_rpop},
+    {"blmove", block_command, 6, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_lmove},
+    {"brpoplpush", block_command, 4, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_rpoplpush},
+    {"blmpop", block_command, -5, "write blocking tc:prop-explicit", "@list", "RW,access,delete index:2 keynum:0,1,1", "list", "Pop elements from a list, or block until one is available", NULL, NULL, &spec_lmpop},
+    {"bzpopmin", block_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmin},
+    {"bzpopmax", block_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmax},
+    {"bzmpop", block_command, -5, "write blocking tc:prop-explicit", "@sortedset", "RW,access,delete index:2 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", NULL, NULL, &spec_zmpop},
 };
 
 void cmd_blocking_setup(void)

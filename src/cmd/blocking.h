@@ -42,6 +42,10 @@ void block_stream(struct conn *c, long long ms, int first, int nkeys);
 int xread_try(struct conn *c);
 int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap);
 
+/* How XREAD and XREADGROUP block: their table entries point here (cmd->block). */
+struct block_spec;
+extern const struct block_spec block_spec_xread, block_spec_xreadgroup;
+
 /* Install the worker hooks (main thread, before the workers start). */
 void block_setup(struct srv *srv);
 void cmd_blocking_setup(void);

@@ -80,6 +80,7 @@ struct keyspec {
 #define CMD_MAX_KEYSPECS 3
 
 struct cmd;
+struct block_spec;
 /* One key found in a command line: its argv index and KS_* flags. Returns nonzero to stop. */
 typedef int cmd_key_fn(void *arg, int pos, unsigned flags);
 /* Keys of commands whose specs cannot find them all (SORT) or whose access flags depend on
@@ -100,6 +101,7 @@ struct cmd {
     const char *summary;    /* one help line */
     struct cmd *subs;       /* subcommand entries, ended by a NULL name, or NULL */
     cmd_getkeys_fn *getkeys; /* see cmd_getkeys_fn, or NULL */
+    const struct block_spec *block; /* how it blocks (blocking.c), or NULL */
     /* derived */
     uint32_t flags;          /* CMD_* */
     uint32_t acl;            /* ACL_* category bits */
@@ -109,6 +111,9 @@ struct cmd {
     int nsubs;
     const struct cmd *parent; /* a subcommand's container */
 };
+
+/* The entry running on this thread (set by cmd_call and EXEC before the handler). */
+extern __thread const struct cmd *cmd_current;
 
 /* The handler modified key k (under its stripe lock; it is the key's item now, or NULL when
  * the change deleted it), as Redis's signalModifiedKey: a WATCH of the key fails, clients

@@ -349,6 +349,7 @@ static void exec_command(struct conn *c)
         cmd = cmd_resolve(c->argc, c->argv, &container); /* checked when it was queued */
         STAT_INC(c->w->st.commands);
         cmd_modified_reset();
+        cmd_current = cmd;
         if (TC_UNLIKELY(logged))
             aof_exec(c, cmd);
         else

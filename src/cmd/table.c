@@ -98,6 +98,7 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len)
     return sub_lookup(cmd, bar + 1, len - (size_t)(bar - name) - 1);
 }
 
+__thread const struct cmd *cmd_current;
 __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 
@@ -314,6 +315,7 @@ static void call(struct conn *c, int64_t *clk)
         return;
     cmd_mods = 0;
     cmd_errors = 0;
+    cmd_current = cmd;
     if (cfg.slowlog_log_slower_than < 0) {
         cmd_exec(c, cmd);
     } else {
