@@ -781,8 +781,8 @@ void block_setup(struct srv *srv)
 }
 
 static struct cmd cmds[] = {
-    {"blpop", block_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the first element in a list, or block until one is available", NULL, NULL, &spec_list_pop},
-    {"brpop", block_command, -3, "write noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the last element in a list, or block until one is available", NULL, NULL, &spec_list_rpop},
+    {"blpop", block_command, -3, "write noscript blocking tc:prop-explicit tc:signals", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the first element in a list, or block until one is available", NULL, NULL, &spec_list_pop},
+    {"brpop", block_command, -3, "write noscript blocking tc:prop-explicit tc:signals", "@list", "RW,access,delete index:1 range:-2,1,0", "list", "Remove and get the last element in a list, or block until one is available", NULL, NULL, &spec_list_rpop},
     {"blmove", block_command, 6, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_lmove},
     {"brpoplpush", block_command, 4, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_rpoplpush},
     {"blmpop", block_command, -5, "write blocking tc:prop-explicit", "@list", "RW,access,delete index:2 keynum:0,1,1", "list", "Pop elements from a list, or block until one is available", NULL, NULL, &spec_lmpop},

@@ -58,13 +58,17 @@ static void hset_generic(struct conn *c, int hmset)
         int r = thash_set(hash_of(it), c->argv[i].p, c->argv[i].n, c->argv[i + 1].p,
                           c->argv[i + 1].n);
         if (r < 0) {
-            coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
+            int empty = thash_len(hash_of(it)) == 0;
+            coll_done(c, &k, it, before, empty);
+            if (i > 2)
+                cmd_modified(c, &k, empty ? NULL : it);
             reply_error(c, "ERR out of memory");
             goto out;
         }
         created += r;
     }
     coll_done(c, &k, it, before, 0);
+    cmd_modified(c, &k, it);
     if (hmset)
         reply_ok(c);
     else
@@ -103,10 +107,12 @@ static void hsetnx_command(struct conn *c)
     thash_convert_for(hash_of(it), maxlen);
     int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, c->argv[3].p, c->argv[3].n);
     coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
-    if (r < 0)
+    if (r < 0) {
         reply_error(c, "ERR out of memory");
-    else
+    } else {
+        cmd_modified(c, &k, it);
         reply_int(c, 1);
+    }
 out:
     store_unlock(s, k.stripe);
 }
@@ -302,10 +308,12 @@ static void hincrby_command(struct conn *c)
     thash_convert_for(hash_of(it), c->argv[2].n);
     int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, buf, (size_t)n);
     coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
-    if (r < 0)
+    if (r < 0) {
         reply_error(c, "ERR out of memory");
-    else
+    } else {
+        cmd_modified(c, &k, it);
         reply_int(c, val);
+    }
     goto out;
 out_empty:
     /* a hash created just now for this failed command must not stay */
@@ -352,10 +360,12 @@ static void hincrbyfloat_command(struct conn *c)
     thash_convert_for(hash_of(it), c->argv[2].n > (size_t)n ? c->argv[2].n : (size_t)n);
     int r = thash_set(hash_of(it), c->argv[2].p, c->argv[2].n, buf, (size_t)n);
     coll_done(c, &k, it, before, thash_len(hash_of(it)) == 0);
-    if (r < 0)
+    if (r < 0) {
         reply_error(c, "ERR out of memory");
-    else
+    } else {
+        cmd_modified(c, &k, it);
         reply_bulk(c, buf, (size_t)n);
+    }
     goto out;
 out_empty:
     if (thash_len(hash_of(it)) == 0)
@@ -492,9 +502,9 @@ static void hscan_command(struct conn *c)
 }
 
 static struct cmd cmds[] = {
-    {"hset", hset_command, -4, "write denyoom fast", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set the string value of a hash field"},
-    {"hmset", hmset_command, -4, "write denyoom fast", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set multiple hash fields to multiple values"},
-    {"hsetnx", hsetnx_command, 4, "write denyoom fast", "@hash", "RW,insert index:1 range:0,1,0", "hash", "Set the value of a hash field, only if the field does not exist"},
+    {"hset", hset_command, -4, "write denyoom fast tc:signals", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set the string value of a hash field"},
+    {"hmset", hmset_command, -4, "write denyoom fast tc:signals", "@hash", "RW,update index:1 range:0,1,0", "hash", "Set multiple hash fields to multiple values"},
+    {"hsetnx", hsetnx_command, 4, "write denyoom fast tc:signals", "@hash", "RW,insert index:1 range:0,1,0", "hash", "Set the value of a hash field, only if the field does not exist"},
     {"hget", hget_command, 3, "readonly fast", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get the value of a hash field"},
     {"hmget", hmget_command, -3, "readonly fast", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get the values of all the given hash fields"},
     {"hgetall", hgetall_command, 2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get all the fields and values in a hash"},
@@ -504,8 +514,8 @@ static struct cmd cmds[] = {
     {"hexists", hexists_command, 3, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Determine if a hash field exists"},
     {"hlen", hlen_command, 2, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Get the number of fields in a hash"},
     {"hstrlen", hstrlen_command, 3, "readonly fast", "@hash", "RO index:1 range:0,1,0", "hash", "Get the length of the value of a hash field"},
-    {"hincrby", hincrby_command, 4, "write denyoom fast", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the integer value of a hash field by the given number"},
-    {"hincrbyfloat", hincrbyfloat_command, 4, "write denyoom fast", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the float value of a hash field by the given amount"},
+    {"hincrby", hincrby_command, 4, "write denyoom fast tc:signals", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the integer value of a hash field by the given number"},
+    {"hincrbyfloat", hincrbyfloat_command, 4, "write denyoom fast tc:signals", "@hash", "RW,access,update index:1 range:0,1,0", "hash", "Increment the float value of a hash field by the given amount"},
     {"hrandfield", hrandfield_command, -2, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Get one or multiple random fields from a hash"},
     {"hscan", hscan_command, -3, "readonly", "@hash", "RO,access index:1 range:0,1,0", "hash", "Incrementally iterate hash fields and associated values"},
 };

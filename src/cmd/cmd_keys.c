@@ -25,7 +25,10 @@ static void del_command(struct conn *c)
         return;
     store_lock_keys(s, keys, n);
     for (int i = 0; i < n; i++)
-        deleted += store_delete_locked(s, &keys[i], conn_now(c));
+        if (store_delete_locked(s, &keys[i], conn_now(c))) {
+            cmd_modified(c, &keys[i], NULL);
+            deleted++;
+        }
     store_unlock_keys(s, keys, n);
     reply_int(c, deleted);
 }
@@ -135,13 +138,15 @@ static void expire_generic(struct conn *c, int unit_ms, int absolute)
     }
     if (when <= now) {
         store_delete_locked(s, &k, now);
+        cmd_modified(c, &k, NULL);
         reply_int(c, 1);
         goto out;
     }
-    if (!store_set_expire_locked(s, &k, it, when)) {
+    if (!(it = store_set_expire_locked(s, &k, it, when))) {
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &k, it);
     reply_int(c, 1);
 out:
     store_unlock(s, k.stripe);
@@ -217,7 +222,8 @@ static void persist_command(struct conn *c)
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (it && item_expire(it)) {
-        store_set_expire_locked(s, &k, it, 0);
+        it = store_set_expire_locked(s, &k, it, 0);
+        cmd_modified(c, &k, it);
         reply_int(c, 1);
     } else {
         reply_int(c, 0);
@@ -278,10 +284,12 @@ static void rename_generic(struct conn *c, int nx)
     it = store_unlink_locked(s, &k[0], now);
     it->type = OBJ_STRING;
     item_release(it);
+    cmd_modified(c, &k[0], NULL);
     if (store_put_locked(s, &k[1], n)) {
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &k[1], n);
     if (nx)
         reply_int(c, 1);
     else
@@ -367,6 +375,7 @@ static void copy_move(struct conn *c, int move)
         it = store_unlink_locked(s, &k[0], now);
         it->type = OBJ_STRING; /* the structure moved to n */
         item_release(it);
+        cmd_modified(c, &k[0], NULL);
     } else if (n->type != OBJ_STRING) {
         void *copy = copiers[n->type & 7] ? copiers[n->type & 7](item_ptr(it)) : NULL;
         if (!copy) {
@@ -381,6 +390,7 @@ static void copy_move(struct conn *c, int move)
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &k[1], n);
     reply_int(c, 1);
 out:
     store_unlock_keys(s, k, 2);
@@ -598,24 +608,24 @@ static struct cmd object_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"del", del_command, -2, "write", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key"},
-    {"unlink", del_command, -2, "write fast", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."},
+    {"del", del_command, -2, "write tc:signals", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key"},
+    {"unlink", del_command, -2, "write fast tc:signals", "@keyspace", "RM,delete index:1 range:-1,1,0", "generic", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."},
     {"exists", exists_command, -2, "readonly fast", "@keyspace", "RO index:1 range:-1,1,0", "generic", "Determine if a key exists"},
     {"touch", touch_command, -2, "readonly fast", "@keyspace", "RO index:1 range:-1,1,0", "generic", "Alters the last access time of a key(s). Returns the number of existing keys specified."},
     {"type", type_command, 2, "readonly fast", "@keyspace", "RO index:1 range:0,1,0", "generic", "Determine the type stored at key"},
-    {"expire", expire_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in seconds"},
-    {"pexpire", pexpire_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in milliseconds"},
-    {"expireat", expireat_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp"},
-    {"pexpireat", pexpireat_command, -3, "write fast tc:prop-expire", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"},
+    {"expire", expire_command, -3, "write fast tc:prop-expire tc:signals", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in seconds"},
+    {"pexpire", pexpire_command, -3, "write fast tc:prop-expire tc:signals", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set a key's time to live in milliseconds"},
+    {"expireat", expireat_command, -3, "write fast tc:prop-expire tc:signals", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp"},
+    {"pexpireat", pexpireat_command, -3, "write fast tc:prop-expire tc:signals", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"},
     {"ttl", ttl_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the time to live for a key in seconds"},
     {"pttl", pttl_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the time to live for a key in milliseconds"},
     {"expiretime", expiretime_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the expiration Unix timestamp for a key"},
     {"pexpiretime", pexpiretime_command, 2, "readonly fast", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Get the expiration Unix timestamp for a key in milliseconds"},
-    {"persist", persist_command, 2, "write fast", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Remove the expiration from a key"},
-    {"rename", rename_command, 3, "write", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Rename a key"},
-    {"renamenx", renamenx_command, 3, "write fast", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,insert index:2 range:0,1,0", "generic", "Rename a key, only if the new key does not exist"},
-    {"copy", copy_command, -3, "write denyoom", "@keyspace", "RO,access index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Copy a key"},
-    {"move", move_command, 3, "write fast", "@keyspace", "RW,access,update index:1 range:0,1,0", "generic", "Move a key to another database"},
+    {"persist", persist_command, 2, "write fast tc:signals", "@keyspace", "RW,update index:1 range:0,1,0", "generic", "Remove the expiration from a key"},
+    {"rename", rename_command, 3, "write tc:signals", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Rename a key"},
+    {"renamenx", renamenx_command, 3, "write fast tc:signals", "@keyspace", "RW,access,delete index:1 range:0,1,0; OW,insert index:2 range:0,1,0", "generic", "Rename a key, only if the new key does not exist"},
+    {"copy", copy_command, -3, "write denyoom tc:signals", "@keyspace", "RO,access index:1 range:0,1,0; OW,update index:2 range:0,1,0", "generic", "Copy a key"},
+    {"move", move_command, 3, "write fast tc:signals", "@keyspace", "RW,access,update index:1 range:0,1,0", "generic", "Move a key to another database"},
     {"keys", keys_command, 2, "readonly", "@keyspace @dangerous", NULL, "generic", "Find all keys matching the given pattern"},
     {"scan", scan_command, -2, "readonly", "@keyspace", NULL, "generic", "Incrementally iterate the keys space"},
     {"randomkey", randomkey_command, 1, "readonly", "@keyspace", NULL, "generic", "Return a random key from the keyspace"},

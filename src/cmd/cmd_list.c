@@ -58,12 +58,16 @@ static void push_generic(struct conn *c, int where, int xx)
     before = item_value_mem(it);
     for (int i = 2; i < c->argc; i++) {
         if (tlist_push(lst(it), where, c->argv[i].p, c->argv[i].n)) {
-            coll_done(c, &k, it, before, lst(it)->len == 0);
+            int empty = lst(it)->len == 0;
+            coll_done(c, &k, it, before, empty);
+            if (i > 2)
+                cmd_modified(c, &k, empty ? NULL : it);
             reply_error(c, "ERR out of memory");
             goto out;
         }
     }
     coll_done(c, &k, it, before, 0);
+    cmd_modified(c, &k, it);
     reply_int(c, (long long)lst(it)->len);
 out:
     store_unlock(s, k.stripe);
@@ -135,7 +139,11 @@ static void pop_generic(struct conn *c, int where)
         reply_array(c, count < (long long)lst(it)->len ? count : (long long)lst(it)->len);
         pop_n(c, lst(it), where, count);
     }
-    coll_done(c, &k, it, before, lst(it)->len == 0);
+    {
+        int empty = lst(it)->len == 0;
+        coll_done(c, &k, it, before, empty);
+        cmd_modified(c, &k, empty ? NULL : it); /* a list here holds at least one element */
+    }
 out:
     store_unlock(s, k.stripe);
 }
@@ -336,7 +344,12 @@ static void lrem_command(struct conn *c)
             }
         }
     }
-    coll_done(c, &k, it, before, l->len == 0);
+    {
+        int empty = l->len == 0;
+        coll_done(c, &k, it, before, empty);
+        if (removed)
+            cmd_modified(c, &k, empty ? NULL : it);
+    }
     reply_int(c, removed);
 out:
     store_unlock(s, k.stripe);
@@ -406,10 +419,12 @@ static void linsert_command(struct conn *c)
             size_t before = item_value_mem(it);
             int r = tlist_insert(l, &pos, after, c->argv[4].p, c->argv[4].n);
             coll_done(c, &k, it, before, 0);
-            if (r)
+            if (r) {
                 reply_error(c, "ERR out of memory");
-            else
+            } else {
+                cmd_modified(c, &k, it);
                 reply_int(c, (long long)l->len);
+            }
             goto out;
         }
         more = tlist_next(l, &pos) == 0;
@@ -625,19 +640,19 @@ out:
 }
 
 static struct cmd cmds[] = {
-    {"lpush", lpush_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend one or multiple elements to a list"},
-    {"rpush", rpush_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Append one or multiple elements to a list"},
-    {"lpushx", lpushx_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend an element to a list, only if the list exists"},
-    {"rpushx", rpushx_command, -3, "write denyoom fast", "@list", "RW,insert index:1 range:0,1,0", "list", "Append an element to a list, only if the list exists"},
-    {"lpop", lpop_command, -2, "write fast", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the first elements in a list"},
-    {"rpop", rpop_command, -2, "write fast", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the last elements in a list"},
+    {"lpush", lpush_command, -3, "write denyoom fast tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend one or multiple elements to a list"},
+    {"rpush", rpush_command, -3, "write denyoom fast tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Append one or multiple elements to a list"},
+    {"lpushx", lpushx_command, -3, "write denyoom fast tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Prepend an element to a list, only if the list exists"},
+    {"rpushx", rpushx_command, -3, "write denyoom fast tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Append an element to a list, only if the list exists"},
+    {"lpop", lpop_command, -2, "write fast tc:signals", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the first elements in a list"},
+    {"rpop", rpop_command, -2, "write fast tc:signals", "@list", "RW,access,delete index:1 range:0,1,0", "list", "Remove and get the last elements in a list"},
     {"llen", llen_command, 2, "readonly fast", "@list", "RO index:1 range:0,1,0", "list", "Get the length of a list"},
     {"lrange", lrange_command, 4, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get a range of elements from a list"},
     {"lindex", lindex_command, 3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get an element from a list by its index"},
     {"lset", lset_command, 4, "write denyoom", "@list", "RW,update index:1 range:0,1,0", "list", "Set the value of an element in a list by its index"},
-    {"lrem", lrem_command, 4, "write", "@list", "RW,delete index:1 range:0,1,0", "list", "Remove elements from a list"},
+    {"lrem", lrem_command, 4, "write tc:signals", "@list", "RW,delete index:1 range:0,1,0", "list", "Remove elements from a list"},
     {"ltrim", ltrim_command, 4, "write", "@list", "RW,delete index:1 range:0,1,0", "list", "Trim a list to the specified range"},
-    {"linsert", linsert_command, 5, "write denyoom", "@list", "RW,insert index:1 range:0,1,0", "list", "Insert an element before or after another element in a list"},
+    {"linsert", linsert_command, 5, "write denyoom tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Insert an element before or after another element in a list"},
     {"lpos", lpos_command, -3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Return the index of matching elements on a list"},
     {"lmove", lmove_command, 5, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it"},
     {"rpoplpush", rpoplpush_command, 3, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Remove the last element in a list, prepend it to another list and return it"},

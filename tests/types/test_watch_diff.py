@@ -1,0 +1,114 @@
+"""WATCH against redis-server 7.0: a key is invalidated only when a command modifies it (Redis's
+signalModifiedKey), not when a write command merely names it. Each case sets keys up, WATCHes
+one, runs one command from another connection, then EXECs: whether EXEC aborts must be the same
+on both servers. The cases pair a write that changes nothing with the same write changing
+something, across the families whose handlers report the keys they modify."""
+import pytest
+
+SETUP = [
+    ("DEL", "s", "h", "l", "z", "str", "ttl", "hll", "dst", "other", "e"),
+    ("SADD", "s", "a", "b"),
+    ("HSET", "h", "f", "v", "n", "1"),
+    ("RPUSH", "l", "x", "y", "x"),
+    ("ZADD", "z", "1", "m"),
+    ("SET", "str", "v"),
+    ("SET", "ttl", "v", "EX", "1000"),
+    ("PFADD", "hll", "a", "b"),
+]
+
+# (watched key, command)
+CASES = [
+    # keyspace
+    ("absent", ("DEL", "absent")),
+    ("str", ("DEL", "str")),
+    ("str", ("UNLINK", "absent", "str")),
+    ("absent", ("EXPIRE", "absent", "100")),
+    ("str", ("EXPIRE", "str", "100")),
+    ("str", ("EXPIRE", "str", "100", "XX")),
+    ("ttl", ("EXPIRE", "ttl", "100", "NX")),
+    ("ttl", ("PEXPIRE", "ttl", "-1")),
+    ("str", ("PERSIST", "str")),
+    ("ttl", ("PERSIST", "ttl")),
+    ("str", ("RENAME", "str", "str")),
+    ("str", ("RENAME", "str", "dst")),
+    ("dst", ("RENAME", "str", "dst")),
+    ("dst", ("RENAMENX", "str", "s")),
+    ("s", ("RENAMENX", "str", "s")),
+    ("dst", ("COPY", "absent", "dst")),
+    ("dst", ("COPY", "str", "dst")),
+    ("s", ("COPY", "str", "s")),
+    ("str", ("MOVE", "str", "1")),
+    ("absent", ("MOVE", "absent", "1")),
+    # hashes
+    ("h", ("HSET", "h", "f", "v")),
+    ("h", ("HSETNX", "h", "f", "w")),
+    ("h", ("HSETNX", "h", "g", "w")),
+    ("h", ("HDEL", "h", "nosuch")),
+    ("h", ("HDEL", "h", "f")),
+    ("h", ("HINCRBY", "h", "n", "0")),
+    ("h", ("HINCRBY", "h", "f", "1")),
+    # lists
+    ("l", ("LPUSH", "l", "a")),
+    ("absent", ("LPUSHX", "absent", "a")),
+    ("l", ("RPUSHX", "l", "a")),
+    ("absent", ("LPOP", "absent")),
+    ("l", ("RPOP", "l")),
+    ("l", ("LPOP", "l", "0")),
+    ("l", ("LREM", "l", "0", "nosuch")),
+    ("l", ("LREM", "l", "1", "x")),
+    ("l", ("LINSERT", "l", "BEFORE", "nosuch", "v")),
+    ("l", ("LINSERT", "l", "AFTER", "y", "v")),
+    # sets
+    ("s", ("SADD", "s", "a")),
+    ("s", ("SADD", "s", "c")),
+    ("s", ("SREM", "s", "nosuch")),
+    ("s", ("SMOVE", "s", "dst", "nosuch")),
+    ("dst", ("SMOVE", "s", "dst", "a")),
+    ("s", ("SUNIONSTORE", "dst", "s")),
+    ("dst", ("SUNIONSTORE", "dst", "s")),
+    # sorted sets
+    ("z", ("ZREM", "z", "nosuch")),
+    ("z", ("ZREM", "z", "m")),
+    ("z", ("ZUNIONSTORE", "dst", "1", "z")),
+    # HyperLogLog
+    ("hll", ("PFADD", "hll", "a")),
+    ("hll", ("PFADD", "hll", "zz-new-element")),
+    ("absent", ("PFADD", "absent")),
+    # errors change nothing
+    ("str", ("LPUSH", "str", "x")),
+    ("h", ("HINCRBY", "h", "f", "notanumber")),
+    # reads
+    ("l", ("LRANGE", "l", "0", "-1")),
+]
+
+
+def aborted(srv, watched, cmd):
+    conn = srv.client(raw=True)
+    w = conn.connection_pool.get_connection("WATCH")
+    other = srv.client(raw=True)
+    try:
+        other.execute_command("SELECT", "0")
+        other.execute_command("FLUSHALL")
+        for s in SETUP:
+            other.execute_command(*s)
+        w.send_command("WATCH", watched)
+        assert w.read_response() in (b"OK", "OK")
+        try:
+            other.execute_command(*cmd)
+        except Exception:
+            pass  # error replies are part of the case (they change nothing)
+        w.send_command("MULTI")
+        w.read_response()
+        w.send_command("ECHO", "ok")
+        w.read_response()
+        w.send_command("EXEC")
+        return w.read_response() is None
+    finally:
+        conn.connection_pool.release(w)
+
+
+@pytest.mark.parametrize("watched,cmd", CASES, ids=[" ".join(c) + " / " + w for w, c in CASES])
+def test_watch_matches_redis(tc_server, redis_server, watched, cmd):
+    expect = aborted(redis_server, watched, cmd)
+    got = aborted(tc_server, watched, cmd)
+    assert got == expect, "EXEC aborted: twincache %s, redis %s" % (got, expect)
