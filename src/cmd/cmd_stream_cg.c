@@ -9,8 +9,8 @@
 #include "cmd/keyset.h"
 #include "cmd/multi.h"
 #include "cmd/propagate.h"
-#include "core/config.h"
 #include "cmd/stream_int.h"
+#include "core/config.h"
 
 /* blocking.c: block XREADGROUP ... BLOCK ms after a first try served nothing, until an entry
  * arrives for the group, the key or the group goes (an error), or ms passes (0 = forever). */
