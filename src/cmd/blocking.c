@@ -10,13 +10,6 @@
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 
-/* XREADGROUP (cmd_stream.c): serve it if something is there (1: replied, 0: nothing, no
- * reply); _retry runs it for a blocked client through cmd_exec (so the AOF logs it under its
- * stripes), where the key or group gone is an error for the client. */
-int xreadgroup_try(struct conn *c);
-int xreadgroup_retry(struct conn *c);
-void block_xreadgroup(struct conn *c, long long ms);
-
 #define NBUCKETS 4096
 
 struct blk;

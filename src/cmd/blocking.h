@@ -41,6 +41,13 @@ void block_stream(struct conn *c, long long ms, int first, int nkeys);
  * reply), and the last ID of a stream key as "ms-seq" ("0-0" when missing). */
 int xread_try(struct conn *c);
 int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap);
+/* XREADGROUP ... BLOCK ms with nothing to serve yet: register until an entry arrives or ms
+ * passes (0 = forever). */
+void block_xreadgroup(struct conn *c, long long ms);
+/* Provided by cmd_stream_cg.c: serve XREADGROUP now (1: replied, 0: nothing), and its retry
+ * for a blocked client (the key or group gone is then an error). */
+int xreadgroup_try(struct conn *c);
+int xreadgroup_retry(struct conn *c);
 
 /* How XREAD and XREADGROUP block: their table entries point here (cmd->block). */
 struct block_spec;
