@@ -522,9 +522,6 @@ static int try_bzmpop(struct conn *c)
     return try_mpop(c, "zmpop");
 }
 
-
-
-
 /* XREADGROUP: every waiter retries (groups and consumers differ); a retry after a signal runs
  * the command as a whole, so its AOF forms are logged under its stripes. */
 static int try_xreadgroup(struct conn *c)
@@ -779,9 +776,9 @@ static struct cmd cmds[] = {
     {"blmove", block_command, 6, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_lmove},
     {"brpoplpush", block_command, 4, "write denyoom noscript blocking tc:prop-explicit", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", NULL, NULL, &spec_rpoplpush},
     {"blmpop", block_command, -5, "write blocking tc:prop-explicit", "@list", "RW,access,delete index:2 keynum:0,1,1", "list", "Pop elements from a list, or block until one is available", NULL, NULL, &spec_lmpop},
-    {"bzpopmin", block_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmin},
-    {"bzpopmax", block_command, -3, "write noscript blocking fast tc:prop-explicit", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmax},
-    {"bzmpop", block_command, -5, "write blocking tc:prop-explicit", "@sortedset", "RW,access,delete index:2 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", NULL, NULL, &spec_zmpop},
+    {"bzpopmin", block_command, -3, "write noscript blocking fast tc:prop-explicit tc:signals", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmin},
+    {"bzpopmax", block_command, -3, "write noscript blocking fast tc:prop-explicit tc:signals", "@sortedset", "RW,access,delete index:1 range:-2,1,0", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", NULL, NULL, &spec_zpopmax},
+    {"bzmpop", block_command, -5, "write blocking tc:prop-explicit tc:signals", "@sortedset", "RW,access,delete index:2 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", NULL, NULL, &spec_zmpop},
 };
 
 void cmd_blocking_setup(void)

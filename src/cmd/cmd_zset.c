@@ -95,7 +95,10 @@ static void zadd_generic(struct conn *c, int flags)
         const struct slice *m = &c->argv[si + 1 + j * 2];
         int r = tzset_add(zset_of(it), scores[j], m->p, m->n, flags, &of, &ns);
         if (r <= 0) {
-            coll_done(c, &k, it, before, tzset_len(zset_of(it)) == 0);
+            int empty = tzset_len(zset_of(it)) == 0;
+            coll_done(c, &k, it, before, empty);
+            if (added || updated)
+                cmd_modified(c, &k, empty ? NULL : it);
             reply_error(c, r == 0 ? NAN_ERR : "ERR out of memory");
             goto out;
         }
@@ -108,6 +111,8 @@ static void zadd_generic(struct conn *c, int flags)
         score = ns;
     }
     coll_done(c, &k, it, before, 0);
+    if (added || updated)
+        cmd_modified(c, &k, it);
 reply:
     if (flags & ZADD_INCR) {
         if (processed)
@@ -305,7 +310,11 @@ static void zpop_generic(struct conn *c, struct skey *keys, int nkeys, int where
         }
     }
     tzset_del_range(z, a, a + (unsigned long)n);
-    coll_done(c, k, it, before, tzset_len(z) == 0);
+    {
+        int empty = tzset_len(z) == 0;
+        coll_done(c, k, it, before, empty);
+        cmd_modified(c, k, empty ? NULL : it); /* a zset here holds at least one member */
+    }
 }
 
 static void zpopminmax(struct conn *c, int where)
@@ -503,17 +512,17 @@ static void zscan_command(struct conn *c)
 }
 
 static struct cmd cmds[] = {
-    {"zadd", zadd_command, -4, "write denyoom fast", "@sortedset", "RW,update index:1 range:0,1,0", "sorted-set", "Add one or more members to a sorted set, or update its score if it already exists"},
-    {"zincrby", zincrby_command, 4, "write denyoom fast", "@sortedset", "RW,access,update index:1 range:0,1,0", "sorted-set", "Increment the score of a member in a sorted set"},
+    {"zadd", zadd_command, -4, "write denyoom fast tc:signals", "@sortedset", "RW,update index:1 range:0,1,0", "sorted-set", "Add one or more members to a sorted set, or update its score if it already exists"},
+    {"zincrby", zincrby_command, 4, "write denyoom fast tc:signals", "@sortedset", "RW,access,update index:1 range:0,1,0", "sorted-set", "Increment the score of a member in a sorted set"},
     {"zrem", zrem_command, -3, "write fast tc:signals", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove one or more members from a sorted set"},
     {"zscore", zscore_command, 3, "readonly fast", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Get the score associated with the given member in a sorted set"},
     {"zmscore", zmscore_command, -3, "readonly fast", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Get the score associated with the given members in a sorted set"},
     {"zcard", zcard_command, 2, "readonly fast", "@sortedset", "RO index:1 range:0,1,0", "sorted-set", "Get the number of members in a sorted set"},
     {"zrank", zrank_command, 3, "readonly fast", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Determine the index of a member in a sorted set"},
     {"zrevrank", zrevrank_command, 3, "readonly fast", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Determine the index of a member in a sorted set, with scores ordered from high to low"},
-    {"zpopmin", zpopmin_command, -2, "write fast", "@sortedset", "RW,access,delete index:1 range:0,1,0", "sorted-set", "Remove and return members with the lowest scores in a sorted set"},
-    {"zpopmax", zpopmax_command, -2, "write fast", "@sortedset", "RW,access,delete index:1 range:0,1,0", "sorted-set", "Remove and return members with the highest scores in a sorted set"},
-    {"zmpop", zmpop_command, -4, "write", "@sortedset", "RW,access,delete index:1 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set"},
+    {"zpopmin", zpopmin_command, -2, "write fast tc:signals", "@sortedset", "RW,access,delete index:1 range:0,1,0", "sorted-set", "Remove and return members with the lowest scores in a sorted set"},
+    {"zpopmax", zpopmax_command, -2, "write fast tc:signals", "@sortedset", "RW,access,delete index:1 range:0,1,0", "sorted-set", "Remove and return members with the highest scores in a sorted set"},
+    {"zmpop", zmpop_command, -4, "write tc:signals", "@sortedset", "RW,access,delete index:1 keynum:0,1,1", "sorted-set", "Remove and return members with scores in a sorted set"},
     {"zrandmember", zrandmember_command, -2, "readonly", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Get one or multiple random elements from a sorted set"},
     {"zscan", zscan_command, -3, "readonly", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Incrementally iterate sorted sets elements and associated scores"},
 };

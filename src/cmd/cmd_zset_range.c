@@ -414,7 +414,12 @@ static void zremrange_generic(struct conn *c, int type)
     }
     size_t before = item_value_mem(it);
     tzset_del_range(z, a, b);
-    coll_done(c, &k, it, before, tzset_len(z) == 0);
+    {
+        int empty = tzset_len(z) == 0;
+        coll_done(c, &k, it, before, empty);
+        if (b > a)
+            cmd_modified(c, &k, empty ? NULL : it);
+    }
     reply_int(c, (long long)(b - a));
 out:
     store_unlock(s, k.stripe);
@@ -443,9 +448,9 @@ static struct cmd cmds[] = {
     {"zrevrangebyscore", zrevrangebyscore_command, -4, "readonly", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Return a range of members in a sorted set, by score, with scores ordered from high to low"},
     {"zrangebylex", zrangebylex_command, -4, "readonly", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Return a range of members in a sorted set, by lexicographical range"},
     {"zrevrangebylex", zrevrangebylex_command, -4, "readonly", "@sortedset", "RO,access index:1 range:0,1,0", "sorted-set", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."},
-    {"zremrangebyrank", zremrangebyrank_command, 4, "write", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set within the given indexes"},
-    {"zremrangebyscore", zremrangebyscore_command, 4, "write", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set within the given scores"},
-    {"zremrangebylex", zremrangebylex_command, 4, "write", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set between the given lexicographical range"},
+    {"zremrangebyrank", zremrangebyrank_command, 4, "write tc:signals", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set within the given indexes"},
+    {"zremrangebyscore", zremrangebyscore_command, 4, "write tc:signals", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set within the given scores"},
+    {"zremrangebylex", zremrangebylex_command, 4, "write tc:signals", "@sortedset", "RW,delete index:1 range:0,1,0", "sorted-set", "Remove all members in a sorted set between the given lexicographical range"},
 };
 
 void cmd_zset_range_setup(void)
