@@ -28,16 +28,6 @@ struct bbucket {
     struct bnode *head, *tail;
 };
 
-/* How a blocking command is tried and timed out: the fact its table entry points to
- * (cmd->block). It waits on the keys its key specs find with the access flag (the sources,
- * not BLMOVE's destination). */
-struct block_spec {
-    int (*try_fn)(struct conn *c); /* 1: replied (served or error), 0: nothing yet */
-    int tpos;                      /* timeout argument: >0 index, <0 from the end, 0 none */
-    int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
-    int reader;                    /* consumes nothing (XREAD): every waiter is woken */
-};
-
 /* A blocked client (owner worker only, except ready). */
 struct blk {
     struct blk *prev, *next; /* the worker's blocked list, in blocking order */
@@ -522,23 +512,15 @@ static int try_bzmpop(struct conn *c)
     return try_mpop(c, "zmpop");
 }
 
-/* XREADGROUP: every waiter retries (groups and consumers differ); a retry after a signal runs
- * the command as a whole, so its AOF forms are logged under its stripes. */
-static int try_xreadgroup(struct conn *c)
-{
-    return retrying ? xreadgroup_retry(c) : xreadgroup_try(c);
-}
-
-static const struct block_spec spec_list_pop = {try_blpop, -1, 0, 0};
-static const struct block_spec spec_list_rpop = {try_brpop, -1, 0, 0};
-static const struct block_spec spec_zpopmin = {try_bzpopmin, -1, 0, 0};
-static const struct block_spec spec_zpopmax = {try_bzpopmax, -1, 0, 0};
-static const struct block_spec spec_lmove = {try_blmove, 5, 1, 0};
-static const struct block_spec spec_rpoplpush = {try_brpoplpush, 3, 1, 0};
-static const struct block_spec spec_lmpop = {try_blmpop, 1, 0, 0};
-static const struct block_spec spec_zmpop = {try_bzmpop, 1, 0, 0};
-const struct block_spec block_spec_xread = {xread_try, 0, 0, 1};
-const struct block_spec block_spec_xreadgroup = {try_xreadgroup, 0, 0, 1};
+static const struct block_spec spec_list_pop = {.try_fn = try_blpop, .tpos = -1};
+static const struct block_spec spec_list_rpop = {.try_fn = try_brpop, .tpos = -1};
+static const struct block_spec spec_zpopmin = {.try_fn = try_bzpopmin, .tpos = -1};
+static const struct block_spec spec_zpopmax = {.try_fn = try_bzpopmax, .tpos = -1};
+static const struct block_spec spec_lmove = {.try_fn = try_blmove, .tpos = 5, .multi_null_bulk = 1};
+static const struct block_spec spec_rpoplpush = {.try_fn = try_brpoplpush, .tpos = 3,
+                                                 .multi_null_bulk = 1};
+static const struct block_spec spec_lmpop = {.try_fn = try_blmpop, .tpos = 1};
+static const struct block_spec spec_zmpop = {.try_fn = try_bzmpop, .tpos = 1};
 
 /* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
 static int parse_timeout(struct conn *c, int i, int64_t *deadline)
@@ -569,8 +551,7 @@ bad:
     return -1;
 }
 
-/* Try, else block until deadline (0: forever). */
-static void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
+void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 {
     const struct block_spec *spec = cmd->block;
 
@@ -606,45 +587,14 @@ static void block_command(struct conn *c)
     block_until(c, cmd, deadline);
 }
 
-void block_stream(struct conn *c, long long ms, int first, int nkeys)
+void block_register(struct conn *c, const struct cmd *cmd, int64_t deadline)
 {
-    struct slice *sv = c->argv, *v;
-    char (*ids)[48];
-    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
-
-    if (xread_try(c))
-        return;
-    /* "$" means the last ID now: the retries must not see later entries as old */
-    v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)nkeys);
-    if (!v) {
+    if (blk_create(c, cmd, deadline)) {
         reply_error(c, "ERR out of memory");
         return;
     }
-    ids = (void *)(v + c->argc);
-    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
-    for (int i = 0; i < nkeys; i++) {
-        struct slice *a = &v[first + nkeys + i];
-        if (a->n == 1 && a->p[0] == '$') {
-            a->n = (size_t)xread_last_id(c, &v[first + i], ids[i], sizeof(ids[i]));
-            a->p = ids[i];
-        }
-    }
-    c->argv = v;
-    block_until(c, cmd_current, deadline);
-    c->argv = sv;
-    free(v);
-}
-
-void block_xreadgroup(struct conn *c, long long ms)
-{
-    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
-
-    if (blk_create(c, cmd_current, deadline)) {
-        reply_error(c, "ERR out of memory");
-        return;
-    }
-    /* an XADD between the first try and the registration signaled nobody: try again */
-    if (xreadgroup_try(c))
+    /* a write between the first try and the registration signaled nobody: try again */
+    if (cmd->block->try_fn(c))
         blk_destroy(c->blk);
 }
 
@@ -677,9 +627,10 @@ static void retry(struct blk *b)
     c->argc = b->argc;
     retrying = 1;
     size_t pos = c->wbuf.wpos;
-    done = b->cmd->block->try_fn(c);
+    const struct block_spec *spec = b->cmd->block;
+    done = spec->retry_fn ? spec->retry_fn(c, b->cmd) : spec->try_fn(c);
     retrying = 0;
-    if (done && is_wrongtype(c, pos) && b->cmd->block->try_fn == xread_try) {
+    if (done && is_wrongtype(c, pos) && spec->wrongtype_waits) {
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
     }

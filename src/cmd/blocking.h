@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct conn;
 struct cmd;
@@ -33,25 +34,26 @@ void block_reset(struct conn *c);
 long block_nclients(void);
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR] (any worker): returns 1 if the client was blocked. */
 int block_unblock_request(struct srv *srv, unsigned long long id, int error);
-/* XREAD ... BLOCK ms (cmd_stream.c after parsing): serve now, or block until an entry
- * arrives after the IDs ("$" resolved now) or ms passes (0 = forever). */
-struct slice;
-void block_stream(struct conn *c, long long ms, int first, int nkeys);
-/* Provided by cmd_stream.c: serve XREAD if something is there (1: replied, 0: nothing, no
- * reply), and the last ID of a stream key as "ms-seq" ("0-0" when missing). */
-int xread_try(struct conn *c);
-int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap);
-/* XREADGROUP ... BLOCK ms with nothing to serve yet: register until an entry arrives or ms
- * passes (0 = forever). */
-void block_xreadgroup(struct conn *c, long long ms);
-/* Provided by cmd_stream_cg.c: serve XREADGROUP now (1: replied, 0: nothing), and its retry
- * for a blocked client (the key or group gone is then an error). */
-int xreadgroup_try(struct conn *c);
-int xreadgroup_retry(struct conn *c);
+/* How a blocking command is tried and timed out: the fact its table entry points to
+ * (cmd->block). It waits on the keys its key specs find with the access flag (the sources,
+ * not BLMOVE's destination). */
+struct block_spec {
+    int (*try_fn)(struct conn *c); /* 1: replied (served or error), 0: nothing yet, no reply */
+    /* a blocked client's retry after a signal, or NULL: try_fn (XREADGROUP runs itself again
+     * through cmd_exec, so what it does is propagated under its stripes) */
+    int (*retry_fn)(struct conn *c, const struct cmd *cmd);
+    int tpos;                      /* timeout argument: >0 index, <0 from the end, 0 none */
+    int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
+    int reader;                    /* consumes nothing (XREAD): every waiter is woken */
+    int wrongtype_waits;           /* at a retry, a key of another type is not ready (XREAD) */
+};
 
-/* How XREAD and XREADGROUP block: their table entries point here (cmd->block). */
-struct block_spec;
-extern const struct block_spec block_spec_xread, block_spec_xreadgroup;
+/* cmd (the running entry, with a block spec) on c: serve it now, or block c until deadline
+ * (ms, 0: forever); inside EXEC answers the null reply instead. Owner worker. */
+void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline);
+/* The caller tried cmd already and found nothing: block c until deadline (then try once
+ * more, for a write that came between). Owner worker. */
+void block_register(struct conn *c, const struct cmd *cmd, int64_t deadline);
 
 /* Install the worker hooks (main thread, before the workers start). */
 void block_setup(struct srv *srv);

@@ -165,7 +165,6 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len);
 /* Every registered command, for COMMAND / COMMAND LIST. */
 int cmd_count(void);
 const struct cmd *cmd_at(int i);
-void cmd_setup(void);
 
 /* The RESP protocol input hook: parse and execute everything complete in c->rbuf. */
 void cmd_resp_input(struct conn *c);
@@ -181,12 +180,21 @@ typedef const char *encoding_fn(struct item *it);
 void cmd_keys_set_copier(int type, value_copy_fn *fn);
 void cmd_keys_set_encoder(int type, encoding_fn *fn);
 
-/* Families */
+/* Families: each registers its table (src/server calls them all at start-up) */
 void cmd_string_setup(void);
 void cmd_keys_setup(void);
 void cmd_conn_setup(void);
 void cmd_server_setup(void);
 void cmd_command_setup(void);
+void cmd_list_setup(void);
+void cmd_hash_setup(void);
+void cmd_set_setup(void);
+void cmd_zset_setup(void);
+void cmd_stream_setup(void);
+void cmd_bit_setup(void);
+void cmd_hll_setup(void);
+void cmd_geo_setup(void);
+void cmd_sort_setup(void);
 
 /* ---- reply helpers (never fail visibly: on OOM the connection is closed) ---- */
 static inline void reply_check(struct conn *c, int r)

@@ -659,12 +659,18 @@ out:
     return ret;
 }
 
-int xread_try(struct conn *c)
+static int xread_try(struct conn *c)
 {
     return xread_serve(c, 0);
 }
 
-int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap)
+/* How XREAD blocks (its table entry's block spec): every waiter of a key retries, and a key
+ * that became another type keeps it waiting. */
+static const struct block_spec xread_block_spec = {.try_fn = xread_try, .reader = 1,
+                                                   .wrongtype_waits = 1};
+
+/* The last ID of a stream key as "ms-seq" ("0-0" when missing). */
+static int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap)
 {
     struct store *s = conn_store(c);
     struct skey k;
@@ -680,6 +686,37 @@ int xread_last_id(struct conn *c, const struct slice *key, char *out, size_t cap
     return snprintf(out, cap, "%llu-%llu", (unsigned long long)id.ms, (unsigned long long)id.seq);
 }
 
+/* XREAD ... BLOCK ms: serve now, or block until an entry arrives after the IDs ("$" resolved
+ * now) or ms passes (0 = forever). */
+static void xread_block(struct conn *c, long long ms, int first, int nkeys)
+{
+    struct slice *sv = c->argv, *v;
+    char (*ids)[48];
+    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
+
+    if (xread_try(c))
+        return;
+    /* "$" means the last ID now: the retries must not see later entries as old */
+    v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)nkeys);
+    if (!v) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    ids = (void *)(v + c->argc);
+    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+    for (int i = 0; i < nkeys; i++) {
+        struct slice *a = &v[first + nkeys + i];
+        if (a->n == 1 && a->p[0] == '$') {
+            a->n = (size_t)xread_last_id(c, &v[first + i], ids[i], sizeof(ids[i]));
+            a->p = ids[i];
+        }
+    }
+    c->argv = v;
+    block_until(c, cmd_current, deadline);
+    c->argv = sv;
+    free(v);
+}
+
 static void xread_command(struct conn *c)
 {
     long long count, block;
@@ -691,7 +728,7 @@ static void xread_command(struct conn *c)
         xread_serve(c, 1);
         return;
     }
-    block_stream(c, block, first, nkeys);
+    xread_block(c, block, first, nkeys);
 }
 
 static struct cmd cmds[] = {
@@ -701,7 +738,7 @@ static struct cmd cmds[] = {
     {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
     {"xdel", xdel_command, -3, "write fast", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
     {"xtrim", xtrim_command, -4, "write", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
-    {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &block_spec_xread},
+    {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &xread_block_spec},
 };
 
 void cmd_stream_setup(void)

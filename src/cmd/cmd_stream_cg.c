@@ -496,7 +496,7 @@ out:
     return ret;
 }
 
-int xreadgroup_try(struct conn *c)
+static int xreadgroup_try(struct conn *c)
 {
     struct rg_args a;
 
@@ -505,11 +505,10 @@ int xreadgroup_try(struct conn *c)
     return xrg_serve(c, &a, 0, 0);
 }
 
-int xreadgroup_retry(struct conn *c)
+/* A blocked client's retry: the command (cmd, its entry) runs again as a whole through
+ * cmd_exec, so what it does is propagated under its stripes. 1 when it was served. */
+static int xreadgroup_retry(struct conn *c, const struct cmd *cmd)
 {
-    const struct cmd *cmd = cmd_lookup("xreadgroup", 10);
-
-    /* through cmd_exec, so the AOF logs what it does under its stripes */
     rg_retry = 1;
     rg_served = 0;
     cmd_exec(c, cmd);
@@ -528,8 +527,13 @@ static void xreadgroup_command(struct conn *c)
     else if (a.block < 0 || tx_in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
-        block_xreadgroup(c, a.block);
+        block_register(c, cmd_current, a.block > 0 ? util_now_ms() + a.block : 0);
 }
+
+/* How XREADGROUP blocks: every waiter of a key retries (groups and consumers differ), and a
+ * retry runs the whole command again. */
+static const struct block_spec xreadgroup_block_spec = {
+    .try_fn = xreadgroup_try, .retry_fn = xreadgroup_retry, .reader = 1};
 
 /* ---- XINFO ---- */
 
@@ -776,7 +780,7 @@ static struct cmd xinfo_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"xreadgroup", xreadgroup_command, -7, "write blocking tc:prop-explicit", "@stream", "RO,access keyword:STREAMS:4 range:-1,1,2", "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", NULL, NULL, &block_spec_xreadgroup},
+    {"xreadgroup", xreadgroup_command, -7, "write blocking tc:prop-explicit", "@stream", "RO,access keyword:STREAMS:4 range:-1,1,2", "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", NULL, NULL, &xreadgroup_block_spec},
     {"xgroup", xgroup_command, -2, "", "", NULL, "stream", "A container for consumer groups commands", xgroup_subs},
     {"xack", xack_command, -4, "write fast", "@stream", "RW,update index:1 range:0,1,0", "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL."},
     {"xinfo", xinfo_command, -2, "", "", NULL, "stream", "A container for stream introspection commands", xinfo_subs},

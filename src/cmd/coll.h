@@ -37,16 +37,6 @@ static inline int arg_eq(struct conn *c, int i, int j)
     return c->argv[i].n == c->argv[j].n && memcmp(c->argv[i].p, c->argv[j].p, c->argv[i].n) == 0;
 }
 
-/* Families */
-void cmd_list_setup(void);
-void cmd_hash_setup(void);
-void cmd_set_setup(void);
-void cmd_zset_setup(void);
-void cmd_stream_setup(void);
-void cmd_bit_setup(void);
-void cmd_hll_setup(void);
-void cmd_geo_setup(void);
-void cmd_sort_setup(void);
 
 /* SSCAN/HSCAN/ZSCAN arguments: the cursor (before the key lookup, "ERR invalid cursor") and
  * the MATCH/COUNT options from argv[first] on (after it, as Redis does). */

@@ -140,29 +140,6 @@ const struct cmd *cmd_at(int i)
     return all[i];
 }
 
-void cmd_setup(void)
-{
-    cmd_string_setup();
-    cmd_keys_setup();
-    cmd_conn_setup();
-    cmd_command_setup();
-    cmd_server_setup();
-    cmd_multi_setup();
-    cmd_persist_setup();
-    cmd_list_setup();
-    cmd_set_setup();
-    cmd_hash_setup();
-    cmd_zset_setup();
-    cmd_stream_setup();
-    cmd_bit_setup();
-    cmd_hll_setup();
-    cmd_geo_setup();
-    cmd_sort_setup();
-    cmd_pubsub_setup();
-    cmd_blocking_setup();
-    cmd_aof_setup();
-}
-
 void reply_arity_error(struct conn *c, const char *name)
 {
     reply_errorf(c, "ERR wrong number of arguments for '%s' command", name);

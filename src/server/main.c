@@ -17,6 +17,7 @@
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
 #include "cmd/cmd_mc.h"
+#include "cmd/propagate.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -36,6 +37,32 @@ static void usage(void)
             "  --port 6379 --memcache-port 11211 --bind 127.0.0.1 --threads 2\n"
             "  --maxmemory 1gb --maxmemory-policy allkeys-lru --requirepass secret\n"
             "  --databases 16 --loglevel notice --logfile /tmp/twincache.log\n");
+}
+
+/* Every command family registers its table entries (main thread, before the workers). The
+ * command layer's core (table.c) knows no family: this list is the one place that names them
+ * all. */
+static void register_commands(void)
+{
+    cmd_string_setup();
+    cmd_keys_setup();
+    cmd_conn_setup();
+    cmd_command_setup();
+    cmd_server_setup();
+    cmd_multi_setup();
+    cmd_persist_setup();
+    cmd_list_setup();
+    cmd_set_setup();
+    cmd_hash_setup();
+    cmd_zset_setup();
+    cmd_stream_setup();
+    cmd_bit_setup();
+    cmd_hll_setup();
+    cmd_geo_setup();
+    cmd_sort_setup();
+    cmd_pubsub_setup();
+    cmd_blocking_setup();
+    cmd_aof_setup();
 }
 
 /* Parse "--name v1 v2 --other v" after an optional config file. */
@@ -150,7 +177,7 @@ int main(int argc, char **argv)
     }
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
-    cmd_setup();
+    register_commands();
     if (persist_load(&srv))
         return 1;
     if (cmd_mc_setup(&srv)) {
