@@ -122,6 +122,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
 {
     if (cmd->flags & CMD_SIGNALS)
         return cmd_mods != 0;
+    if (cmd_errors)
+        return 0; /* refused: it changed nothing (as the propagation assumes too) */
     STAT_INC(c->w->st.dirty);
     if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
         tx_touch_keys(c, cmd);

@@ -95,6 +95,9 @@ CASES = [
     # errors change nothing
     ("str", ("LPUSH", "str", "x")),
     ("h", ("HINCRBY", "h", "f", "notanumber")),
+    ("str", ("INCR", "str")),
+    ("h", ("LSET", "h", "0", "x")),
+    ("s", ("SETRANGE", "s", "0", "x")),
     # reads
     ("l", ("LRANGE", "l", "0", "-1")),
 ]
