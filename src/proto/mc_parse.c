@@ -689,8 +689,3 @@ int mc_tok_u32(const struct mc_tok *t, uint32_t *out)
     return safe_strtoul(t, 0, out);
 }
 
-
-int mc_value_u64(const char *p, size_t n, uint64_t *out)
-{
-    return util_mc_str2u64(p, n, out);
-}
