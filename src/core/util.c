@@ -85,28 +85,12 @@ static int mc_isspace(int c)
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
-int util_mc_scan_num(const char *s, size_t n, uint64_t *mag, int *neg)
+int util_mc_scan_num_any(const char *s, size_t n, uint64_t *mag, int *neg)
 {
     size_t i = 0;
     uint64_t v = 0;
     int digits = 0, ovf = 0;
 
-    /* what clients send: 1..19 plain digits (no overflow possible), the whole token */
-    if (n - 1 < 19) {
-        for (; i < n; i++) {
-            unsigned d = (unsigned)(unsigned char)s[i] - '0';
-            if (d > 9)
-                break;
-            v = v * 10 + d;
-        }
-        if (i == n) {
-            *neg = 0;
-            *mag = v;
-            return 1;
-        }
-        i = 0;
-        v = 0;
-    }
     while (i < n && mc_isspace((unsigned char)s[i]))
         i++;
     *neg = 0;
@@ -129,21 +113,6 @@ int util_mc_scan_num(const char *s, size_t n, uint64_t *mag, int *neg)
     if (i < n && !mc_isspace((unsigned char)s[i]))
         return 0;
     *mag = v;
-    return 1;
-}
-
-int util_mc_str2u64(const char *s, size_t n, uint64_t *out)
-{
-    uint64_t mag;
-    int neg;
-
-    if (util_mc_scan_num(s, n, &mag, &neg) != 1)
-        return 0;
-    if (neg)
-        mag = (uint64_t)0 - mag;
-    if ((int64_t)mag < 0 && neg)
-        return 0;
-    *out = mag;
     return 1;
 }
 

@@ -109,9 +109,9 @@ int mc_make_room(struct conn *c);
 
 enum mc_store_res { MC_ST_STORED, MC_ST_NOT_STORED, MC_ST_EXISTS, MC_ST_NOT_FOUND, MC_ST_OOM };
 
-/* The store step of set/add/replace/append/prepend/cas and ms. Locks k's stripe and leaves it
- * locked for the caller to unlock. mode is the text command; cas_cmd compares CAS values with
- * cas; stale allows an older CAS (ms I). *out is the item stored (for ms c/E), or NULL. */
+/* The store step of set/add/replace/append/prepend/cas and ms, under k's stripe lock. mode is
+ * the text command; cas_cmd compares CAS values with cas; stale allows an older CAS (ms I);
+ * want_cas gives the new item a CAS field. *out is the item stored (for ms c/E), or NULL. */
 enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_cmd mode,
                                   int cas_cmd, uint64_t cas, int stale, uint32_t flags,
                                   int64_t exp, const char *data, size_t vlen, int want_cas,

@@ -156,6 +156,7 @@ void mc_ms_command(struct conn *c, struct mc_req *r)
         res = MC_ST_OOM;
     } else {
         int64_t exp = has & MC_MF('T') ? mc_exptime_ms(r->m.ttl, mc_now(c)) : 0;
+        store_lock(s, k.stripe);
         res = mc_store_locked(c, &k, mode, cas_mode, r->m.cas, (has & MC_MF('I')) != 0,
                               r->m.flags, exp, r->data, r->vlen,
                               (has & (MC_MF('c') | MC_MF('E'))) != 0, &it);

@@ -51,7 +51,6 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     uint32_t pos;
 
     *out = NULL;
-    store_lock(s, k->stripe);
     old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
     switch (mode) {
     case MC_ADD:
@@ -111,7 +110,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
             it->bits |= (uint8_t)(IT_MC_STALE | won);
         *out = it;
     }
-    return res; /* the caller unlocks */
+    return res;
 }
 
 /* set/add/replace/append/prepend/cas */
@@ -127,6 +126,7 @@ void mc_update_command(struct conn *c, struct mc_req *r)
     if (mc_make_room(c)) {
         res = MC_ST_OOM;
     } else {
+        store_lock(s, k.stripe);
         res = mc_store_locked(c, &k, r->cmd, r->cmd == MC_CAS, r->num, 0, r->flags,
                               mc_exptime_ms(r->exptime, mc_now(c)), r->data, r->vlen, 0, &it);
         store_unlock(s, k.stripe);
