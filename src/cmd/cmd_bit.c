@@ -12,6 +12,7 @@
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
+#include "store/strval.h"
 
 #define ERR_BITOFF "ERR bit offset is not an integer or out of range"
 #define ERR_BITVAL "ERR bit is not an integer or out of range"
@@ -66,8 +67,6 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
                                    size_t need)
 {
     size_t len = it ? it->vlen : 0, total = need > len ? need : len;
-    uint8_t bits = it ? (uint8_t)(it->bits & (IT_TTL | IT_FLAGS)) : 0;
-    int64_t exp = bits & IT_TTL ? item_expire(it) : 0;
     struct item *n;
 
     if (need > UINT32_MAX) {
@@ -89,17 +88,11 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
             return it;
         }
     }
-    if (exp == 0)
-        bits &= (uint8_t)~IT_TTL;
-    n = item_create(OBJ_STRING, k->p, k->n, total, bits);
+    n = strval_create_like(k, it, NULL, total, 0);
     if (!n) {
         reply_error(c, "ERR out of memory");
         return NULL;
     }
-    if (bits & IT_TTL)
-        item_set_expire_field(n, exp);
-    if (bits & IT_FLAGS)
-        memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
     if (len)
         memcpy(item_value(n), item_value(it), len);
     memset(item_value(n) + len, 0, total - len);

@@ -18,6 +18,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
+#include "store/strval.h"
 
 #define HLL_P 14
 #define HLL_Q (64 - HLL_P)
@@ -477,32 +478,17 @@ static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
  * In place when the size is unchanged. Returns 0, or -1 (out of memory: replied). */
 static int hll_store(struct conn *c, const struct skey *k, struct item *old, const struct hll *h)
 {
-    uint8_t bits = old ? (uint8_t)(old->bits & (IT_TTL | IT_FLAGS)) : 0;
-    int64_t exp = old ? item_expire(old) : 0;
-    struct item *it;
-
     if (old && old->vlen == h->len && item_writable(old)) {
         if ((uint8_t *)item_value(old) != h->p)
             memcpy(item_value(old), h->p, h->len);
         item_cas_invalidate(old);
         return 0;
     }
-    if (exp == 0)
-        bits &= (uint8_t)~IT_TTL;
-    it = item_create(OBJ_STRING, k->p, k->n, h->len, bits);
-    if (!it)
-        goto oom;
-    if (bits & IT_TTL)
-        item_set_expire_field(it, exp);
-    if (bits & IT_FLAGS)
-        memcpy(item_opt(it, IT_FLAGS), item_opt(old, IT_FLAGS), 4);
-    memcpy(item_value(it), h->p, h->len);
-    if (store_put_locked(conn_store(c), k, it))
-        goto oom;
+    if (!strval_put_locked(conn_store(c), k, old, (const char *)h->p, h->len)) {
+        reply_error(c, "ERR out of memory");
+        return -1;
+    }
     return 0;
-oom:
-    reply_error(c, "ERR out of memory");
-    return -1;
 }
 
 /* ---- commands ---- */

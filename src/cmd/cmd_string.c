@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
+#include "store/strval.h"
 
 /* Reply WRONGTYPE and return 1 when it holds something other than a string. */
 static int not_string(struct conn *c, struct item *it)
@@ -16,45 +17,6 @@ static int not_string(struct conn *c, struct item *it)
         return 1;
     }
     return 0;
-}
-
-/* A new string item for k with room for vlen bytes, keeping the expire time and memcached
- * flags of old when keep is set. Not stored. NULL when out of memory. */
-static struct item *new_string_like(const struct skey *k, struct item *old, size_t vlen, int keep)
-{
-    uint8_t bits = old && keep ? (uint8_t)(old->bits & (IT_TTL | IT_FLAGS)) : 0;
-    int64_t exp = bits & IT_TTL ? item_expire(old) : 0;
-    struct item *it;
-
-    if (exp == 0)
-        bits &= (uint8_t)~IT_TTL;
-    it = item_create(OBJ_STRING, k->p, k->n, vlen, bits);
-    if (!it)
-        return NULL;
-    if (bits & IT_TTL)
-        item_set_expire_field(it, exp);
-    if (bits & IT_FLAGS)
-        memcpy(item_opt(it, IT_FLAGS), item_opt(old, IT_FLAGS), 4);
-    return it;
-}
-
-/* Store a new string value under k (see new_string_like). Returns the new item or NULL (an
- * error was replied). */
-static struct item *put_string(struct conn *c, const struct skey *k, struct item *old,
-                               const char *v, size_t vlen, int keep)
-{
-    struct item *it = new_string_like(k, old, vlen, keep);
-
-    if (!it) {
-        reply_error(c, "ERR out of memory");
-        return NULL;
-    }
-    memcpy(item_value(it), v, vlen);
-    if (store_put_locked(conn_store(c), k, it)) {
-        reply_error(c, "ERR out of memory");
-        return NULL;
-    }
-    return it;
 }
 
 /* Parse an expire argument: unit_ms 1000 for seconds; absolute for EXAT/PXAT. Sets *when to
@@ -93,7 +55,7 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
 {
     struct store *s = conn_store(c);
     struct skey k;
-    struct item *it, *old;
+    struct item *old;
     const struct slice *v = &c->argv[vi];
     uint32_t pos;
     int64_t exp;
@@ -121,25 +83,11 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
         return;
     }
     exp = (flags & SET_EXPIRE) ? when : ((flags & SET_KEEPTTL) && old) ? item_expire(old) : 0;
-    /* an overwrite of a value of about the same size reuses the item (no malloc/free) */
-    if (old && (it = store_reuse_locked(s, &k, old, v->n, exp ? IT_TTL : 0, exp)) != NULL) {
-        memcpy(item_value(it), v->p, v->n);
-    } else {
-        it = item_create(OBJ_STRING, k.p, k.n, v->n, exp ? IT_TTL : 0);
-        if (!it) {
-            store_unlock(s, k.stripe);
+    if (!strval_set_locked(s, &k, old, pos, v->p, v->n, 0, exp, 0, 1)) {
+        store_unlock(s, k.stripe);
+        if (!(flags & SET_GET))
             reply_error(c, "ERR out of memory");
-            return;
-        }
-        memcpy(item_value(it), v->p, v->n);
-        if (exp)
-            item_set_expire_field(it, exp);
-        if (store_put_at_locked(s, &k, old, pos, it)) {
-            store_unlock(s, k.stripe);
-            if (!(flags & SET_GET))
-                reply_error(c, "ERR out of memory");
-            return;
-        }
+        return;
     }
     store_unlock(s, k.stripe);
     if (reply_int_)
@@ -330,13 +278,11 @@ static void mset_generic(struct conn *c, int nx)
     }
     for (int i = 0; i < n && ok; i++) {
         const struct slice *v = &c->argv[2 + i * 2];
-        struct item *it = item_create(OBJ_STRING, keys[i].p, keys[i].n, v->n, 0);
-        if (!it || store_put_locked(s, &keys[i], it)) {
+        if (!strval_put_locked(s, &keys[i], NULL, v->p, v->n)) {
             store_unlock_keys(s, keys, n);
             reply_error(c, "ERR out of memory");
             return;
         }
-        memcpy(item_value(it), v->p, v->n);
     }
     store_unlock_keys(s, keys, n);
     if (nx)
@@ -361,32 +307,26 @@ static void incr_generic(struct conn *c, long long delta)
     struct skey k;
     struct item *it;
     long long v = 0;
-    char buf[24];
-    int n;
 
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out;
-    if (it && !util_str2ll(item_value(it), it->vlen, &v)) {
+    switch (strval_incr_locked(s, &k, &it, delta, &v)) {
+    case STRVAL_OK:
+        reply_int(c, v);
+        break;
+    case STRVAL_NOT_NUMBER:
         reply_error(c, ERR_NOTINT);
-        goto out;
-    }
-    if ((delta < 0 && v < 0 && delta < LLONG_MIN - v) ||
-        (delta > 0 && v > 0 && delta > LLONG_MAX - v)) {
+        break;
+    case STRVAL_OVERFLOW:
         reply_error(c, ERR_OVERFLOW);
-        goto out;
+        break;
+    default:
+        reply_error(c, "ERR out of memory");
+        break;
     }
-    v += delta;
-    n = util_ll2str(buf, v);
-    if (it && it->vlen == (uint32_t)n && item_writable(it)) {
-        memcpy(item_value(it), buf, (size_t)n);
-        item_cas_invalidate(it);
-    } else if (!put_string(c, &k, it, buf, (size_t)n, 1)) {
-        goto out;
-    }
-    reply_int(c, v);
 out:
     store_unlock(s, k.stripe);
 }
@@ -449,8 +389,10 @@ static void incrbyfloat_command(struct conn *c)
         goto out;
     }
     n = util_ld2str(buf, sizeof(buf), v);
-    if (!put_string(c, &k, it, buf, (size_t)n, 1))
+    if (!strval_put_locked(s, &k, it, buf, (size_t)n)) {
+        reply_error(c, "ERR out of memory");
         goto out;
+    }
     reply_bulk(c, buf, (size_t)n);
 out:
     store_unlock(s, k.stripe);
@@ -470,8 +412,10 @@ static void append_command(struct conn *c)
     if (not_string(c, it))
         goto out;
     if (!it) {
-        if (put_string(c, &k, NULL, v->p, v->n, 0))
+        if (strval_put_locked(s, &k, NULL, v->p, v->n))
             reply_int(c, (long long)v->n);
+        else
+            reply_error(c, "ERR out of memory");
         goto out;
     }
     total = (size_t)it->vlen + v->n;
@@ -479,24 +423,9 @@ static void append_command(struct conn *c)
         reply_error(c, ERR_BIGSTR);
         goto out;
     }
-    if (item_writable(it) && !(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
-        (size_t)(item_value(it) - (char *)it) + total <= item_alloc_size(it)) {
-        /* the allocation has room: grow in place */
-        memcpy(item_value(it) + it->vlen, v->p, v->n);
-        it->vlen = (uint32_t)total;
-        item_cas_invalidate(it);
-    } else {
-        struct item *n = new_string_like(&k, it, total, 1);
-        if (!n) {
-            reply_error(c, "ERR out of memory");
-            goto out;
-        }
-        memcpy(item_value(n), item_value(it), it->vlen);
-        memcpy(item_value(n) + it->vlen, v->p, v->n);
-        if (store_put_locked(s, &k, n)) {
-            reply_error(c, "ERR out of memory");
-            goto out;
-        }
+    if (strval_concat_locked(s, &k, &it, v->p, v->n, 0)) {
+        reply_error(c, "ERR out of memory");
+        goto out;
     }
     reply_int(c, (long long)total);
 out:
@@ -584,14 +513,13 @@ static void setrange_command(struct conn *c)
     }
     total = (size_t)off + v->n;
     if (it && total <= it->vlen && item_writable(it)) {
-        memcpy(item_value(it) + off, v->p, v->n);
-        item_cas_invalidate(it);
+        strval_overwrite(it, (size_t)off, v->p, v->n);
         total = it->vlen;
     } else {
         size_t oldlen = it ? it->vlen : 0;
         if (total < oldlen)
             total = oldlen;
-        struct item *n = new_string_like(&k, it, total, 1);
+        struct item *n = strval_create_like(&k, it, NULL, total, 0);
         if (!n) {
             reply_error(c, "ERR out of memory");
             goto out;

@@ -80,6 +80,42 @@ int util_str2ull(const char *s, size_t n, unsigned long long *out)
     return 1;
 }
 
+static int mc_isspace(int c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+int util_mc_scan_num_any(const char *s, size_t n, uint64_t *mag, int *neg)
+{
+    size_t i = 0;
+    uint64_t v = 0;
+    int digits = 0, ovf = 0;
+
+    while (i < n && mc_isspace((unsigned char)s[i]))
+        i++;
+    *neg = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        *neg = s[i] == '-';
+        i++;
+    }
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        digits = 1;
+        if (v > (UINT64_MAX - d) / 10)
+            ovf = 1;
+        else
+            v = v * 10 + d;
+    }
+    if (!digits)
+        return 0;
+    if (ovf)
+        return -1;
+    if (i < n && !mc_isspace((unsigned char)s[i]))
+        return 0;
+    *mag = v;
+    return 1;
+}
+
 int util_str2ld(const char *s, size_t n, long double *out)
 {
     char buf[5120];

@@ -21,6 +21,49 @@
 int util_str2ll(const char *s, size_t n, long long *out);
 /* Parse an unsigned 64-bit decimal (memcached numbers). Returns 1 on success. */
 int util_str2ull(const char *s, size_t n, unsigned long long *out);
+/* memcached's number rules (C's strtoull/strtol, then memcached's checks), shared by its
+ * request parser and its incr/decr on stored values. util_mc_scan_num scans s[0..n) (leading
+ * white space, a sign, digits) and requires the number to end s or be followed by white space:
+ * 1 with the magnitude and sign, 0 when malformed, -1 on overflow (plain digits inline, the
+ * general case in util_mc_scan_num_any). util_mc_str2u64 is memcached's safe_strtoull:
+ * unsigned 64-bit, with a '-' accepted only when the negated result still reads as
+ * non-negative in signed 64 bits (as memcached). Returns 1 on success. */
+int util_mc_scan_num_any(const char *s, size_t n, uint64_t *mag, int *neg);
+static inline int util_mc_scan_num(const char *s, size_t n, uint64_t *mag, int *neg)
+{
+    /* what clients send: 1..19 plain digits (no overflow possible), the whole token; inline,
+     * as every memcached storage command parses three numbers */
+    if (n - 1 < 19) {
+        uint64_t v = 0;
+        size_t i;
+        for (i = 0; i < n; i++) {
+            unsigned d = (unsigned)(unsigned char)s[i] - '0';
+            if (d > 9)
+                break;
+            v = v * 10 + d;
+        }
+        if (i == n) {
+            *neg = 0;
+            *mag = v;
+            return 1;
+        }
+    }
+    return util_mc_scan_num_any(s, n, mag, neg);
+}
+static inline int util_mc_str2u64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t mag;
+    int neg;
+
+    if (util_mc_scan_num(s, n, &mag, &neg) != 1)
+        return 0;
+    if (neg)
+        mag = (uint64_t)0 - mag;
+    if ((int64_t)mag < 0 && neg)
+        return 0;
+    *out = mag;
+    return 1;
+}
 /* Parse a long double like Redis's string2ld (no spaces, not nan). Returns 1 on success. */
 int util_str2ld(const char *s, size_t n, long double *out);
 /* Parse a double like Redis's getDoubleFromObject (accepts inf, rejects nan). */

@@ -1,6 +1,6 @@
 /* memcached text and meta protocol: request parsing with memcached 1.6's tokenizer, limits and
- * error precedence, plus small helpers to compose replies. No I/O, no storage, no allocation:
- * tokens and values are borrowed slices of the caller's input buffer. */
+ * error precedence, plus the helpers replies need (mc_compose.h composes them). No I/O, no
+ * storage, no allocation: tokens and values are borrowed slices of the caller's input buffer. */
 #ifndef TC_MC_H
 #define TC_MC_H
 
@@ -117,10 +117,9 @@ size_t mc_base64_encode(const char *in, size_t n, char *out, size_t cap);
 /* Format v in decimal into out (>= 21 bytes); returns the length. */
 int mc_u64toa(uint64_t v, char *out);
 
-/* memcached's number rules (strtoul family, then a check that the number ends the token or is
- * followed by white space). mc_tok_u32 truncates to 32 bits like memcached's safe_strtoul.
- * mc_value_u64 reads a stored value for incr/decr. Each returns 1 on success. */
+/* memcached's number rules (util_mc_scan_num): mc_tok_u32 truncates to 32 bits like
+ * memcached's safe_strtoul. Returns 1 on success. (Stored values for incr/decr are read by
+ * src/store/strval.c with util_mc_str2u64.) */
 int mc_tok_u32(const struct mc_tok *t, uint32_t *out);
-int mc_value_u64(const char *p, size_t n, uint64_t *out);
 
 #endif

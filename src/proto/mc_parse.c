@@ -12,82 +12,17 @@
 
 enum { LINE_DONE, LINE_DATA, LINE_SWALLOW };
 
-static int c_isspace(int c)
-{
-    return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 static int tok_is(const struct mc_tok *t, const char *s)
 {
     size_t n = strlen(s);
     return t->n == n && memcmp(t->p, s, n) == 0;
 }
 
-/* strtoull/strtol's scan of s[0..n) (leading spaces, sign, digits) followed by memcached's
- * check that the number ends the token or is followed by white space. Returns 1 with the
- * magnitude and sign, 0 when malformed, -1 on overflow. */
-static int scan_num(const char *s, size_t n, uint64_t *mag, int *neg)
-{
-    size_t i = 0;
-    uint64_t v = 0;
-    int digits = 0, ovf = 0;
-
-    /* what clients send: 1..19 plain digits (no overflow possible), the whole token */
-    if (n - 1 < 19) {
-        for (; i < n; i++) {
-            unsigned d = (unsigned)(unsigned char)s[i] - '0';
-            if (d > 9)
-                break;
-            v = v * 10 + d;
-        }
-        if (i == n) {
-            *neg = 0;
-            *mag = v;
-            return 1;
-        }
-        i = 0;
-        v = 0;
-    }
-    while (i < n && c_isspace((unsigned char)s[i]))
-        i++;
-    *neg = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-')) {
-        *neg = s[i] == '-';
-        i++;
-    }
-    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        digits = 1;
-        if (v > (UINT64_MAX - d) / 10)
-            ovf = 1;
-        else
-            v = v * 10 + d;
-    }
-    if (!digits)
-        return 0;
-    if (ovf)
-        return -1;
-    if (i < n && !c_isspace((unsigned char)s[i]))
-        return 0;
-    *mag = v;
-    return 1;
-}
-
 /* memcached's safe_strtoull: unsigned 64-bit, a '-' only allowed while the result stays
  * non-negative as a signed number (so "-0" is 0 and "-1" is refused). */
 static int safe_strtoull(const struct mc_tok *t, size_t skip, uint64_t *out)
 {
-    uint64_t mag;
-    int neg;
-
-    if (t->n < skip || scan_num(t->p + skip, t->n - skip, &mag, &neg) != 1)
-        return 0;
-    if (neg)
-        mag = (uint64_t)0 - mag;
-    if ((int64_t)mag < 0 && neg)
-        return 0;
-    *out = mag;
-    return 1;
+    return t->n >= skip && util_mc_str2u64(t->p + skip, t->n - skip, out);
 }
 
 /* memcached's safe_strtoul: an unsigned long truncated to 32 bits (4294967296 gives 0). */
@@ -108,7 +43,7 @@ static int safe_strtol(const struct mc_tok *t, size_t skip, int32_t *out)
     int neg;
     int64_t l;
 
-    if (t->n < skip || scan_num(t->p + skip, t->n - skip, &mag, &neg) != 1)
+    if (t->n < skip || util_mc_scan_num(t->p + skip, t->n - skip, &mag, &neg) != 1)
         return 0;
     if (!neg && mag > (uint64_t)INT64_MAX)
         return 0;
@@ -754,8 +689,3 @@ int mc_tok_u32(const struct mc_tok *t, uint32_t *out)
     return safe_strtoul(t, 0, out);
 }
 
-int mc_value_u64(const char *p, size_t n, uint64_t *out)
-{
-    struct mc_tok t = {p, n};
-    return safe_strtoull(&t, 0, out);
-}

@@ -16,8 +16,8 @@
 #include "cmd/persist.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
-#include "cmd/cmd_mc.h"
 #include "cmd/propagate.h"
+#include "mc/mc_cmd.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -167,8 +167,8 @@ int main(int argc, char **argv)
     srv.on_close[PROTO_RESP] = cmd_resp_close;
     pubsub_setup(&srv);
     block_setup(&srv);
-    srv.on_input[PROTO_MC] = cmd_mc_input;
-    srv.on_close[PROTO_MC] = cmd_mc_close;
+    srv.on_input[PROTO_MC] = mc_cmd_input;
+    srv.on_close[PROTO_MC] = mc_cmd_close;
     srv.on_tick0 = persist_tick;
     srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);
     if (!srv.store) {
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
     register_commands();
     if (persist_load(&srv))
         return 1;
-    if (cmd_mc_setup(&srv)) {
+    if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;
     }

@@ -56,6 +56,29 @@ static void test_str2ull(void)
     ok(!util_str2ull("1 ", 2, &u), "str2ull rejects trailing space");
 }
 
+/* memcached's number rules: strtoull's scan, then the number must end the token or be
+ * followed by white space; safe_strtoull's treatment of '-'. */
+static void test_mc_numbers(void)
+{
+    uint64_t u, mag;
+    int neg;
+
+    ok(util_mc_str2u64("42", 2, &u) && u == 42, "mc 42");
+    ok(util_mc_str2u64(" \t7 ", 4, &u) && u == 7, "mc leading and trailing white space");
+    ok(util_mc_str2u64("+3", 2, &u) && u == 3, "mc '+'");
+    ok(util_mc_str2u64("18446744073709551615", 20, &u) && u == UINT64_MAX, "mc 2^64-1");
+    ok(!util_mc_str2u64("18446744073709551616", 20, &u), "mc overflow");
+    ok(!util_mc_str2u64("-1", 2, &u), "mc refuses a negative result");
+    ok(util_mc_str2u64("-0", 2, &u) && u == 0, "mc -0");
+    ok(!util_mc_str2u64("12a", 3, &u), "mc junk after the digits");
+    ok(!util_mc_str2u64("", 0, &u) && !util_mc_str2u64("  ", 2, &u), "mc no digits");
+    ok(util_mc_str2u64("123xyz", 3, &u) && u == 123, "mc honours the length");
+    is_int(util_mc_scan_num("-5", 2, &mag, &neg), 1, "scan -5");
+    ok(mag == 5 && neg == 1, "scan magnitude and sign");
+    is_int(util_mc_scan_num("99999999999999999999", 20, &mag, &neg), -1, "scan overflow");
+    is_int(util_mc_scan_num("x", 1, &mag, &neg), 0, "scan malformed");
+}
+
 static void test_ll2str(void)
 {
     static const struct {
@@ -498,6 +521,7 @@ int main(void)
 {
     test_str2ll();
     test_str2ull();
+    test_mc_numbers();
     test_ll2str();
     test_ld2str();
     test_str2ld_str2d();

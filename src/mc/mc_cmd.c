@@ -1,0 +1,219 @@
+/* The memcached room's connection side: per-connection state, the parse-and-run loop, the
+ * dispatch to the handlers, and the commands too small for a file of their own (flush_all,
+ * version, verbosity, quit, mn). The only file of the room that uses the command layer: the
+ * AOF propagation hooks of cmd/propagate.h (aof_on, aof_mc_exec, aof_mc_flush). */
+#include "mc/mc_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/propagate.h"
+#include "core/config.h"
+#include "mc/mc_int.h"
+
+struct srv *mc_srv;
+struct mc_stats *mc_wstats;
+_Atomic int mc_curr_conns;
+_Atomic int mc_verbosity;
+static _Atomic int64_t g_flush_at_ms; /* pending "flush_all <delay>" (0: none) */
+
+int mc_cmd_setup(struct srv *srv)
+{
+    mc_srv = srv;
+    mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
+    if (!mc_wstats)
+        return -1;
+    memset(mc_wstats, 0, sizeof(struct mc_stats) * (size_t)srv->nworkers);
+    return 0;
+}
+
+/* ---- flush_all ---- */
+
+static void flush_now(struct conn *c)
+{
+    atomic_store(&g_flush_at_ms, 0);
+    store_flush(mc_store(c), MC_DB);
+}
+
+/* Run a delayed flush_all whose time has come (the first worker to see it does). */
+static void flush_check(struct conn *c)
+{
+    int64_t at = atomic_load_explicit(&g_flush_at_ms, memory_order_relaxed);
+
+    if (TC_UNLIKELY(at) && mc_now(c) >= at &&
+        atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
+        if (atomic_load_explicit(&aof_on, memory_order_relaxed))
+            aof_mc_flush(c);
+        else
+            store_flush(mc_store(c), MC_DB);
+    }
+}
+
+static void flush_all_command(struct conn *c, struct mc_req *r)
+{
+    int64_t at = r->exptime > 0 ? mc_exptime_ms(r->exptime, mc_now(c)) : 0;
+
+    STAT_INC(mc_ws(c)->flush_cmds);
+    if (at > MC_EXPIRED && at > mc_now(c))
+        atomic_store(&g_flush_at_ms, at);
+    else
+        flush_now(c);
+    if (!r->noreply)
+        mc_out_line(c, "OK");
+}
+
+/* ---- dispatch ---- */
+
+/* A request the parser refused: its error line, and the side effects memcached has. */
+static void refused(struct conn *c, struct mc_req *r)
+{
+    struct mc_stats *ws = mc_ws(c);
+
+    if (r->too_large) {
+        STAT_INC(ws->too_large);
+        if (r->cmd == MC_SET || r->cmd == MC_MS) {
+            /* memcached drops the old value rather than leave it stale */
+            struct store *s = mc_store(c);
+            struct skey k;
+            store_key(s, &k, MC_DB, r->key.p, r->key.n);
+            store_lock(s, k.stripe);
+            store_delete_locked(s, &k, mc_now(c));
+            store_unlock(s, k.stripe);
+        }
+    }
+    if (r->cmd == MC_FLUSH_ALL)
+        STAT_INC(ws->flush_cmds);
+    if (r->data && (r->cmd < MC_MG || r->cmd == MC_MS))
+        STAT_INC(ws->set_cmds); /* a bad data chunk still counts as a set, as in memcached */
+    if (r->cmd >= MC_MG || !r->noreply) /* meta commands always answer errors */
+        mc_out_line(c, r->err);
+}
+
+static void execute(struct conn *c, struct mc_req *r)
+{
+    if (TC_UNLIKELY(r->err != NULL)) {
+        refused(c, r);
+        return;
+    }
+    switch (r->cmd) {
+    case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
+        mc_get_command(c, r);
+        break;
+    case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND: case MC_PREPEND: case MC_CAS:
+        mc_update_command(c, r);
+        break;
+    case MC_INCR: case MC_DECR:
+        mc_arith_command(c, r);
+        break;
+    case MC_DELETE:
+        mc_delete_command(c, r);
+        break;
+    case MC_TOUCH:
+        mc_touch_command(c, r);
+        break;
+    case MC_FLUSH_ALL:
+        flush_all_command(c, r);
+        break;
+    case MC_VERSION:
+        mc_out_line(c, "VERSION " MC_VERSION_STR);
+        break;
+    case MC_VERBOSITY:
+        atomic_store(&mc_verbosity, r->num > 2 ? 2 : (int)r->num);
+        if (!r->noreply)
+            mc_out_line(c, "OK");
+        break;
+    case MC_QUIT:
+        c->flags |= CONN_CLOSE_AFTER_REPLY;
+        break;
+    case MC_STATS:
+        mc_stats_command(c, r);
+        break;
+    case MC_MG:
+        mc_mg_command(c, r);
+        break;
+    case MC_MS:
+        mc_ms_command(c, r);
+        break;
+    case MC_MD:
+        mc_md_command(c, r);
+        break;
+    case MC_MA:
+        mc_ma_command(c, r);
+        break;
+    case MC_MN:
+        mc_out_line(c, "MN");
+        break;
+    case MC_ME:
+        mc_me_command(c, r);
+        break;
+    default:
+        break;
+    }
+}
+
+void mc_cmd_input(struct conn *c)
+{
+    struct mc_conn *m = c->mc;
+    size_t out_before;
+
+    if (TC_UNLIKELY(!m)) {
+        m = calloc(1, sizeof(*m));
+        if (!m) {
+            c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        c->mc = m;
+        atomic_fetch_add(&mc_curr_conns, 1);
+        STAT_INC(mc_ws(c)->conns_total);
+    }
+    flush_check(c);
+    out_before = conn_pending(c);
+    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
+        const char *base = c->rbuf.data + c->rbuf.rpos;
+        size_t used = 0;
+        int st;
+
+        if (buf_len(&c->rbuf) == 0)
+            break;
+        if (conn_pending(c) > conn_pause_bytes(c)) {
+            c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
+            break;
+        }
+        st = mc_parse(&m->p, base, buf_len(&c->rbuf), (size_t)cfg.item_size_max, &m->r, &used);
+        c->rbuf.rpos += used;
+        STAT_ADD(mc_ws(c)->bytes_read, used);
+        if (st == MC_ERR_LINE_TOO_LONG) {
+            mc_out_line(c, MC_ERR_LINE);
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            c->rbuf.rpos = c->rbuf.wpos;
+            break;
+        }
+        if (st == MC_NEED_MORE)
+            break;
+        if (m->r.cmd == MC_NONE && !m->r.err)
+            continue;
+        STAT_INC(c->w->st.commands);
+        if ((m->r.cmd >= MC_SET && m->r.cmd <= MC_FLUSH_ALL) || m->r.cmd == MC_GAT ||
+            m->r.cmd == MC_GATS || (m->r.cmd >= MC_MS && m->r.cmd <= MC_MA))
+            STAT_INC(c->w->st.dirty);
+        c->tot_cmds++;
+        m->mg_prev = m->mg_cur;
+        m->mg_cur = NULL;
+        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+            aof_mc_exec(c, &m->r, execute);
+        else
+            execute(c, &m->r);
+    }
+    if (c->rbuf.rpos == c->rbuf.wpos)
+        c->rbuf.rpos = c->rbuf.wpos = 0;
+    STAT_ADD(mc_ws(c)->bytes_written, conn_pending(c) - out_before);
+}
+
+void mc_cmd_close(struct conn *c)
+{
+    if (c->mc) {
+        free(c->mc);
+        c->mc = NULL;
+        atomic_fetch_sub(&mc_curr_conns, 1);
+    }
+}

@@ -1,0 +1,103 @@
+/* memcached retrieval: get, gets, gat, gats and touch. The get family is the hot path: one
+ * lookup and one reply append per key, no allocation. */
+#include "mc/mc_int.h"
+
+void mc_out_value(struct conn *c, struct item *it)
+{
+    if (it->bits & IT_REF)
+        mc_check(c, conn_add_ref(c, it, item_value(it), it->vlen));
+    else
+        mc_check(c, buf_append(&c->wbuf, item_value(it), it->vlen));
+    mc_out_line(c, "");
+}
+
+/* "VALUE key flags bytes [cas]" and the value block of a get hit, written straight into the
+ * output buffer (a large value by reference). Under the stripe lock. */
+static void out_hit(struct conn *c, const struct mc_tok *key, struct item *it, int with_cas,
+                    uint64_t cas)
+{
+    if (!(it->bits & IT_REF)) {
+        mc_check(c, mc_compose_value(&c->wbuf, key->p, key->n, item_mcflags(it),
+                                     item_value(it), it->vlen, with_cas, cas));
+        return;
+    }
+    mc_check(c, mc_compose_value(&c->wbuf, key->p, key->n, item_mcflags(it), NULL, it->vlen,
+                                 with_cas, cas));
+    mc_out_value(c, it);
+}
+
+void mc_get_command(struct conn *c, struct mc_req *r)
+{
+    struct store *s = mc_store(c);
+    struct mc_stats *ws = mc_ws(c);
+    int64_t now = mc_now(c);
+    int with_cas = r->cmd == MC_GETS || r->cmd == MC_GATS;
+    int touch = r->cmd == MC_GAT || r->cmd == MC_GATS;
+    int64_t exp = touch ? mc_exptime_ms(r->exptime, now) : 0;
+    const char *pos = r->keys;
+    struct mc_tok t;
+    int ti = touch ? 2 : 1; /* next key in r->tok when the line fit in it (no rest) */
+
+    while (r->rest ? mc_next_token(&pos, r->end, &t)
+                   : ti < r->ntok - 1 ? (t = r->tok[ti++], 1) : 0) {
+        struct skey k;
+        struct item *it;
+        int expired;
+
+        store_key(s, &k, MC_DB, t.p, t.n);
+        store_lock(s, k.stripe);
+        it = strval_find_locked(s, &k, now, &expired);
+        if (it) {
+            uint64_t cas = 0;
+            if (touch)
+                it = mc_set_exp_locked(s, &k, it, exp);
+            strval_hit_locked(s, &k, it, 1);
+            if (with_cas)
+                cas = store_cas_locked(s, &k, &it);
+            out_hit(c, &t, it, with_cas, cas);
+            if (touch) {
+                STAT_INC(ws->touch_cmds);
+                STAT_INC(ws->touch_hits);
+            } else {
+                STAT_INC(ws->get_cmds);
+                STAT_INC(ws->get_hits);
+            }
+        } else {
+            strval_miss_locked(s, &k);
+            if (touch) {
+                STAT_INC(ws->touch_cmds);
+                STAT_INC(ws->touch_misses);
+            } else {
+                STAT_INC(ws->get_cmds);
+                STAT_INC(ws->get_misses);
+                STAT_ADD(ws->get_expired, (uint64_t)expired);
+            }
+        }
+        store_unlock(s, k.stripe);
+    }
+    mc_out_line(c, "END");
+}
+
+void mc_touch_command(struct conn *c, struct mc_req *r)
+{
+    struct store *s = mc_store(c);
+    struct skey k;
+    struct item *it;
+
+    store_key(s, &k, MC_DB, r->key.p, r->key.n);
+    store_lock(s, k.stripe);
+    it = strval_find_locked(s, &k, mc_now(c), NULL);
+    if (it) {
+        it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(r->exptime, mc_now(c)));
+        store_touch(it);
+        it->enc |= ITEM_FETCHED; /* memcached's touch is a fetch with bump */
+    }
+    store_unlock(s, k.stripe);
+    STAT_INC(mc_ws(c)->touch_cmds);
+    if (it)
+        STAT_INC(mc_ws(c)->touch_hits);
+    else
+        STAT_INC(mc_ws(c)->touch_misses);
+    if (!r->noreply)
+        mc_out_line(c, it ? "TOUCHED" : "NOT_FOUND");
+}

@@ -1,0 +1,392 @@
+/* memcached stats: general, settings, items, slabs, sizes, conns, detail, cachedump and reset,
+ * with memcached 1.6's field names. Counters are the workers' own (summed racily when read)
+ * and the store's totals; fields we have no counterpart for read 0. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "mc/mc_int.h"
+
+/* Store totals that "stats reset" zeroes (kept as a baseline, the store is shared). */
+struct mc_store_base {
+    uint64_t stored, evicted, expired_unfetched, evicted_unfetched;
+};
+
+static struct mc_stats g_base; /* subtracted after "stats reset", under g_base_lock */
+static struct mc_store_base g_store_base;
+static pthread_mutex_t g_base_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_detail; /* "stats detail on|off" */
+
+static void sum_stats(struct mc_stats *t)
+{
+    memset(t, 0, sizeof(*t));
+    for (int i = 0; i < mc_srv->nworkers; i++) {
+#define X(f) t->f += __atomic_load_n(&mc_wstats[i].f, __ATOMIC_RELAXED);
+        MC_STAT_FIELDS(X)
+#undef X
+    }
+}
+
+#define stat_line(c, name, ...) mc_check((c), mc_compose_stat(&(c)->wbuf, (name), __VA_ARGS__))
+
+#define STAT_U(c, name, v) mc_check((c), mc_compose_stat_u64(&(c)->wbuf, (name), (uint64_t)(v)))
+
+static uint64_t limit_maxbytes(void)
+{
+    if (cfg.maxmemory > 0)
+        return (uint64_t)cfg.maxmemory;
+    return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void stats_general(struct conn *c)
+{
+    struct srv *srv = c->w->srv;
+    struct mc_stats t;
+    struct store_totals st;
+    struct rusage ru;
+    uint64_t rejected = 0;
+    int64_t now = mc_now(c);
+    int curr = atomic_load(&mc_curr_conns);
+    static const char *const zeros1[] = {
+        "slab_reassign_rescues", "slab_reassign_chunk_rescues", "slab_reassign_evictions_nomem",
+        "slab_reassign_inline_reclaim", "slab_reassign_busy_items", "slab_reassign_busy_deletes",
+        "slab_reassign_running", "slabs_moved", "lru_crawler_running", "lru_crawler_starts",
+        "lru_maintainer_juggles", "malloc_fails", "log_worker_dropped", "log_worker_written",
+        "log_watcher_skipped", "log_watcher_sent", "log_watchers", "unexpected_napi_ids",
+        "round_robin_fallback"};
+    static const char *const zeros2[] = {
+        "reclaimed", "crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked",
+        "moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims",
+        "lru_bumps_dropped"};
+
+    sum_stats(&t);
+    store_totals(srv->store, &st);
+    for (int i = 0; i < srv->nworkers; i++)
+        rejected += __atomic_load_n(&srv->workers[i].st.rejected, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&g_base_lock);
+#define X(f) t.f -= g_base.f;
+    MC_STAT_FIELDS(X)
+#undef X
+    st.stored -= g_store_base.stored;
+    st.evicted -= g_store_base.evicted;
+    st.expired_unfetched -= g_store_base.expired_unfetched;
+    st.evicted_unfetched -= g_store_base.evicted_unfetched;
+    pthread_mutex_unlock(&g_base_lock);
+    getrusage(RUSAGE_SELF, &ru);
+
+    STAT_U(c, "pid", getpid());
+    STAT_U(c, "uptime", (now - srv->start_ms) / 1000);
+    STAT_U(c, "time", now / 1000);
+    stat_line(c, "version", "%s", MC_VERSION_STR);
+    stat_line(c, "libevent", "%s", "none");
+    STAT_U(c, "pointer_size", sizeof(void *) * 8);
+    stat_line(c, "rusage_user", "%ld.%06ld", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+    stat_line(c, "rusage_system", "%ld.%06ld", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+    STAT_U(c, "max_connections", cfg.maxclients);
+    STAT_U(c, "curr_connections", curr);
+    STAT_U(c, "total_connections", t.conns_total);
+    STAT_U(c, "rejected_connections", rejected);
+    STAT_U(c, "connection_structures", curr);
+    STAT_U(c, "response_obj_oom", 0);
+    STAT_U(c, "response_obj_count", 0);
+    STAT_U(c, "response_obj_bytes", 0);
+    STAT_U(c, "read_buf_count", 0);
+    STAT_U(c, "read_buf_bytes", 0);
+    STAT_U(c, "read_buf_bytes_free", 0);
+    STAT_U(c, "read_buf_oom", 0);
+    STAT_U(c, "reserved_fds", 0);
+    STAT_U(c, "cmd_get", t.get_cmds);
+    STAT_U(c, "cmd_set", t.set_cmds);
+    STAT_U(c, "cmd_flush", t.flush_cmds);
+    STAT_U(c, "cmd_touch", t.touch_cmds);
+    STAT_U(c, "cmd_meta", t.meta_cmds);
+    STAT_U(c, "get_hits", t.get_hits);
+    STAT_U(c, "get_misses", t.get_misses);
+    STAT_U(c, "get_expired", t.get_expired);
+    STAT_U(c, "get_flushed", 0);
+    STAT_U(c, "delete_misses", t.delete_misses);
+    STAT_U(c, "delete_hits", t.delete_hits);
+    STAT_U(c, "incr_misses", t.incr_misses);
+    STAT_U(c, "incr_hits", t.incr_hits);
+    STAT_U(c, "decr_misses", t.decr_misses);
+    STAT_U(c, "decr_hits", t.decr_hits);
+    STAT_U(c, "cas_misses", t.cas_misses);
+    STAT_U(c, "cas_hits", t.cas_hits);
+    STAT_U(c, "cas_badval", t.cas_badval);
+    STAT_U(c, "touch_hits", t.touch_hits);
+    STAT_U(c, "touch_misses", t.touch_misses);
+    STAT_U(c, "store_too_large", t.too_large);
+    STAT_U(c, "store_no_memory", t.no_memory);
+    STAT_U(c, "auth_cmds", 0);
+    STAT_U(c, "auth_errors", 0);
+    STAT_U(c, "bytes_read", t.bytes_read);
+    STAT_U(c, "bytes_written", t.bytes_written);
+    STAT_U(c, "limit_maxbytes", limit_maxbytes());
+    STAT_U(c, "accepting_conns", 1);
+    STAT_U(c, "listen_disabled_num", 0);
+    STAT_U(c, "time_in_listen_disabled_us", 0);
+    STAT_U(c, "threads", srv->nworkers);
+    STAT_U(c, "conn_yields", 0);
+    STAT_U(c, "hash_power_level", 0);
+    STAT_U(c, "hash_bytes", 0);
+    STAT_U(c, "hash_is_expanding", 0);
+    for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++)
+        STAT_U(c, zeros1[i], 0);
+    STAT_U(c, "bytes", st.mem > 0 ? st.mem : 0);
+    STAT_U(c, "curr_items", store_dbsize(srv->store, MC_DB));
+    STAT_U(c, "total_items", st.stored);
+    STAT_U(c, "slab_global_page_pool", 0);
+    STAT_U(c, "expired_unfetched", st.expired_unfetched);
+    STAT_U(c, "evicted_unfetched", st.evicted_unfetched);
+    STAT_U(c, "evicted_active", 0);
+    STAT_U(c, "evictions", st.evicted);
+    for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++)
+        STAT_U(c, zeros2[i], 0);
+    mc_out_line(c, "END");
+}
+
+static void stats_settings(struct conn *c)
+{
+    struct srv *srv = c->w->srv;
+
+    STAT_U(c, "maxbytes", limit_maxbytes());
+    STAT_U(c, "maxconns", cfg.maxclients);
+    STAT_U(c, "tcpport", cfg.memcache_port);
+    STAT_U(c, "udpport", 0);
+    stat_line(c, "inter", "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+    STAT_U(c, "verbosity", atomic_load(&mc_verbosity));
+    STAT_U(c, "oldest", 0);
+    stat_line(c, "evictions", "%s", cfg.maxmemory_policy == MM_NOEVICTION ? "off" : "on");
+    stat_line(c, "domain_socket", "%s", "NULL");
+    STAT_U(c, "umask", 700);
+    stat_line(c, "shutdown_command", "%s", "no");
+    stat_line(c, "growth_factor", "%s", "1.25");
+    STAT_U(c, "chunk_size", 48);
+    STAT_U(c, "num_threads", srv->nworkers);
+    STAT_U(c, "num_threads_per_udp", srv->nworkers);
+    stat_line(c, "stat_key_prefix", "%s", ":");
+    stat_line(c, "detail_enabled", "%s", atomic_load(&g_detail) ? "yes" : "no");
+    STAT_U(c, "reqs_per_event", 20);
+    stat_line(c, "cas_enabled", "%s", "yes");
+    STAT_U(c, "tcp_backlog", cfg.tcp_backlog);
+    stat_line(c, "binding_protocol", "%s", "ascii");
+    stat_line(c, "auth_enabled_sasl", "%s", "no");
+    stat_line(c, "auth_enabled_ascii", "%s", "no");
+    STAT_U(c, "item_size_max", cfg.item_size_max);
+    stat_line(c, "maxconns_fast", "%s", "yes");
+    STAT_U(c, "hashpower_init", 0);
+    stat_line(c, "slab_reassign", "%s", "no");
+    STAT_U(c, "slab_automove", 0);
+    stat_line(c, "slab_automove_ratio", "%s", "0.80");
+    STAT_U(c, "slab_automove_window", 30);
+    STAT_U(c, "slab_chunk_max", cfg.item_size_max / 2);
+    stat_line(c, "lru_crawler", "%s", "yes");
+    STAT_U(c, "lru_crawler_sleep", 100);
+    STAT_U(c, "lru_crawler_tocrawl", 0);
+    STAT_U(c, "tail_repair_time", 0);
+    stat_line(c, "flush_enabled", "%s", "yes");
+    stat_line(c, "dump_enabled", "%s", "yes");
+    stat_line(c, "hash_algorithm", "%s", "xxh3");
+    stat_line(c, "lru_maintainer_thread", "%s", "no");
+    stat_line(c, "lru_segmented", "%s", "no");
+    STAT_U(c, "hot_lru_pct", 20);
+    STAT_U(c, "warm_lru_pct", 40);
+    stat_line(c, "hot_max_factor", "%s", "0.20");
+    stat_line(c, "warm_max_factor", "%s", "2.00");
+    stat_line(c, "temp_lru", "%s", "no");
+    STAT_U(c, "temporary_ttl", 61);
+    STAT_U(c, "idle_timeout", cfg.timeout);
+    STAT_U(c, "watcher_logbuf_size", 262144);
+    STAT_U(c, "worker_logbuf_size", 65536);
+    STAT_U(c, "read_buf_mem_limit", 0);
+    stat_line(c, "track_sizes", "%s", "no");
+    stat_line(c, "inline_ascii_response", "%s", "no");
+    STAT_U(c, "ext_item_size", 512);
+    STAT_U(c, "ext_item_age", 4294967295u);
+    STAT_U(c, "ext_low_ttl", 0);
+    STAT_U(c, "ext_recache_rate", 2000);
+    STAT_U(c, "ext_wbuf_size", 4194304);
+    STAT_U(c, "ext_compact_under", 0);
+    STAT_U(c, "ext_drop_under", 0);
+    STAT_U(c, "ext_max_sleep", 1000000);
+    stat_line(c, "ext_max_frag", "%s", "0.80");
+    stat_line(c, "slab_automove_freeratio", "%s", "0.010");
+    stat_line(c, "ext_drop_unread", "%s", "no");
+    stat_line(c, "ssl_enabled", "%s", "no");
+    stat_line(c, "ssl_chain_cert", "%s", "(null)");
+    stat_line(c, "ssl_key", "%s", "(null)");
+    STAT_U(c, "ssl_verify_mode", 0);
+    STAT_U(c, "ssl_keyformat", 1);
+    stat_line(c, "ssl_ciphers", "%s", "NULL");
+    stat_line(c, "ssl_ca_cert", "%s", "NULL");
+    STAT_U(c, "ssl_wbuf_size", 16384);
+    stat_line(c, "ssl_session_cache", "%s", "no");
+    stat_line(c, "ssl_kernel_tls", "%s", "no");
+    stat_line(c, "ssl_min_version", "%s", "tlsv1.2");
+    stat_line(c, "num_napi_ids", "%s", "(null)");
+    stat_line(c, "memory_file", "%s", "(null)");
+    mc_out_line(c, "END");
+}
+
+/* items and slabs: the whole keyspace of database 0 as one class, "1". */
+static void stats_items(struct conn *c, int slabs)
+{
+    struct srv *srv = c->w->srv;
+    uint64_t n = store_dbsize(srv->store, MC_DB);
+    struct mc_stats t;
+    struct store_totals st;
+    char name[64];
+    static const char *const item_fields[] = {
+        "number", "number_hot", "number_warm", "number_cold", "age_hot", "age_warm", "age",
+        "mem_requested", "evicted", "evicted_nonzero", "evicted_time", "outofmemory",
+        "tailrepairs", "reclaimed", "expired_unfetched", "evicted_unfetched", "evicted_active",
+        "crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked", "moves_to_cold",
+        "moves_to_warm", "moves_within_lru", "direct_reclaims", "hits_to_hot", "hits_to_warm",
+        "hits_to_cold", "hits_to_temp"};
+
+    sum_stats(&t);
+    store_totals(srv->store, &st);
+    if (slabs) {
+        if (n) {
+            uint64_t mem = st.mem > 0 ? (uint64_t)st.mem : 0;
+            uint64_t chunk = mem / n;
+            STAT_U(c, "1:chunk_size", chunk);
+            STAT_U(c, "1:chunks_per_page", chunk ? 1048576 / chunk : 0);
+            STAT_U(c, "1:total_pages", (mem + 1048575) / 1048576);
+            STAT_U(c, "1:total_chunks", n);
+            STAT_U(c, "1:used_chunks", n);
+            STAT_U(c, "1:free_chunks", 0);
+            STAT_U(c, "1:free_chunks_end", 0);
+            STAT_U(c, "1:get_hits", t.get_hits);
+            STAT_U(c, "1:cmd_set", t.set_cmds);
+            STAT_U(c, "1:delete_hits", t.delete_hits);
+            STAT_U(c, "1:incr_hits", t.incr_hits);
+            STAT_U(c, "1:decr_hits", t.decr_hits);
+            STAT_U(c, "1:cas_hits", t.cas_hits);
+            STAT_U(c, "1:cas_badval", t.cas_badval);
+            STAT_U(c, "1:touch_hits", t.touch_hits);
+        }
+        STAT_U(c, "active_slabs", n ? 1 : 0);
+        STAT_U(c, "total_malloced", st.mem > 0 ? st.mem : 0);
+        mc_out_line(c, "END");
+        return;
+    }
+    if (n) {
+        for (size_t i = 0; i < sizeof(item_fields) / sizeof(item_fields[0]); i++) {
+            const char *f = item_fields[i];
+            uint64_t v = 0;
+            if (!strcmp(f, "number") || !strcmp(f, "number_cold"))
+                v = n;
+            else if (!strcmp(f, "mem_requested"))
+                v = st.mem > 0 ? (uint64_t)st.mem : 0;
+            else if (!strcmp(f, "evicted"))
+                v = st.evicted;
+            else if (!strcmp(f, "outofmemory"))
+                v = t.no_memory;
+            else if (!strcmp(f, "expired_unfetched"))
+                v = st.expired_unfetched;
+            else if (!strcmp(f, "evicted_unfetched"))
+                v = st.evicted_unfetched;
+            else if (!strcmp(f, "hits_to_cold"))
+                v = t.get_hits;
+            snprintf(name, sizeof(name), "items:1:%s", f);
+            STAT_U(c, name, v);
+        }
+    }
+    mc_out_line(c, "END");
+}
+
+static void stats_conns(struct conn *c)
+{
+    struct srv *srv = c->w->srv;
+    char name[64];
+
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *o = w->conns; o; o = o->next) {
+            if (o->proto != PROTO_MC)
+                continue;
+            snprintf(name, sizeof(name), "%d:addr", o->fd);
+            stat_line(c, name, "tcp:%s", o->addr);
+            snprintf(name, sizeof(name), "%d:listen_addr", o->fd);
+            stat_line(c, name, "tcp:%s", o->laddr);
+            snprintf(name, sizeof(name), "%d:state", o->fd);
+            stat_line(c, name, "%s", o == c ? "conn_parse_cmd" : "conn_waiting");
+            snprintf(name, sizeof(name), "%d:secs_since_last_cmd", o->fd);
+            STAT_U(c, name, (mc_now(c) - o->last_ms) / 1000);
+        }
+        pthread_mutex_unlock(&w->list_lock);
+    }
+    mc_out_line(c, "END");
+}
+
+static void stats_reset(struct conn *c)
+{
+    struct store_totals st;
+
+    store_totals(c->w->srv->store, &st);
+    pthread_mutex_lock(&g_base_lock);
+    sum_stats(&g_base);
+    g_store_base.stored = st.stored;
+    g_store_base.evicted = st.evicted;
+    g_store_base.expired_unfetched = st.expired_unfetched;
+    g_store_base.evicted_unfetched = st.evicted_unfetched;
+    pthread_mutex_unlock(&g_base_lock);
+}
+
+static int tok_eq(const struct mc_tok *t, const char *s)
+{
+    return t->n == strlen(s) && memcmp(t->p, s, t->n) == 0;
+}
+
+void mc_stats_command(struct conn *c, struct mc_req *r)
+{
+    const struct mc_tok *sub = &r->tok[1];
+
+    if (r->ntok == 2) {
+        stats_general(c);
+    } else if (tok_eq(sub, "reset")) {
+        stats_reset(c);
+        mc_out_line(c, "RESET");
+    } else if (tok_eq(sub, "detail")) {
+        if (r->ntok >= 4 && tok_eq(&r->tok[2], "on")) {
+            atomic_store(&g_detail, 1);
+            mc_out_line(c, "OK");
+        } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "off")) {
+            atomic_store(&g_detail, 0);
+            mc_out_line(c, "OK");
+        } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "dump")) {
+            mc_out_line(c, "END");
+        } else {
+            mc_out_line(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+        }
+    } else if (tok_eq(sub, "settings")) {
+        stats_settings(c);
+    } else if (tok_eq(sub, "items")) {
+        stats_items(c, 0);
+    } else if (tok_eq(sub, "slabs")) {
+        stats_items(c, 1);
+    } else if (tok_eq(sub, "sizes")) {
+        mc_out_line(c, "STAT sizes_status disabled");
+        mc_out_line(c, "END");
+    } else if (tok_eq(sub, "conns")) {
+        stats_conns(c);
+    } else if (tok_eq(sub, "cachedump")) {
+        uint32_t id, limit;
+        if (r->ntok < 5)
+            mc_out_line(c, "CLIENT_ERROR bad command line");
+        else if (!mc_tok_u32(&r->tok[2], &id) || !mc_tok_u32(&r->tok[3], &limit))
+            mc_out_line(c, MC_ERR_FORMAT);
+        else if (id >= 64)
+            mc_out_line(c, "CLIENT_ERROR Illegal slab id");
+        else
+            mc_out_line(c, "END");
+    } else {
+        mc_out_line(c, MC_ERROR);
+    }
+}

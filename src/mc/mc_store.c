@@ -1,0 +1,228 @@
+/* memcached storage and arithmetic: set, add, replace, append, prepend, cas, incr, decr and
+ * delete, plus the store steps the meta commands ms and ma share with them. CAS values are the
+ * store's lazy ones: an item without a CAS value (any write since the last one handed out)
+ * never matches a client's cas unique. */
+#include "mc/mc_int.h"
+
+#include "core/config.h"
+
+static const char *const store_text[] = {"STORED", "NOT_STORED", "EXISTS", "NOT_FOUND",
+                                         MC_ERR_OOM};
+
+int mc_make_room(struct conn *c)
+{
+    if (cfg.maxmemory > 0 && store_make_room(mc_store(c))) {
+        STAT_INC(mc_ws(c)->no_memory);
+        return -1;
+    }
+    return 0;
+}
+
+/* memcached's item_size_ok for a whole item. */
+static int fits(size_t nkey, uint32_t flags, size_t vlen)
+{
+    return 56 + nkey + 1 + (flags ? 4 : 0) + vlen + 2 <= (size_t)cfg.item_size_max;
+}
+
+/* Append or prepend data to the live item old (flags and TTL kept): memcached stores a new
+ * item, with room for a CAS value when large (gets then needs no copy). */
+static enum mc_store_res concat(struct store *s, const struct skey *k, struct item **itp,
+                                const char *data, size_t n, int append)
+{
+    size_t total = (size_t)(*itp)->vlen + n;
+    unsigned how = STRVAL_FRESH | (append ? 0 : STRVAL_PREPEND) |
+                   (total >= ITEM_REF_MIN ? STRVAL_CAS : 0);
+
+    if (!fits(k->n, item_mcflags(*itp), total))
+        return MC_ST_NOT_STORED;
+    return strval_concat_locked(s, k, itp, data, n, how) ? MC_ST_OOM : MC_ST_STORED;
+}
+
+enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_cmd mode,
+                                  int cas_cmd, uint64_t cas, int stale, uint32_t flags,
+                                  int64_t exp, const char *data, size_t vlen, int want_cas,
+                                  struct item **out)
+{
+    struct store *s = mc_store(c);
+    struct mc_stats *ws = mc_ws(c);
+    struct item *old, *it;
+    enum mc_store_res res;
+    int mark_stale = 0;
+    uint32_t pos;
+
+    *out = NULL;
+    old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
+    switch (mode) {
+    case MC_ADD:
+        if (old) {
+            store_touch(old);
+            res = MC_ST_NOT_STORED;
+            break;
+        }
+        res = MC_ST_STORED;
+        break;
+    case MC_REPLACE:
+        res = old ? MC_ST_STORED : MC_ST_NOT_STORED;
+        break;
+    case MC_CAS:
+        if (!old || old->type != OBJ_STRING) {
+            res = MC_ST_NOT_FOUND;
+            STAT_INC(ws->cas_misses);
+        } else if (item_cas_field(old) != 0 && item_cas_field(old) == cas) {
+            res = MC_ST_STORED;
+            STAT_INC(ws->cas_hits);
+        } else if (stale && (item_cas_field(old) == 0 || cas < item_cas_field(old))) {
+            /* an older CAS with I: stored, but marked stale */
+            res = MC_ST_STORED;
+            mark_stale = 1;
+            STAT_INC(ws->cas_hits);
+        } else {
+            res = MC_ST_EXISTS;
+            STAT_INC(ws->cas_badval);
+        }
+        break;
+    case MC_APPEND:
+    case MC_PREPEND:
+        if (!old || old->type != OBJ_STRING) {
+            res = MC_ST_NOT_STORED;
+        } else if (cas_cmd && (item_cas_field(old) == 0 || item_cas_field(old) != cas)) {
+            res = MC_ST_EXISTS;
+        } else {
+            it = old;
+            res = concat(s, k, &it, data, vlen, mode == MC_APPEND);
+            if (res == MC_ST_STORED)
+                *out = it;
+        }
+        break;
+    default:
+        res = MC_ST_STORED;
+        break;
+    }
+    if (res == MC_ST_STORED &&
+        (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS)) {
+        uint8_t won = old ? (uint8_t)(old->bits & IT_MC_WON) : 0;
+        /* large values get room for a CAS value so that gets does not copy them */
+        it = strval_set_locked(s, k, old, pos, data, vlen, flags, exp,
+                               want_cas || vlen >= ITEM_REF_MIN, old && !mc_pinned(c, old));
+        if (!it)
+            return MC_ST_OOM;
+        if (mark_stale) /* memcached keeps a handed-out recache token */
+            it->bits |= (uint8_t)(IT_MC_STALE | won);
+        *out = it;
+    }
+    return res;
+}
+
+/* set/add/replace/append/prepend/cas */
+void mc_update_command(struct conn *c, struct mc_req *r)
+{
+    struct store *s = mc_store(c);
+    struct skey k;
+    struct item *it;
+    enum mc_store_res res;
+
+    STAT_INC(mc_ws(c)->set_cmds);
+    store_key(s, &k, MC_DB, r->key.p, r->key.n);
+    if (mc_make_room(c)) {
+        res = MC_ST_OOM;
+    } else {
+        store_lock(s, k.stripe);
+        res = mc_store_locked(c, &k, r->cmd, r->cmd == MC_CAS, r->num, 0, r->flags,
+                              mc_exptime_ms(r->exptime, mc_now(c)), r->data, r->vlen, 0, &it);
+        store_unlock(s, k.stripe);
+        if (res == MC_ST_OOM)
+            STAT_INC(mc_ws(c)->no_memory);
+    }
+    if (res == MC_ST_OOM && r->cmd == MC_SET) {
+        /* memcached drops the old value rather than leave it stale */
+        store_lock(s, k.stripe);
+        store_delete_locked(s, &k, mc_now(c));
+        store_unlock(s, k.stripe);
+    }
+    if (!r->noreply)
+        mc_out_line(c, store_text[res]);
+}
+
+enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr, uint64_t delta,
+                                  uint64_t req_cas, uint64_t *val, struct item **itp)
+{
+    struct store *s = mc_store(c);
+    struct item *it = strval_find_locked(s, k, mc_now(c), NULL);
+    int rc;
+
+    *itp = NULL;
+    if (!it)
+        return MC_DR_NOT_FOUND;
+    if (it->vlen == 0)
+        return MC_DR_NON_NUMERIC;
+    if (req_cas && item_cas_field(it) != req_cas)
+        return MC_DR_CAS_MISMATCH;
+    rc = strval_mc_delta_locked(s, k, &it, incr, delta, mc_pinned(c, it), val);
+    if (rc == STRVAL_NOT_NUMBER)
+        return MC_DR_NON_NUMERIC;
+    if (rc)
+        return MC_DR_OOM;
+    *itp = it;
+    return MC_DR_OK;
+}
+
+void mc_arith_command(struct conn *c, struct mc_req *r)
+{
+    struct store *s = mc_store(c);
+    struct mc_stats *ws = mc_ws(c);
+    int incr = r->cmd == MC_INCR;
+    struct skey k;
+    struct item *it;
+    uint64_t v = 0;
+    enum mc_delta_res res;
+
+    store_key(s, &k, MC_DB, r->key.p, r->key.n);
+    store_lock(s, k.stripe);
+    res = mc_delta_locked(c, &k, incr, r->num, 0, &v, &it);
+    store_unlock(s, k.stripe);
+    if (res == MC_DR_OK) {
+        if (incr)
+            STAT_INC(ws->incr_hits);
+        else
+            STAT_INC(ws->decr_hits);
+    } else if (res == MC_DR_NOT_FOUND) {
+        if (incr)
+            STAT_INC(ws->incr_misses);
+        else
+            STAT_INC(ws->decr_misses);
+    }
+    if (r->noreply)
+        return;
+    switch (res) {
+    case MC_DR_OK:
+        mc_check(c, mc_compose_u64(&c->wbuf, v));
+        break;
+    case MC_DR_NOT_FOUND:
+        mc_out_line(c, "NOT_FOUND");
+        break;
+    case MC_DR_NON_NUMERIC:
+        mc_out_line(c, MC_ERR_NONNUM);
+        break;
+    default:
+        mc_out_line(c, "SERVER_ERROR out of memory");
+        break;
+    }
+}
+
+void mc_delete_command(struct conn *c, struct mc_req *r)
+{
+    struct store *s = mc_store(c);
+    struct skey k;
+    int found;
+
+    store_key(s, &k, MC_DB, r->key.p, r->key.n);
+    store_lock(s, k.stripe);
+    found = store_delete_locked(s, &k, mc_now(c));
+    store_unlock(s, k.stripe);
+    if (found)
+        STAT_INC(mc_ws(c)->delete_hits);
+    else
+        STAT_INC(mc_ws(c)->delete_misses);
+    if (!r->noreply)
+        mc_out_line(c, found ? "DELETED" : "NOT_FOUND");
+}
