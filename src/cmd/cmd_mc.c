@@ -103,7 +103,7 @@ static void out_line(struct conn *c, const char *s)
 static void out_value(struct conn *c, struct item *it)
 {
     if (it->bits & IT_REF)
-        reply_check(c, conn_add_ref(c, it, item_value(it), it->vlen));
+        reply_item_ref(c, it);
     else
         out(c, item_value(it), it->vlen);
     OUT_LIT(c, "\r\n");
@@ -1619,8 +1619,16 @@ void cmd_mc_input(struct conn *c)
     STAT_ADD(wst(c)->bytes_written, conn_pending(c) - out_before);
 }
 
+void cmd_mc_open(struct conn *c)
+{
+    c->resp = 2;
+    c->authed = config_str_empty(cfg.requirepass);
+}
+
 void cmd_mc_close(struct conn *c)
 {
+    free(c->argv);
+    c->argv = NULL;
     if (c->mc) {
         free(c->mc);
         c->mc = NULL;

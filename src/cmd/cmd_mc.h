@@ -11,7 +11,10 @@ int cmd_mc_setup(struct srv *srv);
 /* Input hook for PROTO_MC connections: parse and run everything complete in c->rbuf, answering
  * into c's output (the worker writes it once per read). Owner worker only. */
 void cmd_mc_input(struct conn *c);
-/* Close hook: free the connection's memcached state. */
+/* Open hook: a new connection's state (as a RESP one's: RESP2, authenticated unless a password
+ * is set; the memcached state itself is created on first input). */
+void cmd_mc_open(struct conn *c);
+/* Close hook: free the connection's memcached state and arguments. */
 void cmd_mc_close(struct conn *c);
 
 #endif
