@@ -296,12 +296,13 @@ static void deliver_mailbox(struct worker *w)
  * closed). */
 static int prep_read(struct worker *w, struct conn *c)
 {
-    size_t want = READ_CHUNK, have = buf_len(&c->rbuf);
-    size_t (*hint)(struct conn *) = w->srv->proto[c->proto].read_hint;
+    size_t want = READ_CHUNK;
 
-    if (have && hint) {
+    if (c->rbuf.rpos == c->rbuf.wpos) {
+        c->rbuf.rpos = c->rbuf.wpos = 0; /* the usual case: everything was consumed */
+    } else if (w->srv->proto[c->proto].read_hint) {
         /* an incomplete request (a big argument): grow geometrically towards its size */
-        size_t need = hint(c);
+        size_t need = w->srv->proto[c->proto].read_hint(c), have = buf_len(&c->rbuf);
         if (need > have) {
             size_t more = need - have;
             size_t step = have > READ_CHUNK ? have : READ_CHUNK;
@@ -310,8 +311,6 @@ static int prep_read(struct worker *w, struct conn *c)
                 want = READ_CHUNK;
         }
     }
-    if (c->rbuf.rpos == c->rbuf.wpos)
-        c->rbuf.rpos = c->rbuf.wpos = 0;
     if (buf_reserve(&c->rbuf, want)) {
         worker_close_conn(w, c);
         return -1;
@@ -638,13 +637,11 @@ static void tick(struct worker *w)
     STAT_SET(w->st.ops_idx, oi);
 }
 
-void worker_release_held(struct worker *w)
+void worker_release_held_all(struct worker *w)
 {
     int n = w->nheld;
     struct conn **list = w->held;
 
-    if (!n)
-        return;
     w->held = NULL;
     w->nheld = w->held_cap = 0;
     for (int i = 0; i < n; i++) {

@@ -178,7 +178,13 @@ void worker_conn_done(struct worker *w, struct conn *c);
 void worker_conn_resume(struct worker *w, struct conn *c);
 /* Release every connection of w whose output is held (conn_hold_output): its output is
  * written (or queued for the turn's batched send) now, and input it had paused may run,
- * which may hold it again. Owner only; the holder calls it from srv->before_sleep. */
-void worker_release_held(struct worker *w);
+ * which may hold it again. Owner only; the holder calls it from srv->before_sleep (every
+ * turn: nothing but a test when nothing is held). */
+void worker_release_held_all(struct worker *w);
+static inline void worker_release_held(struct worker *w)
+{
+    if (w->nheld)
+        worker_release_held_all(w);
+}
 
 #endif
