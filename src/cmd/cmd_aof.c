@@ -10,9 +10,8 @@
  * (conn_hold_output); before it sleeps it writes the shared buffer (and with appendfsync
  * always fsyncs it: one fsync covers everything appended by every worker so far, and a worker
  * whose bytes another worker's fsync covered returns at once), then it releases those replies
- * (worker_release_held). So an acknowledged
- * write is in the file before its reply leaves (fsync'd with always); everysec fsyncs from a
- * background thread once a second.
+ * (worker_release_held). So an acknowledged write is in the file before its reply leaves
+ * (fsync'd with always); everysec fsyncs from a background thread once a second.
  *
  * Rewrite (Redis 7 multi-part AOF). With every stripe held: switch appends to a new incr file
  * (the old buffer is written and fsync'd into the old one), list it in the manifest, fork.

@@ -242,9 +242,10 @@ struct store_cron {
 /* The process-wide part, one thread per tick: the LFU minute clock from now_ms and the
  * memory overhead estimate (allocator total). */
 void store_cron_clocks(int64_t now_ms);
-/* One worker's part (it publishes its memory delta first with store_mem_flush): catch-up
- * eviction when over maxmemory, then active expiry over stripes first, first + step, ... for a
- * small slice of the tick, ten times more while the last run found many keys expired. */
+/* One worker's part (sc is that worker's): catch-up eviction when over maxmemory, then active
+ * expiry over stripes first, first + step, ... for 2.5% of the tick, ten times more while the
+ * last run found many keys expired. The caller publishes its memory delta (store_mem_flush)
+ * before both parts. */
 void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, uint32_t step,
                        int64_t now_ms);
 
