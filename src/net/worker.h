@@ -45,8 +45,8 @@ struct srv_proto {
      * buffer must hold to complete it (a big argument), 0 when unknown; input buffers grow
      * geometrically towards it */
     size_t (*read_hint)(struct conn *c);
-    /* optional, called once c has been idle for more than cfg.timeout seconds: 1 closes it
-     * (0: c is waiting for something, not idle). NULL: the protocol has no idle timeout. */
+    /* optional, called at a tick when c has been idle for more than cfg.timeout seconds:
+     * 1 closes it (0: c is waiting for something, not idle). NULL: no idle timeout. */
     int (*may_time_out)(struct conn *c);
 };
 #define SRV_MAX_PROTO 4
