@@ -166,11 +166,19 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len);
 int cmd_count(void);
 const struct cmd *cmd_at(int i);
 
-/* The RESP protocol input hook: parse and execute everything complete in c->rbuf. */
+/* The RESP protocol hooks (struct srv_proto). open: a new connection (RESP2, not
+ * authenticated when a password is set, parser limits; the normal output limit applies). */
+void cmd_resp_open(struct conn *c);
+/* input: parse and execute everything complete in c->rbuf. */
 void cmd_resp_input(struct conn *c);
+/* read_hint: the bytes the buffer must hold to complete the bulk argument being read. */
+size_t cmd_resp_read_hint(struct conn *c);
+/* may_time_out: subscribers and blocked clients are not idle (as Redis). */
+int cmd_resp_may_time_out(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */
 void cmd_call(struct conn *c);
-/* The RESP protocol close hook: forget transactions, subscriptions, blocking. */
+/* The RESP protocol close hook: forget transactions, subscriptions, blocking; free the
+ * parser and the arguments. */
 void cmd_resp_close(struct conn *c);
 
 /* Hooks for collection types (set by their modules at setup): deep copy of the value
@@ -229,6 +237,13 @@ static inline void reply_cstr(struct conn *c, const char *s)
 }
 /* A string item's value as a bulk reply: copied, or referenced when large. Under the lock. */
 void reply_item_value(struct conn *c, struct item *it);
+/* Reference the value of the IT_REF item it in c's output without copying (the reference
+ * taken is dropped once written). Under the lock. */
+static inline void reply_item_ref(struct conn *c, struct item *it)
+{
+    item_ref(it);
+    reply_check(c, conn_add_ref(c, item_value(it), it->vlen, it, item_unref));
+}
 
 /* Exact Redis error texts */
 #define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -6,12 +6,12 @@
  * appended to the shared buffer (aof_append) before the stripes are released. Keys removed by
  * expiry or eviction are logged as DEL from under their stripe lock too (store_gone_hook).
  *
- * Durability. A worker marks the connections whose commands it logged (CONN_AOF_WAIT); before
- * it sleeps it writes the shared buffer (and with appendfsync always fsyncs it: one fsync
- * covers everything appended by every worker so far, and a worker whose bytes another
- * worker's fsync covered returns at once), then it flushes those replies. So an acknowledged
- * write is in the file before its reply leaves (fsync'd with always); everysec fsyncs from a
- * background thread once a second.
+ * Durability. A worker holds the output of the connections whose commands it logged
+ * (conn_hold_output); before it sleeps it writes the shared buffer (and with appendfsync
+ * always fsyncs it: one fsync covers everything appended by every worker so far, and a worker
+ * whose bytes another worker's fsync covered returns at once), then it releases those replies
+ * (worker_release_held). So an acknowledged write is in the file before its reply leaves
+ * (fsync'd with always); everysec fsyncs from a background thread once a second.
  *
  * Rewrite (Redis 7 multi-part AOF). With every stripe held: switch appends to a new incr file
  * (the old buffer is written and fsync'd into the old one), list it in the manifest, fork.
@@ -243,7 +243,7 @@ static void commit(struct conn *c)
         if (off > tl.upto)
             tl.upto = off;
         if (c)
-            c->flags |= CONN_AOF_WAIT;
+            conn_hold_output(c);
     }
     if (tl.pend.cap > (1 << 20))
         buf_shrink(&tl.pend, 1 << 16);
@@ -637,19 +637,22 @@ static int rewriting(void)
     return __atomic_load_n(&as.child, __ATOMIC_RELAXED) != 0;
 }
 
+/* Write (and with always fsync) what this worker appended, then release the replies it
+ * held. */
 static void before_sleep(struct worker *w)
 {
     if (w->idx < MAX_WORKERS)
         atomic_fetch_add_explicit(&epochs[w->idx], 1, memory_order_release);
-    if (!tl.upto)
-        return;
-    int fs = cfg.appendfsync == 2 && !(cfg.no_appendfsync_on_rewrite && rewriting());
-    if (aof_write(tl.upto, fs) && cfg.appendfsync == 2) {
-        log_warn("Can't recover from AOF write error when the AOF fsync policy is 'always'. "
-                 "Exiting...");
-        _exit(1);
+    if (tl.upto) {
+        int fs = cfg.appendfsync == 2 && !(cfg.no_appendfsync_on_rewrite && rewriting());
+        if (aof_write(tl.upto, fs) && cfg.appendfsync == 2) {
+            log_warn("Can't recover from AOF write error when the AOF fsync policy is "
+                     "'always'. Exiting...");
+            _exit(1);
+        }
+        tl.upto = 0;
     }
-    tl.upto = 0;
+    worker_release_held(w);
 }
 
 static void *fsync_main(void *arg)

@@ -196,8 +196,11 @@ static void table_del(struct ps_table *t, _Atomic long *count, const char *p, si
 
 static struct ps_conn *ps_of(struct conn *c)
 {
-    if (!c->ps)
+    if (!c->ps) {
         c->ps = calloc(1, sizeof(struct ps_conn));
+        if (c->ps) /* a subscriber's output has the pubsub class limit only */
+            c->flags &= (uint16_t)~CONN_OUT_LIMIT;
+    }
     return c->ps;
 }
 
@@ -344,6 +347,7 @@ void pubsub_reset(struct conn *c)
     }
     free(ps);
     c->ps = NULL;
+    c->flags |= CONN_OUT_LIMIT;
 }
 
 static void subscribe_command(struct conn *c)

@@ -166,7 +166,7 @@ void reply_item_value(struct conn *c, struct item *it)
 {
     if (it->bits & IT_REF) {
         reply_check(c, resp_add_bulk_hdr(&c->wbuf, it->vlen));
-        reply_check(c, conn_add_ref(c, it, item_value(it), it->vlen));
+        reply_item_ref(c, it);
         reply_lit(c, "\r\n");
         return;
     }
@@ -317,11 +317,34 @@ void cmd_call(struct conn *c)
     call(c, &clk);
 }
 
+void cmd_resp_open(struct conn *c)
+{
+    c->resp = 2;
+    c->authed = config_str_empty(cfg.requirepass);
+    c->rp.max_bulk = cfg.proto_max_bulk_len;
+    c->rp.unauth = !c->authed;
+    resp_parser_reset(&c->rp);
+    c->flags |= CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT; /* pubsub.c clears the first meanwhile */
+}
+
+size_t cmd_resp_read_hint(struct conn *c)
+{
+    return c->rp.bulklen >= 0 ? resp_want(&c->rp) : 0;
+}
+
+int cmd_resp_may_time_out(struct conn *c)
+{
+    return !c->ps && !c->blk;
+}
+
 void cmd_resp_close(struct conn *c)
 {
     tx_reset(c);
     pubsub_reset(c);
     block_reset(c);
+    free(c->argv);
+    c->argv = NULL;
+    resp_parser_deinit(&c->rp);
 }
 
 /* Commands of a pipeline parsed ahead of execution, so the keys of all of them are

@@ -209,8 +209,16 @@ void mc_cmd_input(struct conn *c)
     STAT_ADD(mc_ws(c)->bytes_written, conn_pending(c) - out_before);
 }
 
+void mc_cmd_open(struct conn *c)
+{
+    c->resp = 2;
+    c->authed = config_str_empty(cfg.requirepass);
+}
+
 void mc_cmd_close(struct conn *c)
 {
+    free(c->argv);
+    c->argv = NULL;
     if (c->mc) {
         free(c->mc);
         c->mc = NULL;

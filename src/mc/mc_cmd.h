@@ -13,7 +13,10 @@ int mc_cmd_setup(struct srv *srv);
 /* Input hook for PROTO_MC connections: parse and run everything complete in c->rbuf, answering
  * into c's output (the worker writes it once per read). Owner worker only. */
 void mc_cmd_input(struct conn *c);
-/* Close hook: free the connection's memcached state. Owner worker only. */
+/* Open hook: a new connection's state (as a RESP one's: RESP2, authenticated unless a password
+ * is set; the memcached state itself is created on first input). Owner worker only. */
+void mc_cmd_open(struct conn *c);
+/* Close hook: free the connection's memcached state and arguments. Owner worker only. */
 void mc_cmd_close(struct conn *c);
 
 #endif

@@ -4,9 +4,10 @@
 
 void mc_out_value(struct conn *c, struct item *it)
 {
-    if (it->bits & IT_REF)
-        mc_check(c, conn_add_ref(c, it, item_value(it), it->vlen));
-    else
+    if (it->bits & IT_REF) {
+        item_ref(it); /* dropped by item_unref once the bytes are written */
+        mc_check(c, conn_add_ref(c, item_value(it), it->vlen, it, item_unref));
+    } else
         mc_check(c, buf_append(&c->wbuf, item_value(it), it->vlen));
     mc_out_line(c, "");
 }

@@ -17,23 +17,25 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/worker.h"
-#include "store/item.h"
 
-int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len)
+int conn_add_ref(struct conn *c, const char *ptr, size_t len, void *owner,
+                 conn_ref_release_fn *release)
 {
     if (c->nrefs == c->refs_cap) {
         uint32_t cap = c->refs_cap ? c->refs_cap * 2 : 8;
         struct oref *r = realloc(c->refs, cap * sizeof(*r));
-        if (!r)
+        if (!r) {
+            release(owner);
             return -1;
+        }
         c->refs = r;
         c->refs_cap = cap;
     }
-    item_ref(it);
     c->refs[c->nrefs].at = c->wbuf.wpos + c->wbuf.shift; /* survives compaction of wbuf */
     c->refs[c->nrefs].ptr = ptr;
     c->refs[c->nrefs].len = len;
-    c->refs[c->nrefs].it = it;
+    c->refs[c->nrefs].owner = owner;
+    c->refs[c->nrefs].release = release;
     c->nrefs++;
     return 0;
 }
@@ -69,7 +71,7 @@ int conn_out_limit(struct conn *c, int cls, int64_t now_ms)
 void conn_reset_output(struct conn *c)
 {
     for (uint32_t i = 0; i < c->nrefs; i++)
-        item_release(c->refs[i].it);
+        c->refs[i].release(c->refs[i].owner);
     c->nrefs = 0;
     c->ref_sent = 0;
     c->ref_off = 0;

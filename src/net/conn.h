@@ -1,8 +1,15 @@
-/* A client connection: socket, input buffer and parser, output buffer with zero-copy
- * references to large items, and the per-client state commands use (database, protocol
- * version, name, auth). A connection lives on one worker for its whole life; only that
- * worker touches it, except the fields marked shared (read under the worker's list lock by
- * CLIENT LIST, or atomic). */
+/* A client connection: socket, input buffer, output buffer with zero-copy references to
+ * refcounted values, and the per-client state the protocol layers use (parser, database,
+ * protocol version, name, auth, Pub/Sub and blocking state). A connection lives on one worker
+ * for its whole life; only that worker touches it, except the fields marked shared (read
+ * under the worker's list lock by CLIENT LIST, or atomic).
+ *
+ * Net (conn.c, worker.c) owns the socket, the buffers, the output references, the flags
+ * below and the fields it documents as its own; it never reads the protocol state (rp, argv,
+ * mc, tx, ps, blk, db, resp, authed...), which the protocol layer sets up in its on_open
+ * hook and frees in on_close (struct srv_proto in worker.h). What net needs to know about a
+ * connection's protocol it learns from flags the protocol layer sets (CONN_OUT_LIMIT,
+ * CONN_PAUSE_AT_LIMIT, CONN_HOLD_OUT) and from the per-protocol hooks. */
 #ifndef TC_CONN_H
 #define TC_CONN_H
 
@@ -15,8 +22,9 @@
 #include "proto/resp.h"
 
 struct worker;
-struct item;
 
+/* The server's protocol ids: c->proto and the listeners' protocol are indexes into
+ * srv->proto (worker.h), opaque to net. */
 enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 
 #define CONN_CLOSE_AFTER_REPLY 0x01 /* flush the output, then close */
@@ -25,10 +33,13 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_PAUSED_READ 0x08       /* input paused until the output drains */
 #define CONN_UNIX 0x10
 #define CONN_MBOX_TOUCHED 0x20 /* in the worker's list of connections a mailbox batch wrote */
-#define CONN_AOF_WAIT 0x40     /* replies wait until the AOF is written (before_sleep) */
-#define CONN_AOF_LISTED 0x80   /* in the worker's aof_wait list */
+#define CONN_HOLD_OUT 0x40     /* output held until released (conn_hold_output) */
+#define CONN_HOLD_LISTED 0x80  /* in the worker's list of held connections */
 #define CONN_FLUSHQ 0x100      /* in the worker's list of outputs to send at the end of the turn */
 #define CONN_CLOSED 0x200      /* closed: only the struct remains until the end of the turn */
+/* Set and cleared by the protocol layer: */
+#define CONN_OUT_LIMIT 0x400      /* the normal client-output-buffer-limit applies */
+#define CONN_PAUSE_AT_LIMIT 0x800 /* input pauses just above that limit (conn_pause_bytes) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -38,12 +49,17 @@ struct slice {
     size_t n;
 };
 
-/* An output reference: len bytes at ptr, owned by it, logically placed at offset at of wbuf. */
+/* Drops the reference on owner an output reference held (any thread may run it). */
+typedef void conn_ref_release_fn(void *owner);
+
+/* An output reference: len bytes at ptr, kept alive by one reference on owner (dropped with
+ * release(owner) once written or discarded), logically placed at offset at of wbuf. */
 struct oref {
     size_t at;
     const char *ptr;
     size_t len;
-    struct item *it;
+    void *owner;
+    conn_ref_release_fn *release;
 };
 
 struct conn {
@@ -93,14 +109,24 @@ struct conn {
     uint32_t pub_oll;
 };
 
-/* Output helpers used by commands: everything goes to wbuf except large item values which
- * are referenced (the reference is released once written). */
+/* Output helpers used by commands: everything goes to wbuf except large values which are
+ * referenced (the reference is released once written). */
 static inline struct buf *conn_out(struct conn *c)
 {
     return &c->wbuf;
 }
-/* Append the bytes of a refcounted item's value without copying; takes a reference. */
-int conn_add_ref(struct conn *c, struct item *it, const char *ptr, size_t len);
+/* Append len bytes at ptr without copying. The caller hands over one reference it took on
+ * owner, which keeps the bytes alive: c drops it with release(owner) once they are written or
+ * the output is discarded, or at once when this fails (-1, out of memory). */
+int conn_add_ref(struct conn *c, const char *ptr, size_t len, void *owner,
+                 conn_ref_release_fn *release);
+/* Hold c's output: it is not written (nor c closed after its reply) until the holder calls
+ * worker_release_held (worker.h) on c's worker, which it does from srv->before_sleep. The AOF
+ * holds the replies of the commands it logged until their records are written. Owner only. */
+static inline void conn_hold_output(struct conn *c)
+{
+    c->flags |= CONN_HOLD_OUT;
+}
 /* Bytes waiting to be written. */
 static inline size_t conn_pending(const struct conn *c)
 {
@@ -140,12 +166,12 @@ static inline void conn_publish(struct conn *c)
 /* Output classes of client-output-buffer-limit. */
 enum { COBL_NORMAL = 0, COBL_REPLICA = 1, COBL_PUBSUB = 2 };
 /* Reply bytes past which c's input is not processed until its output drains: 4 MiB, or just
- * above the normal client-output-buffer-limit when one is set (RESP), so that a client that
- * sends and never reads meets that limit and is disconnected, as in Redis. */
+ * above the normal client-output-buffer-limit when one is set (CONN_PAUSE_AT_LIMIT: RESP), so
+ * that a client that sends and never reads meets that limit and is disconnected, as in Redis. */
 static inline size_t conn_pause_bytes(const struct conn *c)
 {
     size_t p = CONN_OUT_PAUSE_BYTES;
-    if (c->proto == PROTO_RESP) {
+    if (c->flags & CONN_PAUSE_AT_LIMIT) {
         long long hard = __atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED);
         long long soft = __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED);
         long long m = hard > soft ? hard : soft;

@@ -1,188 +1,28 @@
+/* The worker's event loop: reading, running input through the protocol hooks, writing
+ * (read/writev or io_uring batches), pausing, held output, the mailbox, the tick, the drain
+ * at shutdown. Listening and accepting are in listen.c. */
 #define _GNU_SOURCE
 #include "net/worker.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #ifdef TC_HAVE_URING
 #include <liburing.h>
 #endif
 
-#include "core/alloc.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "store/evict.h"
-#include "store/slab.h"
-#include "store/store.h"
+#include "net/net_int.h"
 
 #define READ_CHUNK 16384
-#define TAG_LISTEN 1
-#define TAG_EVENT 2
-
-/* epoll data: listeners and the eventfd carry small tags, connections their pointer. */
-static inline int is_tag(uint64_t u)
-{
-    return u < 64;
-}
-
-static int set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
-static int listen_tcp(const char *addr, int port, char *why, size_t cap)
-{
-    struct addrinfo hints, *res = NULL, *ai;
-    char portstr[16];
-    int fd = -1, one = 1, r;
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    r = getaddrinfo(addr, portstr, &hints, &res);
-    if (r) {
-        snprintf(why, cap, "%s", gai_strerror(r));
-        return -1;
-    }
-    for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            continue;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (ai->ai_family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, cfg.tcp_backlog) == 0 &&
-            set_nonblock(fd) == 0)
-            break;
-        snprintf(why, cap, "%s", strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
-static int listen_unix(const char *path, char *why, size_t cap)
-{
-    struct sockaddr_un sa;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0 || strlen(path) >= sizeof(sa.sun_path)) {
-        snprintf(why, cap, "bad unix socket path");
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, cfg.tcp_backlog) ||
-        set_nonblock(fd)) {
-        snprintf(why, cap, "%s", strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (cfg.unixsocketperm)
-        chmod(path, (mode_t)cfg.unixsocketperm);
-    return fd;
-}
-
-/* Every worker waits on the same listening sockets with EPOLLEXCLUSIVE (one is woken per
- * connection). One socket per address, not SO_REUSEPORT: a second server started on the
- * same port must fail to bind instead of silently sharing it. */
-static int add_listener(struct srv *srv, struct worker *w, int fd, int proto)
-{
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
-
-    if (w->nl == 4)
-        return -1;
-    ev.data.u64 = TAG_LISTEN + 8 + (uint64_t)w->nl;
-    w->lfd[w->nl] = fd;
-    w->lproto[w->nl] = (uint8_t)proto;
-    w->nl++;
-    return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
-int srv_listen(struct srv *srv)
-{
-    char why[256];
-    int fds[4], protos[4], nfds = 0;
-    int ports[2] = {cfg.port, cfg.memcache_port};
-
-    for (int p = 0; p < 2; p++) {
-        char addrs[256], *save = NULL, *a;
-        if (!ports[p])
-            continue;
-        snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
-        for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-            const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
-            int fd;
-            if (nfds == 4) {
-                log_warn("too many listening addresses");
-                return -1;
-            }
-            fd = listen_tcp(bindaddr, ports[p], why, sizeof(why));
-            if (fd < 0) {
-                if (a[0] == '-')
-                    continue;
-                log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
-                         ports[p], why);
-                return -1;
-            }
-            fds[nfds] = fd;
-            protos[nfds++] = p == 0 ? PROTO_RESP : PROTO_MC;
-        }
-    }
-    if (cfg.unixsocket[0]) {
-        int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
-        if (fd < 0 || nfds == 4) {
-            log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
-            return -1;
-        }
-        fds[nfds] = fd;
-        protos[nfds++] = PROTO_RESP | 0x80;
-    }
-    srv->workers = calloc((size_t)srv->nworkers, sizeof(struct worker));
-    if (!srv->workers)
-        return -1;
-    for (int i = 0; i < srv->nworkers; i++) {
-        struct worker *w = &srv->workers[i];
-        struct epoll_event ev = {.events = EPOLLIN};
-        w->idx = i;
-        w->srv = srv;
-        pthread_mutex_init(&w->list_lock, NULL);
-        pthread_mutex_init(&w->mbox_lock, NULL);
-        w->ep = epoll_create1(EPOLL_CLOEXEC);
-        w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (w->ep < 0 || w->evfd < 0)
-            return -1;
-        ev.data.u64 = TAG_EVENT;
-        epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev);
-        for (int l = 0; l < nfds; l++)
-            if (add_listener(srv, w, fds[l], protos[l]))
-                return -1;
-    }
-    return 0;
-}
 
 void worker_wake(struct worker *w)
 {
@@ -230,8 +70,8 @@ void worker_close_conn(struct worker *w, struct conn *c)
         c->next->prev = c->prev;
     w->nconns--;
     pthread_mutex_unlock(&w->list_lock);
-    if (srv->on_close[c->proto])
-        srv->on_close[c->proto](c);
+    if (srv->proto[c->proto].on_close)
+        srv->proto[c->proto].on_close(c);
     /* on_close removed c from the registries that post to it: drop what is still queued */
     if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire)) {
         int j = 0;
@@ -247,10 +87,10 @@ void worker_close_conn(struct worker *w, struct conn *c)
         w->mbox_n = j;
         pthread_mutex_unlock(&w->mbox_lock);
     }
-    if (TC_UNLIKELY(c->flags & CONN_AOF_LISTED)) {
-        for (int i = 0; i < w->naof_wait; i++)
-            if (w->aof_wait[i] == c)
-                w->aof_wait[i] = NULL;
+    if (TC_UNLIKELY(c->flags & CONN_HOLD_LISTED)) {
+        for (int i = 0; i < w->nheld; i++)
+            if (w->held[i] == c)
+                w->held[i] = NULL;
     }
     atomic_fetch_sub(&srv->nclients, 1);
     conn_reset_output(c);
@@ -258,9 +98,6 @@ void worker_close_conn(struct worker *w, struct conn *c)
     buf_deinit(&c->wbuf);
     free(c->refs);
     c->refs = NULL;
-    free(c->argv);
-    c->argv = NULL;
-    resp_parser_deinit(&c->rp);
     /* events, batched reads and queued writes of this turn may still name c: it is freed
      * at the end of the turn (free_dead) and skipped until then */
     c->flags |= CONN_CLOSED;
@@ -275,93 +112,6 @@ static void free_dead(struct worker *w)
         struct conn *c = w->dead;
         w->dead = c->next;
         free(c);
-    }
-}
-
-static void accept_all(struct worker *w, int li)
-{
-    struct srv *srv = w->srv;
-    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80;
-
-    for (int n = 0; n < 64; n++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
-        struct conn *c;
-        struct epoll_event ev;
-
-        if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                static _Atomic int64_t last_log;
-                int64_t prev = atomic_load(&last_log);
-                if (w->now_ms - prev > 1000 && atomic_compare_exchange_strong(&last_log, &prev, w->now_ms))
-                    log_warn("Error accepting a client connection: %s", strerror(errno));
-                /* as memcached: stop accepting for a while instead of spinning on the pending
-                 * connections; the existing clients go on being served */
-                if (!w->accept_paused) {
-                    w->accept_paused = 1;
-                    for (int i = 0; i < w->nl; i++)
-                        epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
-                }
-            }
-            return;
-        }
-        if (atomic_fetch_add(&srv->nclients, 1) >= cfg.maxclients) {
-            const char *msg = proto == PROTO_RESP ? "-ERR max number of clients reached\r\n"
-                                                  : "ERROR Too many open connections\r\n";
-            if (write(fd, msg, strlen(msg)) < 0) {
-                /* best effort */
-            }
-            close(fd);
-            atomic_fetch_sub(&srv->nclients, 1);
-            STAT_INC(w->st.rejected);
-            continue;
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-            close(fd);
-            atomic_fetch_sub(&srv->nclients, 1);
-            continue;
-        }
-        if (!is_unix) {
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-            if (cfg.tcp_keepalive > 0) {
-                int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1,
-                    cnt = 3;
-                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-            }
-            conn_format_addr(fd, 1, c->addr, sizeof(c->addr));
-            conn_format_addr(fd, 0, c->laddr, sizeof(c->laddr));
-        } else {
-            c->flags |= CONN_UNIX;
-            snprintf(c->addr, sizeof(c->addr), "/unix:0");
-            snprintf(c->laddr, sizeof(c->laddr), "%.60s:0", cfg.unixsocket);
-        }
-        c->fd = fd;
-        c->proto = (uint8_t)proto;
-        c->resp = 2;
-        c->w = w;
-        c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
-        c->authed = config_str_empty(cfg.requirepass);
-        c->rp.max_bulk = cfg.proto_max_bulk_len;
-        c->rp.unauth = !c->authed;
-        resp_parser_reset(&c->rp);
-        c->ctime_ms = c->last_ms = w->now_ms;
-        pthread_mutex_lock(&w->list_lock);
-        c->next = w->conns;
-        if (w->conns)
-            w->conns->prev = c;
-        w->conns = c;
-        w->nconns++;
-        pthread_mutex_unlock(&w->list_lock);
-        STAT_INC(w->st.conns_received);
-        ev.events = EPOLLIN | EPOLLRDHUP;
-        ev.data.ptr = c;
-        if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev)) {
-            worker_close_conn(w, c);
-            continue;
-        }
     }
 }
 
@@ -401,21 +151,21 @@ static void after_io(struct worker *w, struct conn *c)
         worker_close_conn(w, c);
         return;
     }
-    if (TC_UNLIKELY(c->flags & CONN_AOF_WAIT)) {
-        /* its commands were logged: the reply leaves after the AOF write (before_sleep) */
-        if (!(c->flags & CONN_AOF_LISTED)) {
-            if (w->naof_wait == w->aof_wait_cap) {
-                int cap = w->aof_wait_cap ? w->aof_wait_cap * 2 : 64;
-                struct conn **a = realloc(w->aof_wait, sizeof(*a) * (size_t)cap);
+    if (TC_UNLIKELY(c->flags & CONN_HOLD_OUT)) {
+        /* held (the AOF: its commands were logged): the output leaves once released */
+        if (!(c->flags & CONN_HOLD_LISTED)) {
+            if (w->nheld == w->held_cap) {
+                int cap = w->held_cap ? w->held_cap * 2 : 64;
+                struct conn **a = realloc(w->held, sizeof(*a) * (size_t)cap);
                 if (!a) {
                     worker_close_conn(w, c);
                     return;
                 }
-                w->aof_wait = a;
-                w->aof_wait_cap = cap;
+                w->held = a;
+                w->held_cap = cap;
             }
-            w->aof_wait[w->naof_wait++] = c;
-            c->flags |= CONN_AOF_LISTED;
+            w->held[w->nheld++] = c;
+            c->flags |= CONN_HOLD_LISTED;
         }
         return;
     }
@@ -440,7 +190,7 @@ static void after_write(struct worker *w, struct conn *c)
         worker_close_conn(w, c);
         return;
     }
-    if (c->proto == PROTO_RESP && !c->ps && conn_out_limit(c, COBL_NORMAL, w->now_ms)) {
+    if ((c->flags & CONN_OUT_LIMIT) && conn_out_limit(c, COBL_NORMAL, w->now_ms)) {
         worker_close_conn(w, c);
         return;
     }
@@ -452,7 +202,7 @@ static void after_write(struct worker *w, struct conn *c)
         c->flags &= (uint16_t)~CONN_PAUSED_READ;
     if (paused && !over && buf_len(&c->rbuf) && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
         /* resume: run what was left in the input buffer */
-        w->srv->on_input[c->proto](c);
+        w->srv->proto[c->proto].on_input(c);
         after_io(w, c);
         return;
     }
@@ -470,7 +220,7 @@ void worker_conn_resume(struct worker *w, struct conn *c)
 {
     if (!(c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY | CONN_PAUSED_READ)) &&
         buf_len(&c->rbuf))
-        w->srv->on_input[c->proto](c);
+        w->srv->proto[c->proto].on_input(c);
     after_io(w, c);
 }
 
@@ -548,9 +298,11 @@ static int prep_read(struct worker *w, struct conn *c)
 {
     size_t want = READ_CHUNK;
 
-    if (c->proto == PROTO_RESP && c->rp.bulklen >= 0) {
-        /* a big argument: grow geometrically towards its announced size */
-        size_t need = resp_want(&c->rp), have = buf_len(&c->rbuf);
+    if (c->rbuf.rpos == c->rbuf.wpos) {
+        c->rbuf.rpos = c->rbuf.wpos = 0; /* the usual case: everything was consumed */
+    } else if (w->srv->proto[c->proto].read_hint) {
+        /* an incomplete request (a big argument): grow geometrically towards its size */
+        size_t need = w->srv->proto[c->proto].read_hint(c), have = buf_len(&c->rbuf);
         if (need > have) {
             size_t more = need - have;
             size_t step = have > READ_CHUNK ? have : READ_CHUNK;
@@ -559,8 +311,6 @@ static int prep_read(struct worker *w, struct conn *c)
                 want = READ_CHUNK;
         }
     }
-    if (c->rbuf.rpos == c->rbuf.wpos)
-        c->rbuf.rpos = c->rbuf.wpos = 0;
     if (buf_reserve(&c->rbuf, want)) {
         worker_close_conn(w, c);
         return -1;
@@ -586,7 +336,7 @@ static void read_done(struct worker *w, struct conn *c, ssize_t n, int err)
         worker_close_conn(w, c);
         return;
     }
-    w->srv->on_input[c->proto](c);
+    w->srv->proto[c->proto].on_input(c);
     after_io(w, c);
 }
 
@@ -854,79 +604,66 @@ static void handle_kills(struct worker *w)
         w->srv->on_wakeup(w);
 }
 
+/* Every 1000/hz ms: the server's timers (on_tick), idle timeouts and the soft output limit
+ * of paused clients, listeners back after running out of fds, the ops samples. */
 static void tick(struct worker *w)
 {
     struct srv *srv = w->srv;
     struct conn *c, *next;
-    int64_t budget;
 
-    store_mem_flush();
-    if (w->idx == 0) {
-        struct alloc_stats as;
-        atomic_store_explicit(&store_lfu_minutes, (uint32_t)(w->now_ms / 60000) & 0xffffff,
-                              memory_order_relaxed);
-        alloc_stats(&as);
-        store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
-        if (srv->on_tick0)
-            srv->on_tick0(w);
-    }
-    /* writes evict before they run; this catches up when the last write went over */
-    if (cfg.maxmemory > 0)
-        store_make_room(srv->store);
-    /* Active expiry: a small slice of time, more while many sampled keys were expired. */
-    budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
-    if (w->expire_effort > 10)
-        budget *= 10;
-    w->expire_effort = store_expire_cycle(srv->store, (uint32_t)w->idx, (uint32_t)srv->nworkers,
-                                          w->now_ms, budget, &w->expire_cursor);
+    if (srv->on_tick)
+        srv->on_tick(w);
     if (cfg.timeout > 0 || __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) {
         for (c = w->conns; c; c = next) {
+            int (*may_time_out)(struct conn *) = srv->proto[c->proto].may_time_out;
             next = c->next;
-            /* as Redis: subscribers and blocked clients are not idle */
-            if (cfg.timeout > 0 && c->proto == PROTO_RESP && !c->ps && !c->blk &&
-                w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000)
+            /* the protocol says who is waiting rather than idle (Redis: subscribers and
+             * blocked clients) */
+            if (cfg.timeout > 0 && may_time_out &&
+                w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000 && may_time_out(c))
                 worker_close_conn(w, c);
             /* a paused client's soft limit runs out without any event on it */
-            else if ((c->flags & CONN_PAUSED_READ) && c->proto == PROTO_RESP && !c->ps &&
+            else if ((c->flags & (CONN_PAUSED_READ | CONN_OUT_LIMIT)) ==
+                         (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
                      conn_out_limit(c, COBL_NORMAL, w->now_ms))
                 worker_close_conn(w, c);
         }
     }
-    if (w->accept_paused && !w->draining) {
-        w->accept_paused = 0;
-        for (int i = 0; i < w->nl; i++) {
-            struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
-            ev.data.u64 = TAG_LISTEN + 8 + (uint64_t)i;
-            epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd[i], &ev);
-        }
-    }
+    if (w->accept_paused && !w->draining)
+        net_listeners_resume(w);
     int oi = (w->st.ops_idx + 1) % 16;
     STAT_SET(w->st.ops_sample[oi], w->st.commands);
     STAT_SET(w->st.ops_sample_ms[oi], w->now_ms);
     STAT_SET(w->st.ops_idx, oi);
 }
 
-/* Write the AOF, then send the replies that waited for it (their input may log more). */
+void worker_release_held_all(struct worker *w)
+{
+    int n = w->nheld;
+    struct conn **list = w->held;
+
+    w->held = NULL;
+    w->nheld = w->held_cap = 0;
+    for (int i = 0; i < n; i++) {
+        struct conn *c = list[i];
+        if (c)
+            c->flags &= (uint16_t) ~(CONN_HOLD_OUT | CONN_HOLD_LISTED);
+    }
+    for (int i = 0; i < n; i++) {
+        if (list[i] && !(list[i]->flags & CONN_HOLD_LISTED))
+            after_io(w, list[i]);
+    }
+    free(list);
+}
+
+/* Run the before-sleep hook (the AOF writes, then releases the output it held), again while
+ * released input held more. */
 static void before_sleep(struct worker *w)
 {
     for (int round = 0; round < 16; round++) {
         w->srv->before_sleep(w);
-        if (!w->naof_wait)
+        if (!w->nheld)
             return;
-        int n = w->naof_wait;
-        struct conn **list = w->aof_wait;
-        w->aof_wait = NULL;
-        w->naof_wait = w->aof_wait_cap = 0;
-        for (int i = 0; i < n; i++) {
-            struct conn *c = list[i];
-            if (c)
-                c->flags &= (uint16_t) ~(CONN_AOF_WAIT | CONN_AOF_LISTED);
-        }
-        for (int i = 0; i < n; i++) {
-            if (list[i] && !(list[i]->flags & CONN_AOF_LISTED))
-                after_io(w, list[i]);
-        }
-        free(list);
     }
 }
 
@@ -950,8 +687,8 @@ static void drain(struct worker *w)
         deliver_mailbox(w);
     for (c = w->conns; c; c = next) {
         next = c->next;
-        if (!c->blk && !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
-            on_readable(w, c);
+        if (!(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
+            on_readable(w, c); /* a blocked client's input stays in its buffer */
     }
     w->draining = 1; /* from here on only output: no EPOLLIN, no EPOLLRDHUP */
     for (c = w->conns; c; c = c->next)
@@ -961,7 +698,7 @@ static void drain(struct worker *w)
             before_sleep(w);
         for (c = w->conns; c; c = next) {
             next = c->next;
-            if (conn_pending(c) == 0 && !(c->flags & CONN_AOF_WAIT) &&
+            if (conn_pending(c) == 0 && !(c->flags & CONN_HOLD_OUT) &&
                 !(c->flags & CONN_PAUSED_READ && buf_len(&c->rbuf)))
                 worker_close_conn(w, c);
         }
@@ -971,7 +708,7 @@ static void drain(struct worker *w)
         int n = epoll_wait(w->ep, evs, 256, (int)(end - w->now_ms));
         w->now_ms = util_now_ms();
         for (int i = 0; i < n; i++) {
-            if (is_tag(evs[i].data.u64))
+            if (net_is_tag(evs[i].data.u64))
                 continue;
             c = evs[i].data.ptr;
             if (c->flags & CONN_CLOSED)
@@ -1003,7 +740,7 @@ static void end_turn(struct worker *w)
         if (!w->nflush)
             break;
         flush_batch(w);
-        if (!w->naof_wait)
+        if (!w->nheld)
             break;
     }
     if (w->nflush) {
@@ -1037,18 +774,19 @@ static void *worker_main(void *arg)
             until = w->block_deadline;
         int timeout = (int)(until - w->now_ms);
         if (atomic_load_explicit(&w->mbox_nonempty, memory_order_relaxed) || w->nflush ||
-            w->naof_wait)
+            w->nheld)
             timeout = 0;
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
         w->now_ms = util_now_ms();
-        atomic_store_explicit(&store_lru_clock, (uint32_t)w->now_ms, memory_order_relaxed);
+        if (srv->clock)
+            atomic_store_explicit(srv->clock, (uint32_t)w->now_ms, memory_order_relaxed);
         for (int i = 0; i < n; i++) {
             uint64_t u = evs[i].data.u64;
-            if (is_tag(u)) {
+            if (net_is_tag(u)) {
                 if (u == TAG_EVENT)
                     handle_kills(w);
                 else
-                    accept_all(w, (int)(u - TAG_LISTEN - 8));
+                    net_accept(w, (int)(u - TAG_LISTEN));
                 continue;
             }
             struct conn *c = evs[i].data.ptr;
@@ -1100,7 +838,8 @@ static void *worker_main(void *arg)
     drain(w);
     free_dead(w);
     uring_exit(w);
-    store_thread_exit();
+    if (srv->on_exit)
+        srv->on_exit(w);
     return NULL;
 }
 
@@ -1120,4 +859,21 @@ void srv_join(struct srv *srv)
     /* the listening sockets are shared: close them once */
     for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
         close(srv->workers[0].lfd[i]);
+}
+
+void srv_free(struct srv *srv)
+{
+    for (int i = 0; srv->workers && i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        free(w->mbox);
+        free(w->mbox_work);
+        free(w->touched);
+        free(w->held);
+        close(w->ep);
+        close(w->evfd);
+        pthread_mutex_destroy(&w->list_lock);
+        pthread_mutex_destroy(&w->mbox_lock);
+    }
+    free(srv->workers);
+    srv->workers = NULL;
 }

@@ -1,6 +1,19 @@
-/* Worker threads, each with its own epoll loop, listeners (SO_REUSEPORT) and connections,
- * and the process-wide context they share (struct srv: the store, the workers, counters).
- * Commands run on the worker that owns the connection. */
+/* Worker threads, each with its own epoll loop, the shared listeners and its connections,
+ * and the process-wide context they share (struct srv: the workers, counters, the hooks).
+ * Commands run on the worker that owns the connection.
+ *
+ * What net owns: listening and accepting (listen.c), the event loop and its clock, reading
+ * into a connection's input buffer, writing its output (read/writev, or io_uring batches),
+ * pausing input while too much output waits, the output limits and the idle timeout (as the
+ * protocol layer flagged them), closing, the mailbox for cross-thread deliveries, held
+ * output, graceful drain at shutdown, the per-worker counters.
+ *
+ * What it calls back (struct srv, all on the worker's own thread): per protocol (srv->proto,
+ * indexed by the listener's protocol id) on_open / on_input / on_close / read_hint /
+ * may_time_out; per worker on_tick (every 1000/hz ms: the store's housekeeping, persistence
+ * timers), on_wakeup, on_timer, on_deliver / on_discard (mailbox), before_sleep (the AOF,
+ * which releases held output), on_exit. Net includes nothing of src/store or src/cmd: what
+ * the server keeps per worker for them (keys, scratch, blocked) is storage net never reads. */
 #ifndef TC_WORKER_H
 #define TC_WORKER_H
 
@@ -14,10 +27,29 @@ struct store;
 struct srv;
 struct skey;
 
-/* Per-protocol hooks, set by the server: parse and run what rbuf holds (consuming it); called
- * after every read and when a paused connection drains. on_close frees protocol state. */
-typedef void conn_input_fn(struct conn *c);
-typedef void conn_close_fn(struct conn *c);
+/* What the server plugs in for one protocol (srv->proto[id]); every hook runs on the owner
+ * worker. Listeners are given a protocol id; their connections carry it in c->proto. */
+struct srv_proto {
+    int port;               /* TCP port, listened on at every bind address; 0: none */
+    int unix_socket;        /* 1: cfg.unixsocket speaks this protocol (one protocol at most) */
+    const char *full_reply; /* written to a client refused at maxclients before closing it */
+    /* a new connection: set up protocol state (and the CONN_OUT_LIMIT/CONN_PAUSE_AT_LIMIT
+     * flags); NULL: none */
+    void (*on_open)(struct conn *c);
+    /* parse and run what rbuf holds (consuming it); called after every read and when a
+     * paused connection drains */
+    void (*on_input)(struct conn *c);
+    /* free protocol state (the connection is leaving; its output is discarded after) */
+    void (*on_close)(struct conn *c);
+    /* optional, called before a read while rbuf holds an incomplete request: bytes the
+     * buffer must hold to complete it (a big argument), 0 when unknown; input buffers grow
+     * geometrically towards it */
+    size_t (*read_hint)(struct conn *c);
+    /* optional, called at a tick when c has been idle for more than cfg.timeout seconds:
+     * 1 closes it (0: c is waiting for something, not idle). NULL: no idle timeout. */
+    int (*may_time_out)(struct conn *c);
+};
+#define SRV_MAX_PROTO 4
 
 struct worker_stats {
     uint64_t commands;        /* total_commands_processed */
@@ -37,7 +69,7 @@ struct worker {
     int ep;                    /* epoll fd */
     int evfd;                  /* eventfd: kill requests, shutdown */
     int lfd[4];                /* listening sockets */
-    uint8_t lproto[4];         /* protocol of each listener */
+    uint8_t lproto[4];         /* protocol id of each listener, | 0x80 for the unix socket */
     int nl;
     struct srv *srv;
     pthread_mutex_t list_lock; /* guards the list links and the shared conn fields */
@@ -45,14 +77,12 @@ struct worker {
     int nconns;
     int64_t now_ms;            /* wall clock cached per loop turn */
     int64_t next_tick_ms;
-    uint32_t expire_cursor;
-    int expire_effort;         /* last active-expire share of expired keys (0..100) */
     int draining;              /* shutdown: no more input events, replies are being flushed */
     int accept_paused;         /* out of fds: listeners left out of epoll until the next tick */
     struct worker_stats st;    /* written by this worker only, read racily by INFO */
-    struct skey *keys;         /* scratch array for multi-key commands */
+    struct skey *keys;         /* cmd layer: scratch array for multi-key commands */
     int keys_cap;
-    char scratch[256];
+    char scratch[256];         /* cmd layer: scratch bytes */
     /* mailbox: deliveries posted by any thread for this worker's connections */
     pthread_mutex_t mbox_lock;
     struct mbox_msg *mbox;     /* under mbox_lock */
@@ -64,9 +94,9 @@ struct worker {
     int touched_cap;
     void *blocked;             /* owner only: blocked clients (cmd layer's list) */
     int nblocked;              /* owner only: clients in that list */
-    int64_t block_deadline;    /* owner only: nearest timeout of a blocked client, 0 none */
-    struct conn **aof_wait;    /* owner only: connections whose replies wait for the AOF */
-    int naof_wait, aof_wait_cap;
+    int64_t block_deadline;    /* owner only: when to run srv->on_timer (ms), 0: never */
+    struct conn **held;        /* owner only: connections whose output is held (CONN_HOLD_OUT) */
+    int nheld, held_cap;
     /* owner only: batched socket I/O (io_uring). When batching, a loop turn reads every
      * readable connection with one submission, and the replies of the turn wait in flushq
      * until one submission sends them all. */
@@ -84,7 +114,7 @@ struct mbox_msg {
 };
 
 struct srv {
-    struct store *store;
+    struct store *store;          /* the server's; net never uses it */
     struct worker *workers;
     int nworkers;
     _Atomic int shutdown;         /* 1: stop; workers close their connections and exit */
@@ -93,11 +123,16 @@ struct srv {
     _Atomic int nclients;         /* connected clients, both protocols */
     _Atomic int uring_workers;    /* workers batching their socket I/O in io_uring (INFO) */
     int64_t start_ms;
-    conn_input_fn *on_input[2];
-    conn_close_fn *on_close[2];
+    struct srv_proto proto[SRV_MAX_PROTO];
     const char *executable;
     const char *config_file;
-    void (*on_tick0)(struct worker *w); /* persistence timer, run by worker 0's tick */
+    /* run by every worker every 1000/hz ms (its "tick"), before the worker's own timeouts */
+    void (*on_tick)(struct worker *w);
+    /* a worker thread's last call, on that thread */
+    void (*on_exit)(struct worker *w);
+    /* when set, every worker stores its cached wall clock (now_ms, low 32 bits) there at
+     * every loop turn (the store's LRU clock) */
+    _Atomic uint32_t *clock;
     _Atomic uint64_t stat_reset_ms;
     /* cmd layer hooks for cross-thread work, run on the owner worker:
      * on_deliver writes a mailbox message into c's output (and releases it), on_discard
@@ -108,17 +143,23 @@ struct srv {
     void (*on_discard)(void *msg);
     void (*on_wakeup)(struct worker *w);
     void (*on_timer)(struct worker *w);
-    /* run by every worker before it sleeps (the AOF writes its buffer); then the replies of
-     * connections marked CONN_AOF_WAIT are flushed */
+    /* run by every worker at the end of every loop turn, before it sleeps: a holder of
+     * output (conn_hold_output; the AOF writes its buffer first) releases it here with
+     * worker_release_held. While connections stay held it is called again, up to 16 times a
+     * turn (released input can run commands that hold output again). */
     void (*before_sleep)(struct worker *w);
 };
 
-/* Create the workers and their listeners (port/memcache port on every bind address). Returns
- * 0 or -1 with a logged reason. Runs on the main thread before workers start. */
+/* Create the workers and their listeners (each protocol's port on every bind address, the
+ * unix socket). Returns 0 or -1 with a logged reason. Runs on the main thread before workers
+ * start. */
 int srv_listen(struct srv *srv);
 /* Start / join every worker thread. */
 int srv_start(struct srv *srv);
 void srv_join(struct srv *srv);
+/* Free what srv_listen and the workers allocated (after srv_join; not the cmd layer's
+ * keys/blocked, which its owner frees first). */
+void srv_free(struct srv *srv);
 /* Ask every worker to stop (any thread). */
 void srv_request_shutdown(struct srv *srv, int exitcode);
 /* Wake a worker so it handles kill requests (any thread). */
@@ -135,5 +176,15 @@ void worker_conn_done(struct worker *w, struct conn *c);
 /* Run the input c buffered while it could not (a blocked client was served), then as
  * worker_conn_done. c may be freed on return. */
 void worker_conn_resume(struct worker *w, struct conn *c);
+/* Release every connection of w whose output is held (conn_hold_output): its output is
+ * written (or queued for the turn's batched send) now, and input it had paused may run,
+ * which may hold it again. Owner only; the holder calls it from srv->before_sleep (every
+ * turn: nothing but a test when nothing is held). */
+void worker_release_held_all(struct worker *w);
+static inline void worker_release_held(struct worker *w)
+{
+    if (w->nheld)
+        worker_release_held_all(w);
+}
 
 #endif

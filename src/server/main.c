@@ -27,6 +27,32 @@
 
 #define TWINCACHE_VERSION "0.1.0"
 
+/* ---- the workers' timer (srv.on_tick, every 1000/hz ms on each worker) ---- */
+
+static struct store_cron *crons; /* one per worker, each touched by its worker only */
+
+/* Publish this thread's memory delta; worker 0: the LFU minute clock, the memory overhead
+ * measurement, the persistence timers (save rules, AOF rewrites, children); every worker:
+ * catch-up eviction and active expiry over its share of the stripes. */
+static void server_tick(struct worker *w)
+{
+    struct srv *srv = w->srv;
+
+    store_mem_flush();
+    if (w->idx == 0) {
+        store_cron_clocks(w->now_ms);
+        persist_tick(w);
+    }
+    store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
+                      w->now_ms);
+}
+
+static void server_worker_exit(struct worker *w)
+{
+    (void)w;
+    store_thread_exit();
+}
+
 static void usage(void)
 {
     fprintf(stderr,
@@ -163,15 +189,31 @@ int main(int argc, char **argv)
     srv.start_ms = util_now_ms();
     srv.executable = argv[0];
     srv.config_file = config_file;
-    srv.on_input[PROTO_RESP] = cmd_resp_input;
-    srv.on_close[PROTO_RESP] = cmd_resp_close;
+    srv.proto[PROTO_RESP] = (struct srv_proto){
+        .port = cfg.port,
+        .unix_socket = 1,
+        .full_reply = "-ERR max number of clients reached\r\n",
+        .on_open = cmd_resp_open,
+        .on_input = cmd_resp_input,
+        .on_close = cmd_resp_close,
+        .read_hint = cmd_resp_read_hint,
+        .may_time_out = cmd_resp_may_time_out,
+    };
+    srv.proto[PROTO_MC] = (struct srv_proto){
+        .port = cfg.memcache_port,
+        .full_reply = "ERROR Too many open connections\r\n",
+        .on_open = mc_cmd_open,
+        .on_input = mc_cmd_input,
+        .on_close = mc_cmd_close,
+    };
     pubsub_setup(&srv);
     block_setup(&srv);
-    srv.on_input[PROTO_MC] = mc_cmd_input;
-    srv.on_close[PROTO_MC] = mc_cmd_close;
-    srv.on_tick0 = persist_tick;
+    srv.on_tick = server_tick;
+    srv.on_exit = server_worker_exit;
+    srv.clock = &store_lru_clock;
+    crons = calloc((size_t)srv.nworkers, sizeof(*crons));
     srv.store = store_create((uint32_t)cfg.stripes, cfg.databases);
-    if (!srv.store) {
+    if (!srv.store || !crons) {
         log_warn("Out of memory creating the store");
         return 1;
     }
@@ -219,15 +261,10 @@ int main(int argc, char **argv)
     if (cfg.unixsocket[0])
         unlink(cfg.unixsocket);
     store_destroy(&srv.store);
-    for (int i = 0; i < srv.nworkers; i++) {
+    for (int i = 0; i < srv.nworkers; i++)
         free(srv.workers[i].keys);
-        free(srv.workers[i].mbox);
-        free(srv.workers[i].mbox_work);
-        free(srv.workers[i].touched);
-        close(srv.workers[i].ep);
-        close(srv.workers[i].evfd);
-    }
-    free(srv.workers);
+    srv_free(&srv);
+    free(crons);
     log_warn("twincache is now ready to exit, bye bye...");
     return code;
 }

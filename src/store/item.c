@@ -127,6 +127,11 @@ void item_release(struct item *it)
         free(it);
 }
 
+void item_unref(void *it)
+{
+    item_release(it);
+}
+
 int item_writable(struct item *it)
 {
     if (!(it->bits & IT_REF))

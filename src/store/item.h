@@ -152,6 +152,9 @@ static inline size_t item_total_size(struct item *it)
 void item_release(struct item *it);
 /* Take one more reference of an IT_REF item. */
 void item_ref(struct item *it);
+/* item_release for a void pointer (the release callback of a connection's output reference,
+ * conn_add_ref). */
+void item_unref(void *it);
 /* Destructor for the pointer value of a type, set by the type's module at setup. */
 typedef void item_free_fn(void *ptr);
 void item_set_destructor(int type, item_free_fn *fn);

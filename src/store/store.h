@@ -234,4 +234,19 @@ int64_t store_used_for_limit(void);
 /* Refresh the overhead estimate (allocator total minus keyspace bytes); called by a timer. */
 void store_measure_overhead(int64_t allocator_total);
 
+/* Housekeeping (cron.c), run by the server's timer: every worker every 1000/hz ms. */
+struct store_cron {
+    uint32_t expire_cursor; /* where this worker's active expiry goes on */
+    int expire_effort;      /* last share (0..100) of sampled volatile keys that had expired */
+};
+/* The process-wide part, one thread per tick: the LFU minute clock from now_ms and the
+ * memory overhead estimate (allocator total). */
+void store_cron_clocks(int64_t now_ms);
+/* One worker's part (sc is that worker's): catch-up eviction when over maxmemory, then active
+ * expiry over stripes first, first + step, ... for 2.5% of the tick, ten times more while the
+ * last run found many keys expired. The caller publishes its memory delta (store_mem_flush)
+ * before both parts. */
+void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, uint32_t step,
+                       int64_t now_ms);
+
 #endif

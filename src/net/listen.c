@@ -1,0 +1,269 @@
+/* Listening sockets and accepting connections: every worker waits on the same listeners;
+ * an accepted connection belongs to the worker that accepted it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "net/net_int.h"
+#include "net/worker.h"
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int listen_tcp(const char *addr, int port, char *why, size_t cap)
+{
+    struct addrinfo hints, *res = NULL, *ai;
+    char portstr[16];
+    int fd = -1, one = 1, r;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    r = getaddrinfo(addr, portstr, &hints, &res);
+    if (r) {
+        snprintf(why, cap, "%s", gai_strerror(r));
+        return -1;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (ai->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, cfg.tcp_backlog) == 0 &&
+            set_nonblock(fd) == 0)
+            break;
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static int listen_unix(const char *path, char *why, size_t cap)
+{
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || strlen(path) >= sizeof(sa.sun_path)) {
+        snprintf(why, cap, "bad unix socket path");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, cfg.tcp_backlog) ||
+        set_nonblock(fd)) {
+        snprintf(why, cap, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (cfg.unixsocketperm)
+        chmod(path, (mode_t)cfg.unixsocketperm);
+    return fd;
+}
+
+/* Every worker waits on the same listening sockets with EPOLLEXCLUSIVE (one is woken per
+ * connection). One socket per address, not SO_REUSEPORT: a second server started on the
+ * same port must fail to bind instead of silently sharing it. */
+static int add_listener(struct worker *w, int fd, int proto)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
+
+    if (w->nl == 4)
+        return -1;
+    ev.data.u64 = TAG_LISTEN + (uint64_t)w->nl;
+    w->lfd[w->nl] = fd;
+    w->lproto[w->nl] = (uint8_t)proto;
+    w->nl++;
+    return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int srv_listen(struct srv *srv)
+{
+    char why[256];
+    int fds[4], protos[4], nfds = 0;
+    int unix_proto = -1;
+
+    for (int p = 0; p < SRV_MAX_PROTO; p++) {
+        char addrs[256], *save = NULL, *a;
+        int port = srv->proto[p].port;
+        if (srv->proto[p].unix_socket)
+            unix_proto = p;
+        if (!port)
+            continue;
+        snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+        for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+            const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
+            int fd;
+            if (nfds == 4) {
+                log_warn("too many listening addresses");
+                return -1;
+            }
+            fd = listen_tcp(bindaddr, port, why, sizeof(why));
+            if (fd < 0) {
+                if (a[0] == '-')
+                    continue;
+                log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
+                         port, why);
+                return -1;
+            }
+            fds[nfds] = fd;
+            protos[nfds++] = p;
+        }
+    }
+    if (cfg.unixsocket[0] && unix_proto >= 0) {
+        int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
+        if (fd < 0 || nfds == 4) {
+            log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
+            return -1;
+        }
+        fds[nfds] = fd;
+        protos[nfds++] = unix_proto | 0x80;
+    }
+    srv->workers = calloc((size_t)srv->nworkers, sizeof(struct worker));
+    if (!srv->workers)
+        return -1;
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        struct epoll_event ev = {.events = EPOLLIN};
+        w->idx = i;
+        w->srv = srv;
+        pthread_mutex_init(&w->list_lock, NULL);
+        pthread_mutex_init(&w->mbox_lock, NULL);
+        w->ep = epoll_create1(EPOLL_CLOEXEC);
+        w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->ep < 0 || w->evfd < 0)
+            return -1;
+        ev.data.u64 = TAG_EVENT;
+        epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev);
+        for (int l = 0; l < nfds; l++)
+            if (add_listener(w, fds[l], protos[l]))
+                return -1;
+    }
+    return 0;
+}
+
+void net_accept(struct worker *w, int li)
+{
+    struct srv *srv = w->srv;
+    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80;
+    const struct srv_proto *p = &srv->proto[proto];
+
+    for (int n = 0; n < 64; n++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+        struct conn *c;
+        struct epoll_event ev;
+
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                static _Atomic int64_t last_log;
+                int64_t prev = atomic_load(&last_log);
+                if (w->now_ms - prev > 1000 && atomic_compare_exchange_strong(&last_log, &prev, w->now_ms))
+                    log_warn("Error accepting a client connection: %s", strerror(errno));
+                /* as memcached: stop accepting for a while instead of spinning on the pending
+                 * connections; the existing clients go on being served */
+                net_listeners_pause(w);
+            }
+            return;
+        }
+        if (atomic_fetch_add(&srv->nclients, 1) >= cfg.maxclients) {
+            const char *msg = p->full_reply ? p->full_reply : "";
+            if (msg[0] && write(fd, msg, strlen(msg)) < 0) {
+                /* best effort */
+            }
+            close(fd);
+            atomic_fetch_sub(&srv->nclients, 1);
+            STAT_INC(w->st.rejected);
+            continue;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+            close(fd);
+            atomic_fetch_sub(&srv->nclients, 1);
+            continue;
+        }
+        if (!is_unix) {
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            if (cfg.tcp_keepalive > 0) {
+                int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1,
+                    cnt = 3;
+                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+            }
+            conn_format_addr(fd, 1, c->addr, sizeof(c->addr));
+            conn_format_addr(fd, 0, c->laddr, sizeof(c->laddr));
+        } else {
+            c->flags |= CONN_UNIX;
+            snprintf(c->addr, sizeof(c->addr), "/unix:0");
+            snprintf(c->laddr, sizeof(c->laddr), "%.60s:0", cfg.unixsocket);
+        }
+        c->fd = fd;
+        c->proto = (uint8_t)proto;
+        c->w = w;
+        c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
+        c->ctime_ms = c->last_ms = w->now_ms;
+        if (p->on_open)
+            p->on_open(c);
+        pthread_mutex_lock(&w->list_lock);
+        c->next = w->conns;
+        if (w->conns)
+            w->conns->prev = c;
+        w->conns = c;
+        w->nconns++;
+        pthread_mutex_unlock(&w->list_lock);
+        STAT_INC(w->st.conns_received);
+        ev.events = EPOLLIN | EPOLLRDHUP;
+        ev.data.ptr = c;
+        if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev)) {
+            worker_close_conn(w, c);
+            continue;
+        }
+    }
+}
+
+void net_listeners_pause(struct worker *w)
+{
+    if (!w->accept_paused) {
+        w->accept_paused = 1;
+        for (int i = 0; i < w->nl; i++)
+            epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
+    }
+}
+
+void net_listeners_resume(struct worker *w)
+{
+    w->accept_paused = 0;
+    for (int i = 0; i < w->nl; i++) {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
+        ev.data.u64 = TAG_LISTEN + (uint64_t)i;
+        epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd[i], &ev);
+    }
+}

@@ -1,0 +1,25 @@
+/* Internal to src/net: what worker.c and listen.c share. */
+#ifndef TC_NET_INT_H
+#define TC_NET_INT_H
+
+#include <stdint.h>
+
+struct worker;
+
+/* epoll data: the eventfd and the listeners carry small tags (TAG_LISTEN + listener index),
+ * connections their pointer. */
+#define TAG_EVENT 1
+#define TAG_LISTEN 8
+static inline int net_is_tag(uint64_t u)
+{
+    return u < 64;
+}
+
+/* Accept what listener li of w has pending (up to 64 connections). Owner only. */
+void net_accept(struct worker *w, int li);
+/* Out of file descriptors: leave w's listeners out of its epoll set until resumed. */
+void net_listeners_pause(struct worker *w);
+/* Put them back (w->accept_paused). */
+void net_listeners_resume(struct worker *w);
+
+#endif

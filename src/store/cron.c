@@ -1,0 +1,34 @@
+/* The store's housekeeping, called from the server's timer (the workers' ticks): clocks,
+ * memory measurement, catch-up eviction, active expiry. */
+#include <stdatomic.h>
+
+#include "core/alloc.h"
+#include "core/config.h"
+#include "store/evict.h"
+#include "store/slab.h"
+#include "store/store.h"
+
+void store_cron_clocks(int64_t now_ms)
+{
+    struct alloc_stats as;
+
+    atomic_store_explicit(&store_lfu_minutes, (uint32_t)(now_ms / 60000) & 0xffffff,
+                          memory_order_relaxed);
+    alloc_stats(&as);
+    store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
+}
+
+void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, uint32_t step,
+                       int64_t now_ms)
+{
+    int64_t budget;
+
+    /* writes evict before they run; this catches up when the last write went over */
+    if (cfg.maxmemory > 0)
+        store_make_room(s);
+    /* Active expiry: a small slice of time, more while many sampled keys were expired. */
+    budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
+    if (sc->expire_effort > 10)
+        budget *= 10;
+    sc->expire_effort = store_expire_cycle(s, first, step, now_ms, budget, &sc->expire_cursor);
+}
