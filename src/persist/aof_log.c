@@ -110,7 +110,7 @@ static void wait_workers(int self)
 }
 
 /* alock for a command: a thread inside EXEC holds stripes and only tries it. */
-static int cmd_alock(void)
+static int alock_for_command(void)
 {
     if (store_held)
         return pthread_mutex_trylock(&alock) ? -1 : 0;
@@ -122,7 +122,7 @@ int aof_rewrite_request(void)
 {
     int rc;
 
-    if (cmd_alock())
+    if (alock_for_command())
         return AOF_RW_BUSY;
     if (!atomic_load(&aof_on)) {
         pthread_mutex_unlock(&alock);
@@ -141,7 +141,7 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
 {
     int rc = 0;
 
-    if (cmd_alock()) {
+    if (alock_for_command()) {
         snprintf(err, cap, "can't change appendonly inside a transaction");
         return -1;
     }

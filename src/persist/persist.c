@@ -341,7 +341,7 @@ void persist_info(struct buf *b)
 
 /* plock for a command: a thread inside EXEC holds stripes and must not wait for plock (the
  * timer takes plock, then stripes), so it only tries. */
-static int cmd_plock(void)
+static int plock_for_command(void)
 {
     if (store_held)
         return pthread_mutex_trylock(&plock) ? -1 : 0;
@@ -353,7 +353,7 @@ int persist_save(void)
 {
     int oom;
 
-    if (cmd_plock())
+    if (plock_for_command())
         return PERSIST_BUSY;
     if (ps.sn.pid) {
         pthread_mutex_unlock(&plock);
@@ -368,7 +368,7 @@ int persist_save(void)
 
 int persist_bgsave(int schedule)
 {
-    if (cmd_plock())
+    if (plock_for_command())
         return PERSIST_BUSY;
     if (ps.sn.pid) {
         if (schedule)
