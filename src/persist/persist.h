@@ -5,9 +5,15 @@
  * running a command of the AOF at boot, logging expired keys) comes through struct
  * persist_host, filled by src/server/main.c.
  *
+ * Threads: persist_setup and persist_load run on the main thread before the workers;
+ * persist_tick on worker 0's timer; the command entry points, persist_flushall and
+ * persist_info on any worker; persist_shutdown on a worker (SHUTDOWN) or on the main thread
+ * once the workers are joined.
+ *
  * Locks: one mutex (plock) guards the snapshot state. It is taken before stripe locks, never
  * after (SAVE/BGSAVE take the stripes after it, in ascending order); a thread inside EXEC,
- * which holds stripes already, only tries it (and answers "already in progress"). */
+ * which holds stripes already, only tries it (and answers "already in progress"). INFO takes
+ * the AOF's mutex (aof_log.h) under plock: plock, then alock, then stripes. */
 #ifndef TC_PERSIST_H
 #define TC_PERSIST_H
 
