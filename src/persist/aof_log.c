@@ -109,12 +109,12 @@ static void wait_workers(int self)
     }
 }
 
-/* alock for a command: a thread inside EXEC holds stripes and only tries it. */
+/* aof_lock for a command: a thread inside EXEC holds stripes and only tries it. */
 static int alock_for_command(void)
 {
     if (store_held)
-        return pthread_mutex_trylock(&alock) ? -1 : 0;
-    pthread_mutex_lock(&alock);
+        return pthread_mutex_trylock(&aof_lock) ? -1 : 0;
+    pthread_mutex_lock(&aof_lock);
     return 0;
 }
 
@@ -125,15 +125,15 @@ int aof_rewrite_request(void)
     if (alock_for_command())
         return AOF_RW_BUSY;
     if (!atomic_load(&aof_on)) {
-        pthread_mutex_unlock(&alock);
+        pthread_mutex_unlock(&aof_lock);
         return AOF_RW_OFF;
     }
     if (aof_st.sn.pid) {
-        pthread_mutex_unlock(&alock);
+        pthread_mutex_unlock(&aof_lock);
         return AOF_RW_BUSY;
     }
     rc = aof_rewrite_start_locked(!aof_st.have_manifest);
-    pthread_mutex_unlock(&alock);
+    pthread_mutex_unlock(&aof_lock);
     return rc ? AOF_RW_ERR : AOF_RW_OK;
 }
 
@@ -150,7 +150,7 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         aof_dir_path(d, sizeof(d));
         if (aof_make_dir()) {
             snprintf(err, cap, "can't create the append-only directory");
-            pthread_mutex_unlock(&alock);
+            pthread_mutex_unlock(&aof_lock);
             return -1;
         }
         /* whatever AOF is on disk is stale now: it is replaced by the first rewrite */
@@ -162,9 +162,9 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         aof_st.have_manifest = 0;
         aof_st.base_size = aof_st.incr_prev_size = 0;
         aof_start_logging();
-        pthread_mutex_unlock(&alock);
+        pthread_mutex_unlock(&aof_lock);
         wait_workers(self); /* commands that missed aof_on are done */
-        pthread_mutex_lock(&alock);
+        pthread_mutex_lock(&aof_lock);
         if (aof_st.sn.pid || aof_rewrite_start_locked(1))
             aof_st.scheduled = 1; /* after the running one, or retried by the timer */
         cfg.appendonly = 1;
@@ -178,13 +178,13 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         aof_close();
         cfg.appendonly = 0;
     }
-    pthread_mutex_unlock(&alock);
+    pthread_mutex_unlock(&aof_lock);
     return rc;
 }
 
 void aof_shutdown(void)
 {
-    pthread_mutex_lock(&alock);
+    pthread_mutex_lock(&aof_lock);
     if (aof_st.sn.pid) {
         log_warn("There is a child rewriting the AOF. Killing it!");
         snapshot_kill(&aof_st.sn);
@@ -194,5 +194,5 @@ void aof_shutdown(void)
         log_notice("Calling fsync() on the AOF file.");
         aof_close();
     }
-    pthread_mutex_unlock(&alock);
+    pthread_mutex_unlock(&aof_lock);
 }

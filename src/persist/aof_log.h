@@ -16,7 +16,7 @@
  * file before its reply leaves (fsync'd with always); everysec fsyncs from a background
  * thread once a second.
  *
- * Locks: the AOF state mutex (alock) is taken before stripes, never after; a thread inside
+ * Locks: the AOF state mutex (aof_lock) is taken before stripes, never after; a thread inside
  * EXEC (holding stripes) only tries it. The buffer's own mutexes (aof.h) are leaves. */
 #ifndef TC_AOF_LOG_H
 #define TC_AOF_LOG_H
@@ -27,7 +27,7 @@
 
 struct buf;
 
-/* 1 while commands are logged. Written under alock, read racily (every write command). */
+/* 1 while commands are logged. Written under aof_lock, read racily (every write command). */
 extern _Atomic int aof_on;
 
 /* 1 while the AOF is replayed at start-up (other persistence hooks stay quiet). */
@@ -54,10 +54,10 @@ int aof_boot_create(void);
  * scheduled rewrite. */
 void aof_tick(void);
 
-/* BGREWRITEAOF (a worker; inside EXEC it only tries alock). */
+/* BGREWRITEAOF (a worker; inside EXEC it only tries aof_lock). */
 enum {
     AOF_RW_OK = 0,    /* started */
-    AOF_RW_BUSY = -1, /* a rewrite is running (or alock is busy, inside EXEC) */
+    AOF_RW_BUSY = -1, /* a rewrite is running (or aof_lock is busy, inside EXEC) */
     AOF_RW_OFF = -2,  /* appendonly no */
     AOF_RW_ERR = -3,  /* could not start (logged) */
 };

@@ -21,7 +21,7 @@
 #include "persist/persist_int.h"
 #include "persist/rdb.h"
 
-pthread_mutex_t alock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t aof_lock = PTHREAD_MUTEX_INITIALIZER;
 struct aof_state aof_st = {.sn = SNAPSHOT_INIT, .last_rw_ok = 1, .last_rw_s = -1};
 
 void aof_dir_path(char *out, size_t cap)
@@ -209,7 +209,7 @@ void aof_rewrite_reap_locked(int block)
 
 void aof_tick(void)
 {
-    pthread_mutex_lock(&alock);
+    pthread_mutex_lock(&aof_lock);
     aof_rewrite_reap_locked(0);
     if (!aof_st.sn.pid && atomic_load(&aof_on)) {
         struct aof_stats st;
@@ -227,7 +227,7 @@ void aof_tick(void)
             aof_rewrite_start_locked(0);
         }
     }
-    pthread_mutex_unlock(&alock);
+    pthread_mutex_unlock(&aof_lock);
 }
 
 /* ---- INFO ---- */
@@ -245,7 +245,7 @@ void aof_info(struct buf *b)
     int on = atomic_load(&aof_on);
 
     aof_get_stats(&st);
-    pthread_mutex_lock(&alock);
+    pthread_mutex_lock(&aof_lock);
     P("aof_enabled:%d\r\n", on);
     P("aof_rewrite_in_progress:%d\r\n", aof_st.sn.pid ? 1 : 0);
     P("aof_rewrite_scheduled:%d\r\n", aof_st.scheduled);
@@ -266,5 +266,5 @@ void aof_info(struct buf *b)
         P("aof_pending_bio_fsync:0\r\n");
         P("aof_delayed_fsync:0\r\n");
     }
-    pthread_mutex_unlock(&alock);
+    pthread_mutex_unlock(&aof_lock);
 }

@@ -13,7 +13,7 @@
  * Locks: one mutex (plock) guards the snapshot state. It is taken before stripe locks, never
  * after (SAVE/BGSAVE take the stripes after it, in ascending order); a thread inside EXEC,
  * which holds stripes already, only tries it (and answers "already in progress"). INFO takes
- * the AOF's mutex (aof_log.h) under plock: plock, then alock, then stripes. */
+ * the AOF's mutex (aof_log.h) under plock: plock, then aof_lock, then stripes. */
 #ifndef TC_PERSIST_H
 #define TC_PERSIST_H
 

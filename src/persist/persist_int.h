@@ -12,8 +12,8 @@
 
 extern struct persist_host persist_host; /* persist.c; written once before the workers */
 
-/* Under alock (lock order: alock, then stripes). */
-extern pthread_mutex_t alock;
+/* Under aof_lock (lock order: aof_lock, then stripes). */
+extern pthread_mutex_t aof_lock;
 struct aof_state {
     struct aof_manifest m;    /* what the manifest on disk says (or will say) */
     int have_manifest;        /* m was written (turning on: not until the first rewrite) */
@@ -46,13 +46,13 @@ int64_t aof_file_size(const char *name);
 /* Create the append-only directory. 0 or -1 (logged). */
 int aof_make_dir(void);
 
-/* Start logging (under alock or before the workers): store_gone_hook, aof_on, the fsync
+/* Start logging (under aof_lock or before the workers): store_gone_hook, aof_on, the fsync
  * thread. */
 void aof_start_logging(void);
-/* Under alock, no child: start a rewrite. discard: turning the AOF on (what is buffered
+/* Under aof_lock, no child: start a rewrite. discard: turning the AOF on (what is buffered
  * predates the base). 0 or -1. */
 int aof_rewrite_start_locked(int discard);
-/* Under alock: collect a finished rewrite child (block: wait for it). */
+/* Under aof_lock: collect a finished rewrite child (block: wait for it). */
 void aof_rewrite_reap_locked(int block);
 
 #endif

@@ -7,7 +7,7 @@
  * locks, reports its copy-on-write size through a pipe and leaves with _exit(0 or 1).
  *
  * A struct snapshot belongs to its caller and is used under the caller's mutex (plock,
- * alock), which is taken before any stripe (lock order: caller's mutex, then stripes). Only
+ * aof_lock), which is taken before any stripe (lock order: caller's mutex, then stripes). Only
  * snapshot_running may be read without it. */
 #ifndef TC_SNAPSHOT_H
 #define TC_SNAPSHOT_H
