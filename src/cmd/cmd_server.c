@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
+#include "persist/persist.h"
 #include "store/slab.h"
 #include "core/log.h"
 
@@ -101,7 +101,7 @@ static void flushall_command(struct conn *c)
         return;
     store_flush(conn_store(c), -1);
     block_signal_flush(-1);
-    persist_flushall(c->w->srv);
+    persist_flushall();
     reply_ok(c);
 }
 
@@ -137,7 +137,7 @@ static void shutdown_command(struct conn *c)
     }
     log_warn("User requested shutdown...");
     /* saved here so that a failure can be answered, as Redis does (FORCE exits anyway) */
-    if (persist_shutdown(c->w->srv, save, nosave) && !force) {
+    if (persist_shutdown(save, nosave) && !force) {
         reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }
@@ -293,7 +293,7 @@ static void info_command(struct conn *c)
             P("\r\n");
         }
         if (want(sec, "persistence", 1)) {
-            persist_info(srv, &b);
+            persist_info(&b);
         }
         if (want(sec, "stats", 1)) {
             P("# Stats\r\n");
@@ -394,7 +394,7 @@ static void config_command(struct conn *c)
             arg_cstr(c, i + 1, val, sizeof(val));
             if (util_eq_nocase(name, strlen(name), "appendonly") &&
                 (util_eq_nocase(val, strlen(val), "yes") || util_eq_nocase(val, strlen(val), "no"))) {
-                if (aof_set_enabled(c, util_eq_nocase(val, strlen(val), "yes"), err, sizeof(err))) {
+                if (aof_set_enabled(c->w->idx, util_eq_nocase(val, strlen(val), "yes"), err, sizeof(err))) {
                     reply_errorf(c, "ERR %s", err);
                     return;
                 }

@@ -1,4 +1,5 @@
-/* Command propagation to the append-only file (src/cmd/cmd_aof.c).
+/* Command propagation to the append-only file (src/cmd/propagate.c; the log itself, its
+ * files, rewrite and loading are src/persist, aof_log.h).
  *
  * When the AOF is on, a write command runs with its keys' stripes held by its thread
  * (store_hold_set, as EXEC does; every stripe for commands whose keys are not known from the
@@ -12,11 +13,10 @@
 #include <stdatomic.h>
 
 #include "cmd/cmd.h"
+#include "persist/aof_log.h" /* aof_on, aof_loading */
 
 struct mc_req;
-
-/* 1 while commands are logged. Written under the AOF state mutex, read racily. */
-extern _Atomic int aof_on;
+struct srv;
 
 /* Run cmd on c, logging it when the AOF is on (see above). Owner worker. */
 void aof_exec(struct conn *c, const struct cmd *cmd);
@@ -54,21 +54,17 @@ void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec);
 /* memcached's delayed flush_all came due: flush database 0 and log it. */
 void aof_mc_flush(struct conn *c);
 
-/* Start-up: load the AOF (appendonly yes) and open it for appending. Returns 1 when the AOF
- * is off (the caller loads the RDB), 0 when loaded, -1 on a fatal error. */
-int aof_boot(struct srv *srv);
-/* After the RDB was loaded at start-up with appendonly yes and no AOF yet: create one. */
-int aof_boot_create(struct srv *srv);
-/* Worker 0's timer: reap the rewrite child, automatic rewrites. */
-void aof_tick(struct worker *w);
-/* CONFIG SET appendonly. Returns 0 or -1 (err filled). */
-int aof_set_enabled(struct conn *c, int on, char *err, size_t cap);
-/* Shutdown: stop a rewrite, write and fsync what is buffered. */
-void aof_shutdown(void);
-/* INFO persistence: the aof_* fields. */
-void aof_info(struct buf *b);
-/* 1 while the AOF is replayed (other persistence hooks stay quiet). */
-int aof_loading(void);
+/* Keys removed by expiry or eviction: logged as DEL (the store's gone hook, under the key's
+ * stripe lock; src/persist installs it while the AOF is on). */
+void cmd_prop_gone(int db, const char *key, size_t klen);
+
+/* Start-up (main thread, before the workers; the persist host's replay hooks, cmd_aof.c): a
+ * connection to run the AOF's commands on (NULL: out of memory), running one command
+ * (argv borrowed; -1 for an unknown command, logged), and freeing the connection. */
+void *cmd_aof_replay_open(struct srv *srv);
+int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens);
+void cmd_aof_replay_close(void *rctx);
+/* BGREWRITEAOF and TC.MCSET into the command table. */
 void cmd_aof_setup(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "persist/persist.h"
 
 #define TABLE_SIZE 1024 /* power of two, well above the number of commands */
 #define MAX_CMDS 512

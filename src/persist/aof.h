@@ -1,7 +1,8 @@
 /* Append-only file, the file side: Redis 7.0's multi-part layout (a directory holding a
  * manifest, one base file and incremental files), the shared append buffer with its writer,
  * and a reader of RESP command files. Which commands go in, and in what form, is decided by
- * the command layer (src/cmd/cmd_aof.c).
+ * the command layer (src/cmd/propagate.c); when it is written, rewritten and loaded,
+ * by aof_log.h.
  *
  * Layout, as Redis 7.0 names it (appendfilename "appendonly.aof"):
  *   <dir>/<appenddirname>/appendonly.aof.manifest      "file <name> seq <n> type b|i" lines

@@ -17,8 +17,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/crc64.h"
-#include "persist/lzf.h"
 #include "persist/rdb_int.h"
+#include "persist/rdb_read.h"
 #include "store/item.h"
 #include "store/lpack.h"
 #include "store/store.h"
@@ -28,299 +28,6 @@
 #include "store/t_stream.h"
 #include "store/t_stream_cg.h"
 #include "store/t_zset.h"
-
-struct rd {
-    const unsigned char *p, *end;
-    const char *why; /* set on the first error */
-};
-
-struct rstr {
-    const char *p;
-    size_t n;
-    char *own; /* malloc'd when decompressed */
-    char num[24];
-};
-
-static void rstr_free(struct rstr *s)
-{
-    free(s->own);
-    s->own = NULL;
-}
-
-static int r_fail(struct rd *r, const char *why)
-{
-    if (!r->why)
-        r->why = why;
-    return -1;
-}
-
-static int r_need(struct rd *r, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n)
-        return r_fail(r, "Unexpected EOF reading RDB file");
-    return 0;
-}
-
-static int r_byte(struct rd *r, unsigned *b)
-{
-    if (r_need(r, 1))
-        return -1;
-    *b = *r->p++;
-    return 0;
-}
-
-/* A length, or (enc set) a special string encoding in *len. */
-static int r_len_enc(struct rd *r, uint64_t *len, int *enc)
-{
-    unsigned b;
-
-    *enc = 0;
-    if (r_byte(r, &b))
-        return -1;
-    switch (b >> 6) {
-    case LEN_6:
-        *len = b & 0x3f;
-        return 0;
-    case LEN_14:
-        if (r_need(r, 1))
-            return -1;
-        *len = ((uint64_t)(b & 0x3f) << 8) | *r->p++;
-        return 0;
-    case LEN_ENCVAL:
-        *enc = 1;
-        *len = b & 0x3f;
-        return 0;
-    }
-    if (b == LEN_32 || b == LEN_64) {
-        int k = b == LEN_32 ? 4 : 8;
-        uint64_t v = 0;
-        if (r_need(r, (size_t)k))
-            return -1;
-        for (int i = 0; i < k; i++)
-            v = (v << 8) | *r->p++;
-        *len = v;
-        return 0;
-    }
-    return r_fail(r, "Unknown length encoding in RDB file");
-}
-
-static int r_len(struct rd *r, uint64_t *len)
-{
-    int enc;
-    if (r_len_enc(r, len, &enc))
-        return -1;
-    if (enc)
-        return r_fail(r, "Unexpected encoded length in RDB file");
-    return 0;
-}
-
-static int r_str(struct rd *r, struct rstr *s)
-{
-    uint64_t len;
-    int enc;
-
-    s->own = NULL;
-    if (r_len_enc(r, &len, &enc))
-        return -1;
-    if (!enc) {
-        if (r_need(r, len))
-            return -1;
-        s->p = (const char *)r->p;
-        s->n = (size_t)len;
-        r->p += len;
-        return 0;
-    }
-    if (len <= ENC_INT32) {
-        int k = 1 << len;
-        int64_t v = 0;
-        if (r_need(r, (size_t)k))
-            return -1;
-        if (k == 1)
-            v = (int8_t)r->p[0];
-        else if (k == 2)
-            v = (int16_t)(r->p[0] | r->p[1] << 8);
-        else
-            v = (int32_t)((uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
-                          (uint32_t)r->p[3] << 24);
-        r->p += k;
-        s->n = (size_t)snprintf(s->num, sizeof(s->num), "%lld", (long long)v);
-        s->p = s->num;
-        return 0;
-    }
-    if (len == ENC_LZF) {
-        uint64_t clen, ulen;
-        if (r_len(r, &clen) || r_len(r, &ulen) || r_need(r, clen))
-            return -1;
-        if (ulen > (1ULL << 32) || ulen == 0)
-            return r_fail(r, "Invalid LZF compressed string");
-        s->own = malloc(ulen);
-        if (!s->own)
-            return r_fail(r, "Out of memory loading RDB");
-        if (lzf_decompress(r->p, clen, s->own, ulen) != ulen) {
-            rstr_free(s);
-            return r_fail(r, "Invalid LZF compressed string");
-        }
-        r->p += clen;
-        s->p = s->own;
-        s->n = (size_t)ulen;
-        return 0;
-    }
-    return r_fail(r, "Unknown RDB string encoding type");
-}
-
-static int r_skip_str(struct rd *r)
-{
-    struct rstr s;
-    if (r_str(r, &s))
-        return -1;
-    rstr_free(&s);
-    return 0;
-}
-
-static int r_u64le(struct rd *r, uint64_t *v)
-{
-    if (r_need(r, 8))
-        return -1;
-    *v = 0;
-    for (int i = 7; i >= 0; i--)
-        *v = (*v << 8) | r->p[i];
-    r->p += 8;
-    return 0;
-}
-
-static int r_double_bin(struct rd *r, double *d)
-{
-    uint64_t u;
-    if (r_u64le(r, &u))
-        return -1;
-    memcpy(d, &u, 8);
-    return 0;
-}
-
-/* The old text double of RDB_TYPE_ZSET. */
-static int r_double_text(struct rd *r, double *d)
-{
-    unsigned n;
-    char buf[256];
-
-    if (r_byte(r, &n))
-        return -1;
-    if (n == 253) {
-        *d = NAN;
-        return 0;
-    }
-    if (n == 254) {
-        *d = INFINITY;
-        return 0;
-    }
-    if (n == 255) {
-        *d = -INFINITY;
-        return 0;
-    }
-    if (r_need(r, n))
-        return -1;
-    memcpy(buf, r->p, n);
-    buf[n] = '\0';
-    r->p += n;
-    *d = strtod(buf, NULL);
-    return 0;
-}
-
-/* ---- listpack and intset blobs ---- */
-
-struct lpr {
-    const unsigned char *p, *end;
-    char num[24];
-};
-
-static int lpr_init(struct lpr *l, const char *blob, size_t n)
-{
-    if (n < 7)
-        return -1;
-    const unsigned char *b = (const unsigned char *)blob;
-    uint32_t tot = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                   (uint32_t)b[3] << 24;
-    if (tot != n || b[n - 1] != 0xff)
-        return -1;
-    l->p = b + 6;
-    l->end = b + n - 1;
-    return 0;
-}
-
-static size_t backlen_size(size_t l)
-{
-    return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
-}
-
-/* The next element as bytes (integers formatted into l->num). 1, 0 at the end, -1 corrupt. */
-static int lpr_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
-{
-    const unsigned char *e = l->p;
-    size_t hdr, len = 0;
-    int64_t v = 0;
-    int in = 1;
-
-    if (e >= l->end)
-        return 0;
-    unsigned b = e[0];
-    size_t avail = (size_t)(l->end - e);
-    if (b < 0x80) {
-        v = b;
-        hdr = 1;
-    } else if ((b & 0xc0) == 0x80) {
-        in = 0;
-        len = b & 0x3f;
-        hdr = 1;
-    } else if ((b & 0xe0) == 0xc0) {
-        if (avail < 2)
-            return -1;
-        uint64_t u = ((uint64_t)(b & 0x1f) << 8) | e[1];
-        v = u >= (1 << 12) ? (int64_t)u - (1 << 13) : (int64_t)u;
-        hdr = 2;
-    } else if ((b & 0xf0) == 0xe0) {
-        if (avail < 2)
-            return -1;
-        in = 0;
-        len = ((size_t)(b & 0x0f) << 8) | e[1];
-        hdr = 2;
-    } else if (b == 0xf0) {
-        if (avail < 5)
-            return -1;
-        in = 0;
-        len = (size_t)e[1] | (size_t)e[2] << 8 | (size_t)e[3] << 16 | (size_t)e[4] << 24;
-        hdr = 5;
-    } else if (b >= 0xf1 && b <= 0xf4) {
-        int k = b == 0xf1 ? 2 : b == 0xf2 ? 3 : b == 0xf3 ? 4 : 8;
-        uint64_t u = 0;
-        if (avail < (size_t)k + 1)
-            return -1;
-        for (int i = k - 1; i >= 0; i--)
-            u = (u << 8) | e[1 + i];
-        if (k < 8 && (u >> (8 * k - 1)) & 1)
-            u |= ~0ULL << (8 * k);
-        v = (int64_t)u;
-        hdr = 1 + (size_t)k;
-    } else {
-        return -1;
-    }
-    size_t body = hdr + (in ? 0 : len);
-    size_t tot = body + backlen_size(body);
-    if (avail < tot)
-        return -1;
-    if (in) {
-        *n = (size_t)snprintf(l->num, sizeof(l->num), "%lld", (long long)v);
-        *p = l->num;
-    } else {
-        *p = (const char *)e + hdr;
-        *n = len;
-    }
-    if (iv)
-        *iv = v;
-    if (isint)
-        *isint = in;
-    l->p = e + tot;
-    return 1;
-}
 
 /* ---- building items ---- */
 
@@ -407,7 +114,7 @@ static int zset_add(struct tzset *z, const char *p, size_t n, double sc)
 
 static int r_raw_id(struct rd *r, struct sid *id)
 {
-    if (r_need(r, 16))
+    if (rd_need(r, 16))
         return -1;
     id->ms = id->seq = 0;
     for (int i = 0; i < 8; i++) {
@@ -415,23 +122,6 @@ static int r_raw_id(struct rd *r, struct sid *id)
         id->seq = (id->seq << 8) | r->p[8 + i];
     }
     r->p += 16;
-    return 0;
-}
-
-static int lpr_int(struct lpr *l, int64_t *v)
-{
-    const char *p;
-    size_t n;
-    int isint;
-    long long x;
-
-    if (lpr_next(l, &p, &n, v, &isint) != 1)
-        return -1;
-    if (!isint) {
-        if (!util_str2ll(p, n, &x))
-            return -1;
-        *v = x;
-    }
     return 0;
 }
 
@@ -526,37 +216,37 @@ static int r_group(struct rd *r, unsigned t, struct tstream *s)
     struct sgroup *g;
     int rc = -1;
 
-    if (r_str(r, &name))
+    if (rd_str(r, &name))
         return -1;
-    if (r_len(r, &last.ms) || r_len(r, &last.seq))
+    if (rd_len(r, &last.ms) || rd_len(r, &last.seq))
         goto out_name;
-    if (t >= T_STREAM_LISTPACKS_2 && r_len(r, &er))
+    if (t >= T_STREAM_LISTPACKS_2 && rd_len(r, &er))
         goto out_name;
     if (scg_find(s, name.p, name.n)) {
-        r_fail(r, "Duplicated consumer group name");
+        rd_fail(r, "Duplicated consumer group name");
         goto out_name;
     }
     g = scg_create(s, name.p, name.n, &last, (long long)er);
     if (!g) {
-        r_fail(r, "Out of memory loading RDB");
+        rd_fail(r, "Out of memory loading RDB");
         goto out_name;
     }
-    if (r_len(r, &npel))
+    if (rd_len(r, &npel))
         goto out_name;
     for (uint64_t j = 0; j < npel; j++) {
         struct rnack nk = {{0, 0}, 0, 0, 0};
-        if (r_raw_id(r, &nk.id) || r_u64le(r, &x) || r_len(r, &nk.dcount))
+        if (r_raw_id(r, &nk.id) || rd_u64le(r, &x) || rd_len(r, &nk.dcount))
             goto out;
         nk.dtime = (int64_t)x;
         if (n && sid_cmp(&pel[n - 1].id, &nk.id) >= 0) {
-            r_fail(r, "Duplicated or unsorted global PEL entry loading stream consumer group");
+            rd_fail(r, "Duplicated or unsorted global PEL entry loading stream consumer group");
             goto out;
         }
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             struct rnack *v = realloc(pel, sizeof(*v) * nc);
             if (!v) {
-                r_fail(r, "Out of memory loading RDB");
+                rd_fail(r, "Out of memory loading RDB");
                 goto out;
             }
             pel = v;
@@ -564,30 +254,30 @@ static int r_group(struct rd *r, unsigned t, struct tstream *s)
         }
         pel[n++] = nk;
     }
-    if (r_len(r, &ncons))
+    if (rd_len(r, &ncons))
         goto out;
     for (uint64_t j = 0; j < ncons; j++) {
         struct rstr cn;
         uint64_t seen, cpel;
         struct scons *c;
-        if (r_str(r, &cn))
+        if (rd_str(r, &cn))
             goto out;
-        if (r_u64le(r, &seen) || (t >= T_STREAM_LISTPACKS_3 && r_u64le(r, &x))) {
+        if (rd_u64le(r, &seen) || (t >= T_STREAM_LISTPACKS_3 && rd_u64le(r, &x))) {
             rstr_free(&cn);
             goto out;
         }
         if (scg_cons_find(g, cn.p, cn.n)) {
             rstr_free(&cn);
-            r_fail(r, "Duplicate stream consumer detected.");
+            rd_fail(r, "Duplicate stream consumer detected.");
             goto out;
         }
         c = scg_cons_create(s, g, cn.p, cn.n, (int64_t)seen);
         rstr_free(&cn);
         if (!c) {
-            r_fail(r, "Out of memory loading RDB");
+            rd_fail(r, "Out of memory loading RDB");
             goto out;
         }
-        if (r_len(r, &cpel))
+        if (rd_len(r, &cpel))
             goto out;
         for (uint64_t k = 0; k < cpel; k++) {
             struct sid id;
@@ -602,19 +292,19 @@ static int r_group(struct rd *r, unsigned t, struct tstream *s)
                     hi = mid;
             }
             if (lo == n || sid_cmp(&pel[lo].id, &id) != 0 || pel[lo].owned) {
-                r_fail(r, "Consumer entry not found in group global PEL");
+                rd_fail(r, "Consumer entry not found in group global PEL");
                 goto out;
             }
             pel[lo].owned = 1;
             if (!scg_pel_add(s, g, c, &id, pel[lo].dtime, pel[lo].dcount)) {
-                r_fail(r, "Out of memory loading RDB");
+                rd_fail(r, "Out of memory loading RDB");
                 goto out;
             }
         }
     }
     for (size_t j = 0; j < n; j++)
         if (!pel[j].owned) {
-            r_fail(r, "Stream PEL entry without a consumer");
+            rd_fail(r, "Stream PEL entry without a consumer");
             goto out;
         }
     rc = 0;
@@ -633,47 +323,47 @@ static int r_stream(struct rd *r, unsigned t, void **ptr)
     uint64_t added = 0;
 
     if (!s)
-        return r_fail(r, "Out of memory loading RDB");
+        return rd_fail(r, "Out of memory loading RDB");
     *ptr = s;
-    if (r_len(r, &nodes))
+    if (rd_len(r, &nodes))
         return -1;
     for (uint64_t i = 0; i < nodes; i++) {
         struct rstr k, blob;
         struct sid master = {0, 0};
-        if (r_str(r, &k))
+        if (rd_str(r, &k))
             return -1;
         if (k.n != 16) {
             rstr_free(&k);
-            return r_fail(r, "Stream node key entry is not the size of a stream ID");
+            return rd_fail(r, "Stream node key entry is not the size of a stream ID");
         }
         for (int j = 0; j < 8; j++) {
             master.ms = (master.ms << 8) | (unsigned char)k.p[j];
             master.seq = (master.seq << 8) | (unsigned char)k.p[8 + j];
         }
         rstr_free(&k);
-        if (r_str(r, &blob))
+        if (rd_str(r, &blob))
             return -1;
         int rc = r_stream_node(s, &master, blob.p, blob.n);
         rstr_free(&blob);
         if (rc)
-            return r_fail(r, "Corrupt stream listpack in RDB");
+            return rd_fail(r, "Corrupt stream listpack in RDB");
     }
-    if (r_len(r, &len) || r_len(r, &last.ms) || r_len(r, &last.seq))
+    if (rd_len(r, &len) || rd_len(r, &last.ms) || rd_len(r, &last.seq))
         return -1;
     if (t >= T_STREAM_LISTPACKS_2) {
-        if (r_len(r, &a) || r_len(r, &b) || r_len(r, &maxdel.ms) || r_len(r, &maxdel.seq) ||
-            r_len(r, &added))
+        if (rd_len(r, &a) || rd_len(r, &b) || rd_len(r, &maxdel.ms) || rd_len(r, &maxdel.seq) ||
+            rd_len(r, &added))
             return -1;
     } else {
         added = len;
     }
-    if (r_len(r, &ngroups))
+    if (rd_len(r, &ngroups))
         return -1;
     for (uint64_t g = 0; g < ngroups; g++)
         if (r_group(r, t, s))
             return -1;
     if (s->len != len)
-        return r_fail(r, "Stream length does not match its entries");
+        return rd_fail(r, "Stream length does not match its entries");
     s->last_id = last;
     s->max_deleted_id = maxdel;
     s->entries_added = added;
@@ -693,76 +383,76 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
     switch (t) {
     case T_STRING:
         *otype = OBJ_STRING;
-        return r_str(r, str);
+        return rd_str(r, str);
     case T_LIST: {
         struct tlist *l = tlist_create();
         *otype = OBJ_LIST;
-        if (!l || r_len(r, &len))
+        if (!l || rd_len(r, &len))
             goto fail_list;
         *ptr = l;
         for (uint64_t i = 0; i < len; i++) {
-            if (r_str(r, &a))
+            if (rd_str(r, &a))
                 return -1;
             int rc = tlist_push(l, 1, a.p, a.n);
             rstr_free(&a);
             if (rc)
-                return r_fail(r, "Out of memory loading RDB");
+                return rd_fail(r, "Out of memory loading RDB");
         }
         return 0;
     fail_list:
         if (l)
             tlist_destroy(l);
-        return r_fail(r, "Out of memory loading RDB");
+        return rd_fail(r, "Out of memory loading RDB");
     }
     case T_LIST_QUICKLIST_2: {
         struct tlist *l = tlist_create();
         *otype = OBJ_LIST;
         if (!l)
-            return r_fail(r, "Out of memory loading RDB");
+            return rd_fail(r, "Out of memory loading RDB");
         *ptr = l;
-        if (r_len(r, &len))
+        if (rd_len(r, &len))
             return -1;
         for (uint64_t i = 0; i < len; i++) {
             uint64_t container;
-            if (r_len(r, &container) || r_str(r, &a))
+            if (rd_len(r, &container) || rd_str(r, &a))
                 return -1;
             if (container == 1) { /* PLAIN: one element */
                 int rc = tlist_push(l, 1, a.p, a.n);
                 rstr_free(&a);
                 if (rc)
-                    return r_fail(r, "Out of memory loading RDB");
+                    return rd_fail(r, "Out of memory loading RDB");
                 continue;
             }
             if (lpr_init(&lp, a.p, a.n)) {
                 rstr_free(&a);
-                return r_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, "Corrupt listpack in RDB");
             }
             int k;
             while ((k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
                 if (tlist_push(l, 1, p, n)) {
                     rstr_free(&a);
-                    return r_fail(r, "Out of memory loading RDB");
+                    return rd_fail(r, "Out of memory loading RDB");
                 }
             }
             rstr_free(&a);
             if (k < 0)
-                return r_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, "Corrupt listpack in RDB");
         }
         return 0;
     }
     case T_SET: {
         struct tset *s = NULL;
         *otype = OBJ_SET;
-        if (r_len(r, &len))
+        if (rd_len(r, &len))
             return -1;
         for (uint64_t i = 0; i < len; i++) {
-            if (r_str(r, &a))
+            if (rd_str(r, &a))
                 return -1;
             int rc = set_add(&s, a.p, a.n);
             *ptr = s;
             rstr_free(&a);
             if (rc)
-                return r_fail(r, "Out of memory loading RDB");
+                return rd_fail(r, "Out of memory loading RDB");
         }
         *ptr = s;
         return 0;
@@ -770,7 +460,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
     case T_SET_INTSET: {
         struct tset *s = NULL;
         *otype = OBJ_SET;
-        if (r_str(r, &a))
+        if (rd_str(r, &a))
             return -1;
         const unsigned char *u = (const unsigned char *)a.p;
         uint32_t w = 0, cnt = 0;
@@ -781,7 +471,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         }
         if ((w != 2 && w != 4 && w != 8) || a.n != 8 + (size_t)w * cnt) {
             rstr_free(&a);
-            return r_fail(r, "Corrupt intset in RDB");
+            return rd_fail(r, "Corrupt intset in RDB");
         }
         for (uint32_t i = 0; i < cnt; i++) {
             uint64_t v = 0;
@@ -796,7 +486,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             *ptr = s;
             if (rc) {
                 rstr_free(&a);
-                return r_fail(r, "Out of memory loading RDB");
+                return rd_fail(r, "Out of memory loading RDB");
             }
         }
         rstr_free(&a);
@@ -807,11 +497,11 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
     case T_ZSET_LISTPACK: {
         void *o = NULL;
         *otype = t == T_SET_LISTPACK ? OBJ_SET : t == T_HASH_LISTPACK ? OBJ_HASH : OBJ_ZSET;
-        if (r_str(r, &a))
+        if (rd_str(r, &a))
             return -1;
         if (lpr_init(&lp, a.p, a.n)) {
             rstr_free(&a);
-            return r_fail(r, "Corrupt listpack in RDB");
+            return rd_fail(r, "Corrupt listpack in RDB");
         }
         if (t == T_HASH_LISTPACK)
             o = thash_create();
@@ -819,7 +509,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             o = tzset_create(0, 0);
         if (t != T_SET_LISTPACK && !o) {
             rstr_free(&a);
-            return r_fail(r, "Out of memory loading RDB");
+            return rd_fail(r, "Out of memory loading RDB");
         }
         *ptr = o;
         int k, rc = 0;
@@ -840,7 +530,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             k = lpr_next(&lp, &q, &m, NULL, NULL);
             if (k != 1) {
                 rstr_free(&a);
-                return r_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, "Corrupt listpack in RDB");
             }
             if (t == T_HASH_LISTPACK) {
                 rc = thash_set(o, kp, n, q, m) < 0 ? -1 : 0;
@@ -854,23 +544,23 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         }
         rstr_free(&a);
         if (rc)
-            return r_fail(r, "Out of memory loading RDB");
+            return rd_fail(r, "Out of memory loading RDB");
         if (k < 0)
-            return r_fail(r, "Corrupt listpack in RDB");
+            return rd_fail(r, "Corrupt listpack in RDB");
         return 0;
     }
     case T_HASH: {
         struct thash *h = thash_create();
         *otype = OBJ_HASH;
         if (!h)
-            return r_fail(r, "Out of memory loading RDB");
+            return rd_fail(r, "Out of memory loading RDB");
         *ptr = h;
-        if (r_len(r, &len))
+        if (rd_len(r, &len))
             return -1;
         for (uint64_t i = 0; i < len; i++) {
-            if (r_str(r, &a))
+            if (rd_str(r, &a))
                 return -1;
-            if (r_str(r, &b)) {
+            if (rd_str(r, &b)) {
                 rstr_free(&a);
                 return -1;
             }
@@ -879,7 +569,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             rstr_free(&a);
             rstr_free(&b);
             if (rc < 0)
-                return r_fail(r, "Out of memory loading RDB");
+                return rd_fail(r, "Out of memory loading RDB");
         }
         return 0;
     }
@@ -887,24 +577,24 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
     case T_ZSET_2: {
         struct tzset *z;
         *otype = OBJ_ZSET;
-        if (r_len(r, &len))
+        if (rd_len(r, &len))
             return -1;
         z = tzset_create(len, 0);
         if (!z)
-            return r_fail(r, "Out of memory loading RDB");
+            return rd_fail(r, "Out of memory loading RDB");
         *ptr = z;
         for (uint64_t i = 0; i < len; i++) {
             double sc;
-            if (r_str(r, &a))
+            if (rd_str(r, &a))
                 return -1;
-            if (t == T_ZSET_2 ? r_double_bin(r, &sc) : r_double_text(r, &sc)) {
+            if (t == T_ZSET_2 ? rd_double_bin(r, &sc) : rd_double_text(r, &sc)) {
                 rstr_free(&a);
                 return -1;
             }
             int rc = zset_add(z, a.p, a.n, sc);
             rstr_free(&a);
             if (rc)
-                return r_fail(r, "Out of memory loading RDB");
+                return rd_fail(r, "Out of memory loading RDB");
         }
         return 0;
     }
@@ -914,7 +604,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         *otype = OBJ_STREAM;
         return r_stream(r, t, ptr);
     }
-    return r_fail(r, "Unsupported RDB object type (ziplist encodings of Redis < 7 or modules)");
+    return rd_fail(r, "Unsupported RDB object type (ziplist encodings of Redis < 7 or modules)");
 }
 
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
@@ -984,7 +674,7 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         void *ptr = NULL;
         int otype = OBJ_STRING;
 
-        if (r_byte(&r, &t))
+        if (rd_byte(&r, &t))
             break;
         if (t == OP_EOF) {
             rc = 0;
@@ -992,13 +682,13 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
         if (t == OP_EXPIRETIME_MS) {
             uint64_t v;
-            if (r_u64le(&r, &v))
+            if (rd_u64le(&r, &v))
                 break;
             exp = (int64_t)v;
             continue;
         }
         if (t == OP_EXPIRETIME) {
-            if (r_need(&r, 4))
+            if (rd_need(&r, 4))
                 break;
             exp = (int64_t)((uint32_t)r.p[0] | (uint32_t)r.p[1] << 8 | (uint32_t)r.p[2] << 16 |
                             (uint32_t)r.p[3] << 24) *
@@ -1008,19 +698,19 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
         if (t == OP_FREQ) {
             unsigned b;
-            if (r_byte(&r, &b))
+            if (rd_byte(&r, &b))
                 break;
             continue;
         }
         if (t == OP_IDLE) {
             uint64_t v;
-            if (r_len(&r, &v))
+            if (rd_len(&r, &v))
                 break;
             continue;
         }
         if (t == OP_SELECTDB) {
             uint64_t v;
-            if (r_len(&r, &v))
+            if (rd_len(&r, &v))
                 break;
             if (v >= (uint64_t)s->ndb) {
                 snprintf(err, errcap, "FATAL: Data file was created with a Redis server "
@@ -1032,15 +722,15 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
         if (t == OP_RESIZEDB) {
             uint64_t a, b;
-            if (r_len(&r, &a) || r_len(&r, &b))
+            if (rd_len(&r, &a) || rd_len(&r, &b))
                 break;
             continue;
         }
         if (t == OP_AUX) {
             struct rstr k, v;
-            if (r_str(&r, &k))
+            if (rd_str(&r, &k))
                 break;
-            if (r_str(&r, &v)) {
+            if (rd_str(&r, &v)) {
                 rstr_free(&k);
                 break;
             }
@@ -1062,16 +752,16 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
         if (t == OP_FUNCTION2) {
             log_warn("RDB: skipping a function library (functions are not supported)");
-            if (r_skip_str(&r))
+            if (rd_skip_str(&r))
                 break;
             continue;
         }
         if (t == OP_MODULE_AUX || t == OP_FUNCTION_PRE_GA || t == T_MODULE || t == T_MODULE_2) {
-            r_fail(&r, "RDB file holds module data or pre-GA functions (not supported)");
+            rd_fail(&r, "RDB file holds module data or pre-GA functions (not supported)");
             break;
         }
         /* a key */
-        if (r_str(&r, &key))
+        if (rd_str(&r, &key))
             break;
         if (r_value(&r, t, &otype, &ptr, &str)) {
             free_value(otype, ptr);
@@ -1086,7 +776,7 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         } else if (put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) {
             rstr_free(&key);
             rstr_free(&str);
-            r_fail(&r, "Out of memory loading RDB");
+            rd_fail(&r, "Out of memory loading RDB");
             break;
         } else if (++info->keys % 1000000 == 0) {
             log_notice("Loading RDB: %llu keys, %.0f%% of the file",

@@ -14,14 +14,16 @@
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
-#include "cmd/propagate.h"
 #include "mc/mc_cmd.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "net/worker.h"
+#include "persist/aof_log.h"
+#include "persist/persist.h"
 #include "store/evict.h"
 #include "store/store.h"
 
@@ -41,7 +43,7 @@ static void server_tick(struct worker *w)
     store_mem_flush();
     if (w->idx == 0) {
         store_cron_clocks(w->now_ms);
-        persist_tick(w);
+        persist_tick(w->now_ms);
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
@@ -127,6 +129,58 @@ static int parse_args(int argc, char **argv, const char **config_file)
         }
     }
     return 0;
+}
+
+/* ---- the persistence host (persist.h): what src/persist needs from the layers above ---- */
+
+static uint64_t persist_dirty(void *ctx)
+{
+    struct srv *srv = ctx;
+    uint64_t d = 0;
+    for (int i = 0; i < srv->nworkers; i++)
+        d += STAT_GET(srv->workers[i].st.dirty);
+    return d;
+}
+
+static int persist_wake_workers(void *ctx)
+{
+    struct srv *srv = ctx;
+    if (!srv->workers)
+        return -1;
+    for (int i = 0; i < srv->nworkers; i++)
+        worker_wake(&srv->workers[i]);
+    return 0;
+}
+
+static void *persist_replay_open(void *ctx)
+{
+    return cmd_aof_replay_open(ctx);
+}
+
+/* Before a worker sleeps: write (and with appendfsync always fsync) what its commands
+ * logged, then release the replies that waited for it. */
+static void persist_before_sleep(struct worker *w)
+{
+    aof_before_sleep(w->idx);
+    worker_release_held(w);
+}
+
+static void persist_wire(struct srv *srv)
+{
+    struct persist_host h = {
+        .store = srv->store,
+        .start_ms = srv->start_ms,
+        .nworkers = srv->nworkers,
+        .ctx = srv,
+        .dirty = persist_dirty,
+        .wake_workers = persist_wake_workers,
+        .replay_open = persist_replay_open,
+        .replay = cmd_aof_replay,
+        .replay_close = cmd_aof_replay_close,
+        .gone = cmd_prop_gone,
+    };
+    persist_setup(&h);
+    srv->before_sleep = persist_before_sleep;
 }
 
 int main(int argc, char **argv)
@@ -220,7 +274,8 @@ int main(int argc, char **argv)
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
-    if (persist_load(&srv))
+    persist_wire(&srv);
+    if (persist_load())
         return 1;
     if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
@@ -254,7 +309,7 @@ int main(int argc, char **argv)
             break;
     }
     srv_join(&srv);
-    persist_shutdown(&srv, 0, 0);
+    persist_shutdown(0, 0);
     code = atomic_load(&srv.shutdown_exitcode);
     if (cfg.pidfile[0])
         unlink(cfg.pidfile);

@@ -1,0 +1,505 @@
+/* Command propagation (see propagate.h): the records a write command leaves for the
+ * append-only file, and in which form.
+ *
+ * Order. A write runs with its stripes held; its records go to a thread-local buffer and are
+ * handed to the log (aof_log_append, src/persist) before the stripes are released. Keys
+ * removed by expiry or eviction are logged as DEL from under their stripe lock too
+ * (cmd_prop_gone, installed as store_gone_hook by src/persist while the AOF is on).
+ *
+ * Durability. The output of the connections whose commands were logged is held
+ * (conn_hold_output): their worker writes the log before it sleeps (aof_before_sleep), then
+ * releases their replies (worker_release_held). */
+#define _GNU_SOURCE
+#include "cmd/propagate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "persist/aof_log.h"
+#include "proto/mc.h"
+
+/* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ---- */
+
+static _Thread_local struct {
+    struct buf pend;   /* records of the running command */
+    int depth;         /* >0: inside a logged command (nested calls log into pend) */
+    int explicit_;     /* the running command propagated itself (cmd_prop_*, nested calls) */
+    int nprop;         /* records the running top-level command propagated */
+    size_t prop_at;    /* pend offset of the first of them */
+    size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
+    int in_tx;
+    size_t tx_mark;    /* pend length after MULTI */
+    uint64_t *bm;      /* stripe bitmap scratch */
+} tl;
+
+static size_t rec_open(int db)
+{
+    int32_t d = db;
+    uint32_t z = 0;
+    size_t at = buf_len(&tl.pend);
+    buf_append(&tl.pend, &d, 4);
+    buf_append(&tl.pend, &z, 4);
+    return at;
+}
+
+static void rec_close(size_t at)
+{
+    uint32_t len = (uint32_t)(buf_len(&tl.pend) - at - 8);
+    if (at + 8 <= buf_len(&tl.pend))
+        memcpy(tl.pend.data + tl.pend.rpos + at + 4, &len, 4);
+}
+
+static void rec_arr(int n)
+{
+    char h[24];
+    int k = snprintf(h, sizeof(h), "*%d\r\n", n);
+    buf_append(&tl.pend, h, (size_t)k);
+}
+
+static void rec_bulk(const char *p, size_t n)
+{
+    char h[24];
+    int k = snprintf(h, sizeof(h), "$%zu\r\n", n);
+    buf_append(&tl.pend, h, (size_t)k);
+    buf_append(&tl.pend, p, n);
+    buf_append(&tl.pend, "\r\n", 2);
+}
+
+static void rec_str(const char *s)
+{
+    rec_bulk(s, strlen(s));
+}
+
+static void rec_ll(long long v)
+{
+    char num[24];
+    int k = snprintf(num, sizeof(num), "%lld", v);
+    rec_bulk(num, (size_t)k);
+}
+
+static void rec_slices(int db, int argc, const struct slice *argv)
+{
+    size_t at = rec_open(db);
+    rec_arr(argc);
+    for (int i = 0; i < argc; i++)
+        rec_bulk(argv[i].p, argv[i].n);
+    rec_close(at);
+}
+
+/* One more record propagated by the running command (its start at is a pend offset). */
+static void counted(size_t at)
+{
+    if (tl.nprop++ == 0)
+        tl.prop_at = at;
+}
+
+/* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
+ * replay applies them together (outside EXEC, which has its own block). */
+static void wrap_multi(void)
+{
+    size_t start = tl.prop_at, end = buf_len(&tl.pend), at, mlen;
+    char m[64];
+    char *base;
+
+    at = rec_open(-1);
+    rec_arr(1);
+    rec_str("MULTI");
+    rec_close(at);
+    mlen = buf_len(&tl.pend) - end;
+    if (mlen > sizeof(m) || buf_len(&tl.pend) != end + mlen)
+        return; /* out of memory: the records stay unwrapped */
+    base = tl.pend.data + tl.pend.rpos;
+    memcpy(m, base + end, mlen);
+    memmove(base + start + mlen, base + start, end - start);
+    memcpy(base + start, m, mlen);
+    at = rec_open(-1);
+    rec_arr(1);
+    rec_str("EXEC");
+    rec_close(at);
+}
+
+int cmd_prop_on(struct conn *c)
+{
+    (void)c;
+    return atomic_load_explicit(&aof_on, memory_order_relaxed) && (tl.depth > 0 || tl.in_tx);
+}
+
+int cmd_prop_begin(struct conn *c, int argc)
+{
+    if (!cmd_prop_on(c))
+        return 0;
+    tl.explicit_ = 1;
+    tl.open_rec = rec_open(c->db);
+    rec_arr(argc);
+    return 1;
+}
+
+void cmd_prop_arg(struct conn *c, const char *p, size_t n)
+{
+    (void)c;
+    rec_bulk(p, n);
+}
+
+void cmd_prop_end(struct conn *c)
+{
+    (void)c;
+    rec_close(tl.open_rec);
+    counted(tl.open_rec);
+}
+
+void cmd_propagate(struct conn *c, int argc, const struct slice *argv)
+{
+    if (!cmd_prop_begin(c, argc))
+        return;
+    for (int i = 0; i < argc; i++)
+        rec_bulk(argv[i].p, argv[i].n);
+    cmd_prop_end(c);
+}
+
+void cmd_prop_none(struct conn *c)
+{
+    if (cmd_prop_on(c))
+        tl.explicit_ = 1;
+}
+
+/* Append pend to the shared buffer; remember the offset for the reply of c. */
+static void commit(struct conn *c)
+{
+    if (buf_len(&tl.pend)) {
+        aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+        tl.pend.rpos = tl.pend.wpos = 0;
+        if (c)
+            conn_hold_output(c);
+    }
+    if (tl.pend.cap > (1 << 20))
+        buf_shrink(&tl.pend, 1 << 16);
+}
+
+/* ---- what a command logs ---- */
+
+/* The key state of (db, key) after a write, under its stripe lock. mc: give the item a CAS
+ * value now if it has none, so the one clients will see is the one logged. */
+static void log_state(struct conn *c, int db, const char *key, size_t klen, int mc)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    size_t at;
+
+    store_key(s, &k, db, key, klen);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (!it) {
+        at = rec_open(db);
+        rec_arr(2);
+        rec_str("DEL");
+        rec_bulk(key, klen);
+        rec_close(at);
+        return;
+    }
+    if (it->type != OBJ_STRING)
+        return;
+    uint32_t fl = item_mcflags(it);
+    uint64_t cas = item_cas_field(it);
+    int64_t exp = item_expire(it);
+    if (mc && !cas)
+        cas = store_cas_locked(s, &k, &it);
+    at = rec_open(db);
+    if (fl || cas) {
+        rec_arr(6);
+        rec_str("TC.MCSET");
+        rec_bulk(key, klen);
+        rec_bulk(item_value(it), it->vlen);
+        rec_ll((long long)fl);
+        rec_ll((long long)cas);
+        rec_ll((long long)exp);
+    } else {
+        rec_arr(exp ? 5 : 3);
+        rec_str("SET");
+        rec_bulk(key, klen);
+        rec_bulk(item_value(it), it->vlen);
+        if (exp) {
+            rec_str("PXAT");
+            rec_ll((long long)exp);
+        }
+    }
+    rec_close(at);
+}
+
+static void log_expire(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    size_t at;
+
+    arg_key(c, 1, &k);
+    it = store_lookup_write_locked(s, &k, conn_now(c));
+    at = rec_open(c->db);
+    if (!it) {
+        rec_arr(2);
+        rec_str("DEL");
+    } else if (item_expire(it)) {
+        rec_arr(3);
+        rec_str("PEXPIREAT");
+    } else {
+        rec_arr(2);
+        rec_str("PERSIST");
+    }
+    rec_bulk(c->argv[1].p, c->argv[1].n);
+    if (it && item_expire(it))
+        rec_ll((long long)item_expire(it));
+    rec_close(at);
+}
+
+/* Log the command c just ran, under its stripes, as its table entry says (cmd.h CMD_PROP_*):
+ * it did not propagate itself. */
+static void log_command(struct conn *c, const struct cmd *cmd)
+{
+    uint32_t f = cmd->flags;
+
+    if (cmd_errors)
+        return; /* refused: nothing changed */
+    if (((f & CMD_SIGNALS) && !cmd_mods) || (f & CMD_PROP_EXPLICIT))
+        return; /* changed nothing, or its handler propagates what it changed (nothing) */
+    counted(buf_len(&tl.pend));
+    if (f & CMD_PROP_EXPIRE)
+        log_expire(c);
+    else if ((f & CMD_PROP_STATE) || ((f & CMD_PROP_ARGV3) && c->argc != 3))
+        log_state(c, c->db, c->argv[1].p, c->argv[1].n, 0);
+    else
+        rec_slices(c->db, c->argc, c->argv);
+}
+
+static int stripe_cb(void *arg, int i, unsigned flags)
+{
+    struct conn *c = arg;
+    struct skey k;
+
+    (void)flags;
+    arg_key(c, i, &k);
+    tl.bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+    return 0;
+}
+
+/* The stripes of cmd's keys into tl.bm (all of them when unknown). */
+static uint64_t *key_stripes(struct conn *c, const struct cmd *cmd)
+{
+    struct store *s = conn_store(c);
+    uint32_t words = (s->nstripes + 63) / 64;
+
+    if (!tl.bm) {
+        tl.bm = malloc(words * 8);
+        if (!tl.bm)
+            return NULL;
+    }
+    memset(tl.bm, 0, words * 8);
+    if (!cmd_has_keys(cmd) || cmd_keys(cmd, c->argc, c->argv, stripe_cb, c) < 0) {
+        memset(tl.bm, 0xff, words * 8);
+        if (s->nstripes % 64)
+            tl.bm[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
+    }
+    return tl.bm;
+}
+
+/* Run cmd and record its propagation: its explicit forms, or its rule's. The reports and
+ * errors counted are this command's alone (a blocked client's retry, a nested form), then
+ * added to the caller's. */
+static void run_logged(struct conn *c, const struct cmd *cmd)
+{
+    unsigned long mods = cmd_mods;
+    unsigned errs = cmd_errors;
+
+    cmd_mods = 0;
+    cmd_errors = 0;
+    tl.explicit_ = 0;
+    cmd->fn(c);
+    if (!tl.explicit_)
+        log_command(c, cmd);
+    cmd_mods += mods;
+    cmd_errors += errs;
+}
+
+void aof_exec(struct conn *c, const struct cmd *cmd)
+{
+    struct store *s;
+    uint64_t *bm;
+
+    if (!(cmd->flags & CMD_WRITE)) {
+        cmd->fn(c);
+        return;
+    }
+    if (tl.depth > 0 || store_held) {
+        /* inside a logged command (a blocking form running its plain form) or EXEC */
+        if (tl.depth++ == 0)
+            tl.nprop = 0;
+        run_logged(c, cmd);
+        tl.explicit_ = 1; /* an outer command was propagated by this one */
+        if (--tl.depth == 0 && !tl.in_tx) {
+            if (tl.nprop > 1)
+                wrap_multi();
+            commit(c);
+        }
+        return;
+    }
+    s = conn_store(c);
+    bm = key_stripes(c, cmd);
+    if (!bm) {
+        cmd->fn(c);
+        return;
+    }
+    store_hold_set(s, bm);
+    tl.depth = 1;
+    tl.nprop = 0;
+    run_logged(c, cmd);
+    if (tl.nprop > 1)
+        wrap_multi();
+    commit(c);
+    tl.depth = 0;
+    store_release_set(s, bm);
+}
+
+void aof_tx_begin(struct conn *c)
+{
+    size_t at;
+
+    (void)c;
+    tl.in_tx = 1;
+    tl.depth = 1;
+    at = rec_open(-1);
+    rec_arr(1);
+    rec_str("MULTI");
+    rec_close(at);
+    tl.tx_mark = buf_len(&tl.pend);
+}
+
+void aof_tx_end(struct conn *c)
+{
+    if (!tl.in_tx)
+        return;
+    if (buf_len(&tl.pend) == tl.tx_mark) {
+        tl.pend.rpos = tl.pend.wpos = 0; /* nothing written: no block */
+    } else {
+        size_t at = rec_open(-1);
+        rec_arr(1);
+        rec_str("EXEC");
+        rec_close(at);
+    }
+    commit(c);
+    tl.in_tx = 0;
+    tl.depth = 0;
+}
+
+void cmd_prop_gone(int db, const char *key, size_t klen)
+{
+    size_t at;
+
+    if (!atomic_load_explicit(&aof_on, memory_order_relaxed))
+        return;
+    at = rec_open(db);
+    rec_arr(2);
+    rec_str("DEL");
+    rec_bulk(key, klen);
+    rec_close(at);
+    if (!tl.depth)
+        commit(NULL);
+}
+
+/* ---- memcached ---- */
+
+static int mc_is_write(const struct mc_req *r)
+{
+    switch (r->cmd) {
+    case MC_GAT: case MC_GATS: case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND:
+    case MC_PREPEND: case MC_CAS: case MC_INCR: case MC_DECR: case MC_DELETE: case MC_TOUCH:
+    case MC_FLUSH_ALL: case MC_MS: case MC_MD: case MC_MA:
+        return 1;
+    case MC_MG:
+        return (r->m.has & (MC_MF('T') | MC_MF('N'))) != 0;
+    default:
+        return 0;
+    }
+}
+
+static void hold_all_bm(struct store *s, uint64_t *bm)
+{
+    uint32_t words = (s->nstripes + 63) / 64;
+    memset(bm, 0xff, words * 8);
+    if (s->nstripes % 64)
+        bm[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
+}
+
+void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec)
+{
+    struct store *s = conn_store(c);
+    uint32_t words = (s->nstripes + 63) / 64;
+    struct mc_tok t;
+    const char *pos;
+    int64_t now = conn_now(c);
+
+    if (!mc_is_write(r) || (!tl.bm && !(tl.bm = malloc(words * 8)))) {
+        exec(c, r);
+        return;
+    }
+    /* evict before holding anything (eviction under held stripes only refuses) */
+    if (cfg.maxmemory > 0)
+        store_make_room(s);
+    if (r->cmd == MC_FLUSH_ALL) {
+        hold_all_bm(s, tl.bm);
+    } else {
+        memset(tl.bm, 0, words * 8);
+        if (r->cmd == MC_GAT || r->cmd == MC_GATS) {
+            for (pos = r->keys; mc_next_token(&pos, r->end, &t);) {
+                struct skey k;
+                store_key(s, &k, 0, t.p, t.n);
+                tl.bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+            }
+        } else {
+            struct skey k;
+            store_key(s, &k, 0, r->key.p, r->key.n);
+            tl.bm[k.stripe >> 6] |= 1ULL << (k.stripe & 63);
+        }
+    }
+    store_hold_set(s, tl.bm);
+    tl.depth = 1;
+    exec(c, r);
+    if (r->cmd == MC_FLUSH_ALL) {
+        int64_t at = r->exptime > 0 ? mc_exptime_ms(r->exptime, now) : 0;
+        if (!r->err && !(at > MC_EXPIRED && at > now)) {
+            size_t a = rec_open(0);
+            rec_arr(1);
+            rec_str("FLUSHDB");
+            rec_close(a);
+        }
+    } else if (r->cmd == MC_GAT || r->cmd == MC_GATS) {
+        for (pos = r->keys; mc_next_token(&pos, r->end, &t);)
+            log_state(c, 0, t.p, t.n, 1);
+    } else if (!r->err || r->too_large) {
+        log_state(c, 0, r->key.p, r->key.n, 1);
+    }
+    commit(c);
+    tl.depth = 0;
+    store_release_set(s, tl.bm);
+}
+
+void aof_mc_flush(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    uint32_t words = (s->nstripes + 63) / 64;
+    size_t a;
+
+    if (!tl.bm && !(tl.bm = malloc(words * 8))) {
+        store_flush(s, 0);
+        return;
+    }
+    hold_all_bm(s, tl.bm);
+    store_hold_set(s, tl.bm);
+    store_flush(s, 0);
+    a = rec_open(0);
+    rec_arr(1);
+    rec_str("FLUSHDB");
+    rec_close(a);
+    commit(c);
+    store_release_set(s, tl.bm);
+}

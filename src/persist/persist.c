@@ -1,0 +1,390 @@
+/* RDB snapshots: SAVE, BGSAVE [SCHEDULE], LASTSAVE, the save rules, INFO persistence, the
+ * load at start-up and the save at shutdown (see persist.h).
+ *
+ * BGSAVE is a snapshot job (snapshot.h): the child writes temp-<pid>.rdb, fsyncs, renames
+ * and reports its copy-on-write size. SAVE, the shutdown save and the save after FLUSHALL
+ * write from this thread with every stripe held. */
+#define _GNU_SOURCE
+#include "persist/persist.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "persist/aof_log.h"
+#include "persist/persist_int.h"
+#include "persist/rdb.h"
+#include "persist/snapshot.h"
+#include "store/store.h"
+
+#define BGSAVE_RETRY_DELAY 5 /* seconds before retrying a failed automatic save, as Redis */
+
+_Atomic int persist_misconf;
+
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+struct persist_host persist_host;
+
+static struct {
+    struct snapshot sn;      /* running BGSAVE child */
+    int64_t child_start_ms;
+    uint64_t dirty_child;    /* dirty total when the child was forked */
+    int scheduled;           /* BGSAVE SCHEDULE while a child ran */
+    int last_ok;             /* rdb_last_bgsave_status */
+    int64_t lastsave_s;      /* last successful save (LASTSAVE) */
+    int64_t last_try_s;      /* last background save attempt */
+    uint64_t dirty_saved;    /* dirty total at the start of the last successful save */
+    int64_t last_bgsave_s;   /* rdb_last_bgsave_time_sec, -1 = none */
+    int64_t last_cow;        /* rdb_last_cow_size */
+    int64_t fork_us;         /* latest_fork_usec: every stripe held, fork included */
+    uint64_t saves;          /* rdb_saves */
+    uint64_t load_keys, load_expired;
+    int shutdown_done;       /* SHUTDOWN already saved (or chose not to) */
+} ps = {.sn = SNAPSHOT_INIT, .last_ok = 1, .last_bgsave_s = -1};
+
+void persist_setup(const struct persist_host *h)
+{
+    persist_host = *h;
+}
+
+static uint64_t dirty_total(void)
+{
+    return persist_host.dirty(persist_host.ctx);
+}
+
+static void dump_path(char *out, size_t cap)
+{
+    char dir[sizeof(cfg.dir)], file[sizeof(cfg.dbfilename)];
+    config_str(cfg.dir, dir, sizeof(dir));
+    config_str(cfg.dbfilename, file, sizeof(file));
+    rdb_path(out, cap, dir, file);
+}
+
+static void update_misconf(void)
+{
+    atomic_store_explicit(&persist_misconf,
+                          cfg.stop_writes_on_bgsave_error && !config_str_empty(cfg.save) &&
+                          !ps.last_ok,
+                          memory_order_relaxed);
+}
+
+static struct rdb_save_opts save_opts(void)
+{
+    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
+    return o;
+}
+
+/* Under plock, with every stripe held (or no other thread running). */
+static int save_locked(void)
+{
+    char path[2048];
+    struct rdb_save_opts o = save_opts();
+    uint64_t dirty = dirty_total();
+    int64_t now = util_now_ms();
+
+    dump_path(path, sizeof(path));
+    if (rdb_save(persist_host.store, path, &o, now)) {
+        ps.last_ok = 0;
+        update_misconf();
+        return -1;
+    }
+    log_notice("DB saved on disk");
+    ps.dirty_saved = dirty;
+    ps.lastsave_s = now / 1000;
+    ps.last_ok = 1;
+    ps.saves++;
+    update_misconf();
+    return 0;
+}
+
+int persist_save_now(int held_all)
+{
+    int oom, rc;
+    uint64_t *bm = NULL;
+
+    pthread_mutex_lock(&plock);
+    if (!held_all) {
+        bm = snapshot_hold_all(persist_host.store, &oom);
+        if (oom) {
+            pthread_mutex_unlock(&plock);
+            return -1;
+        }
+    }
+    rc = save_locked();
+    snapshot_release_all(persist_host.store, bm);
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
+
+/* BGSAVE's child: the dump, as of the fork (now: unix ms at the fork). */
+struct bgsave_job {
+    char path[2048];
+    int64_t now;
+};
+
+static int bgsave_write(void *arg)
+{
+    struct bgsave_job *j = arg;
+    struct rdb_save_opts o = save_opts();
+    return rdb_save(persist_host.store, j->path, &o, j->now);
+}
+
+/* Start a background save. Under plock, no child running; inside EXEC (store_held) this
+ * thread holds every stripe already. Returns 0 or -1. */
+static int bgsave_start_locked(void)
+{
+    struct bgsave_job j;
+    struct snapshot_job job = {.title = "tc-rdb-bgsave", .what = "Can't save in background",
+                               .cow_label = "RDB", .write = bgsave_write, .arg = &j};
+    struct snapshot_times t;
+    int rc;
+
+    j.now = util_now_ms();
+    dump_path(j.path, sizeof(j.path));
+    ps.last_try_s = j.now / 1000;
+    rc = snapshot_start(&ps.sn, persist_host.store, &job, &t);
+    if (rc == SNAPSHOT_OK || rc == SNAPSHOT_ERR_FORK)
+        ps.fork_us = t.held_us;
+    if (rc == SNAPSHOT_ERR_PIPE || rc == SNAPSHOT_ERR_FORK) {
+        ps.last_ok = 0;
+        update_misconf();
+    }
+    if (rc)
+        return -1;
+    ps.child_start_ms = j.now;
+    ps.dirty_child = dirty_total();
+    log_notice("Background saving started by pid %d (stripes held %lld us: locking %lld, "
+               "fork %lld)", (int)ps.sn.pid, (long long)t.held_us, (long long)t.lock_us,
+               (long long)t.fork_us);
+    return 0;
+}
+
+/* Under plock: collect a finished child (block: wait for it). */
+static void reap_locked(int block)
+{
+    struct snapshot_result r;
+
+    if (!snapshot_reap(&ps.sn, block, &r))
+        return;
+    int64_t now = util_now_ms();
+    if (r.ok) {
+        log_notice("Background saving terminated with success");
+        ps.dirty_saved = ps.dirty_child;
+        ps.lastsave_s = ps.child_start_ms / 1000;
+        ps.saves++;
+        ps.last_cow = r.cow;
+    } else if (r.signaled) {
+        char tmp[2048], d[1100];
+        log_warn("Background saving terminated by signal %d", r.sig);
+        config_str(cfg.dir, d, sizeof(d));
+        snprintf(tmp, sizeof(tmp), "%s/temp-%d.rdb", d, (int)r.pid);
+        unlink(tmp);
+    } else {
+        log_warn("Background saving error");
+    }
+    ps.last_ok = r.ok || (r.signaled && r.sig == SIGUSR1);
+    ps.last_bgsave_s = (now - ps.child_start_ms) / 1000;
+    update_misconf();
+}
+
+void persist_tick(int64_t now_ms)
+{
+    int64_t now_s = now_ms / 1000;
+
+    pthread_mutex_lock(&plock);
+    reap_locked(0);
+    if (!ps.sn.pid && ps.scheduled) {
+        ps.scheduled = 0;
+        bgsave_start_locked();
+    } else if (!ps.sn.pid && !config_str_empty(cfg.save)) {
+        char rules[256], *save = NULL, *a, *b;
+        uint64_t dirty = dirty_total() - ps.dirty_saved;
+        config_str(cfg.save, rules, sizeof(rules));
+        for (a = strtok_r(rules, " ", &save); a && (b = strtok_r(NULL, " ", &save));
+             a = strtok_r(NULL, " ", &save)) {
+            long long secs = atoll(a), changes = atoll(b);
+            if (dirty >= (uint64_t)changes && now_s - ps.lastsave_s >= secs &&
+                (ps.last_ok || now_s - ps.last_try_s >= BGSAVE_RETRY_DELAY)) {
+                log_notice("%lld changes in %lld seconds. Saving...", changes, secs);
+                bgsave_start_locked();
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&plock);
+    aof_tick();
+}
+
+int persist_shutdown(int force, int nosave)
+{
+    int rc = 0;
+
+    aof_shutdown();
+    pthread_mutex_lock(&plock);
+    if (ps.shutdown_done) {
+        pthread_mutex_unlock(&plock);
+        return 0;
+    }
+    if (ps.sn.pid) {
+        log_warn("There is a child saving an .rdb. Killing it!");
+        snapshot_kill(&ps.sn);
+        reap_locked(1);
+    }
+    if (!nosave && (force || !config_str_empty(cfg.save))) {
+        log_notice("Saving the final RDB snapshot before exiting.");
+        int oom;
+        uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
+        rc = oom ? -1 : save_locked();
+        snapshot_release_all(persist_host.store, bm);
+        if (rc)
+            log_warn("Error trying to save the DB, can't exit.");
+    }
+    if (rc == 0)
+        ps.shutdown_done = 1;
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
+
+void persist_flushall(void)
+{
+    int oom;
+
+    if (config_str_empty(cfg.save) || aof_loading())
+        return; /* no save rules, or replaying the AOF at start-up */
+    /* inside EXEC this thread holds the stripes already: only try the mutex (lock order) */
+    if (store_held ? pthread_mutex_trylock(&plock) : pthread_mutex_lock(&plock))
+        return;
+    if (ps.sn.pid) {
+        snapshot_kill(&ps.sn);
+        reap_locked(1);
+    }
+    uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
+    if (!oom)
+        save_locked();
+    snapshot_release_all(persist_host.store, bm);
+    pthread_mutex_unlock(&plock);
+}
+
+int persist_load(void)
+{
+    char path[2048], err[256];
+    struct rdb_load_info info;
+    int64_t t0 = util_mono_us();
+    int rc, aof;
+
+    ps.lastsave_s = persist_host.start_ms / 1000;
+    aof = aof_boot(); /* appendonly yes: the AOF, when there is one, wins over the RDB */
+    if (aof <= 0)
+        return aof;
+    dump_path(path, sizeof(path));
+    log_notice("Loading RDB from %s", path);
+    rc = rdb_load(persist_host.store, path, util_now_ms(), &info, err, sizeof(err));
+    if (rc == 1) {
+        log_notice("No RDB file found at %s: starting empty", path);
+        return aof == 2 ? aof_boot_create() : 0;
+    }
+    if (rc < 0) {
+        log_warn("Fatal error loading the DB (%s): %s. Exiting.", path, err);
+        return -1;
+    }
+    ps.load_keys = info.keys;
+    ps.load_expired = info.expired;
+    log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
+               info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
+    log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);
+    return aof == 2 ? aof_boot_create() : 0;
+}
+
+#define P(...)                                                                                \
+    do {                                                                                      \
+        int n_ = snprintf(line, sizeof(line), __VA_ARGS__);                                   \
+        buf_append(b, line, (size_t)n_);                                                      \
+    } while (0)
+
+void persist_info(struct buf *b)
+{
+    char line[256];
+    int64_t now = util_now_ms();
+
+    pthread_mutex_lock(&plock);
+    P("# Persistence\r\n");
+    P("loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n");
+    P("current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n");
+    P("current_save_keys_total:0\r\n");
+    P("rdb_changes_since_last_save:%llu\r\n",
+      (unsigned long long)(dirty_total() - ps.dirty_saved));
+    P("rdb_bgsave_in_progress:%d\r\n", ps.sn.pid ? 1 : 0);
+    P("rdb_last_save_time:%lld\r\n", (long long)ps.lastsave_s);
+    P("rdb_last_bgsave_status:%s\r\n", ps.last_ok ? "ok" : "err");
+    P("rdb_last_bgsave_time_sec:%lld\r\n", (long long)ps.last_bgsave_s);
+    P("rdb_current_bgsave_time_sec:%lld\r\n",
+      ps.sn.pid ? (long long)((now - ps.child_start_ms) / 1000) : -1LL);
+    P("rdb_saves:%llu\r\n", (unsigned long long)ps.saves);
+    P("rdb_last_cow_size:%lld\r\n", (long long)ps.last_cow);
+    P("rdb_last_load_keys_expired:%llu\r\n", (unsigned long long)ps.load_expired);
+    P("rdb_last_load_keys_loaded:%llu\r\n", (unsigned long long)ps.load_keys);
+    P("rdb_latest_fork_usec:%lld\r\n", (long long)ps.fork_us);
+    aof_info(b);
+    P("module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    P("\r\n");
+    pthread_mutex_unlock(&plock);
+}
+
+/* ---- command entry points ---- */
+
+/* plock for a command: a thread inside EXEC holds stripes and must not wait for plock (the
+ * timer takes plock, then stripes), so it only tries. */
+static int plock_for_command(void)
+{
+    if (store_held)
+        return pthread_mutex_trylock(&plock) ? -1 : 0;
+    pthread_mutex_lock(&plock);
+    return 0;
+}
+
+int persist_save(void)
+{
+    int oom;
+
+    if (plock_for_command())
+        return PERSIST_BUSY;
+    if (ps.sn.pid) {
+        pthread_mutex_unlock(&plock);
+        return PERSIST_BUSY;
+    }
+    uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
+    int rc = oom ? -1 : save_locked();
+    snapshot_release_all(persist_host.store, bm);
+    pthread_mutex_unlock(&plock);
+    return rc ? PERSIST_ERR : PERSIST_OK;
+}
+
+int persist_bgsave(int schedule)
+{
+    if (plock_for_command())
+        return PERSIST_BUSY;
+    if (ps.sn.pid) {
+        if (schedule)
+            ps.scheduled = 1;
+        pthread_mutex_unlock(&plock);
+        return schedule ? PERSIST_SCHEDULED : PERSIST_BUSY;
+    }
+    int rc = bgsave_start_locked();
+    pthread_mutex_unlock(&plock);
+    return rc ? PERSIST_ERR : PERSIST_OK;
+}
+
+int64_t persist_lastsave(void)
+{
+    pthread_mutex_lock(&plock);
+    int64_t v = ps.lastsave_s;
+    pthread_mutex_unlock(&plock);
+    return v;
+}

@@ -1,0 +1,90 @@
+/* Persistence, the server's side: RDB snapshots (SAVE, BGSAVE, the `save` rules, LASTSAVE,
+ * INFO persistence, the load at start-up and the save at shutdown) in persist.c; the
+ * append-only log in aof_log.h. src/persist knows the store and the configuration, not the
+ * command or network layers: what it needs from them (write counts, waking the workers,
+ * running a command of the AOF at boot, logging expired keys) comes through struct
+ * persist_host, filled by src/server/main.c.
+ *
+ * Threads: persist_setup and persist_load run on the main thread before the workers;
+ * persist_tick on worker 0's timer; the command entry points, persist_flushall and
+ * persist_info on any worker; persist_shutdown on a worker (SHUTDOWN) or on the main thread
+ * once the workers are joined.
+ *
+ * Locks: one mutex (plock) guards the snapshot state. It is taken before stripe locks, never
+ * after (SAVE/BGSAVE take the stripes after it, in ascending order); a thread inside EXEC,
+ * which holds stripes already, only tries it (and answers "already in progress"). INFO takes
+ * the AOF's mutex (aof_log.h) under plock: plock, then aof_lock, then stripes. */
+#ifndef TC_PERSIST_H
+#define TC_PERSIST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct buf;
+
+struct persist_host {
+    struct store *store;
+    int64_t start_ms;  /* server start (unix ms): LASTSAVE until the first save */
+    int nworkers;      /* worker indexes given to aof_before_sleep/aof_set_enabled are below */
+    void *ctx;         /* given back to dirty, wake_workers and replay_open */
+    /* Write commands run so far, summed over the workers (any thread, racy reads). */
+    uint64_t (*dirty)(void *ctx);
+    /* Wake every worker's loop (any thread). Returns 0, or -1 when the workers are not up. */
+    int (*wake_workers)(void *ctx);
+    /* Start-up, main thread: a context that runs the commands of the AOF (NULL: out of
+     * memory); replay runs one (argv borrowed; -1 stops loading: unknown command, logged);
+     * replay_close frees the context. */
+    void *(*replay_open)(void *ctx);
+    int (*replay)(void *rctx, int argc, const char **argv, const size_t *lens);
+    void (*replay_close)(void *rctx);
+    /* Installed as store_gone_hook while the AOF is on: logs a key removed by expiry or
+     * eviction, under its stripe lock. */
+    void (*gone)(int db, const char *key, size_t klen);
+};
+
+/* Main thread, before persist_load: remember the host (copied). */
+void persist_setup(const struct persist_host *h);
+
+/* 1 when writes are refused with -MISCONF (last background save failed and
+ * stop-writes-on-bgsave-error is set with save rules present). Read racily by workers. */
+extern _Atomic int persist_misconf;
+
+/* Start-up (main thread, before workers): load the AOF (appendonly yes and one exists) or
+ * dir/dbfilename into the store, logging progress; with appendonly yes and no AOF yet,
+ * create one. Returns 0 (loaded or no file) or -1 (corrupt: the server should exit). */
+int persist_load(void);
+/* Worker 0's timer (now_ms: its cached clock): reap a finished BGSAVE child, start one when a
+ * save rule matches or one was scheduled; then the AOF's tick (aof_tick). */
+void persist_tick(int64_t now_ms);
+/* Synchronous save with every stripe held by the caller's thread or no workers running
+ * (held_all: the caller already holds every stripe). Returns 0 or -1. */
+int persist_save_now(int held_all);
+/* At exit (workers joined), or SHUTDOWN from a worker: stop the AOF (aof_shutdown), kill a
+ * running BGSAVE child and, when save rules exist or force is set (SHUTDOWN SAVE), save.
+ * nosave skips it. Returns 0 or -1 (save failed). Runs once: later calls return 0. */
+int persist_shutdown(int force, int nosave);
+/* After FLUSHALL (worker, maybe inside EXEC): when save rules exist, stop a running BGSAVE and
+ * save the empty dataset now, as Redis does (so a crash cannot bring the flushed keys back).
+ * Nothing while the AOF is replayed at start-up. */
+void persist_flushall(void);
+/* The "# Persistence" INFO section, the aof_* fields included (any worker). */
+void persist_info(struct buf *b);
+
+/* Command entry points (a worker; inside EXEC they only try plock). */
+enum {
+    PERSIST_OK = 0,
+    PERSIST_SCHEDULED = 1, /* BGSAVE SCHEDULE while a child runs: started by the timer later */
+    PERSIST_BUSY = -1,     /* a background save is in progress (or plock is, inside EXEC) */
+    PERSIST_ERR = -2,      /* the save failed (logged) */
+};
+/* SAVE: save now with every stripe held. PERSIST_OK, PERSIST_BUSY or PERSIST_ERR. */
+int persist_save(void);
+/* BGSAVE [SCHEDULE]: fork a child that saves (snapshot.h). PERSIST_OK (started),
+ * PERSIST_SCHEDULED, PERSIST_BUSY or PERSIST_ERR. */
+int persist_bgsave(int schedule);
+/* LASTSAVE: unix seconds of the last successful save. */
+int64_t persist_lastsave(void);
+
+#endif
