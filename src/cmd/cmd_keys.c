@@ -222,8 +222,8 @@ static void persist_command(struct conn *c)
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (it && item_expire(it)) {
-        it = store_set_expire_locked(s, &k, it, 0);
-        cmd_modified(c, &k, it);
+        if ((it = store_set_expire_locked(s, &k, it, 0)))
+            cmd_modified(c, &k, it);
         reply_int(c, 1);
     } else {
         reply_int(c, 0);

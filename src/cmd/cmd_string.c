@@ -83,12 +83,14 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
         return;
     }
     exp = (flags & SET_EXPIRE) ? when : ((flags & SET_KEEPTTL) && old) ? item_expire(old) : 0;
-    if (!strval_set_locked(s, &k, old, pos, v->p, v->n, 0, exp, 0, 1)) {
+    struct item *it = strval_set_locked(s, &k, old, pos, v->p, v->n, 0, exp, 0, 1);
+    if (!it) {
         store_unlock(s, k.stripe);
         if (!(flags & SET_GET))
             reply_error(c, "ERR out of memory");
         return;
     }
+    cmd_modified(c, &k, it);
     store_unlock(s, k.stripe);
     if (reply_int_)
         reply_int(c, 1);
@@ -189,6 +191,7 @@ static void getdel_command(struct conn *c)
     } else if (!not_string(c, it)) {
         reply_item_value(c, it);
         store_delete_locked(s, &k, conn_now(c));
+        cmd_modified(c, &k, NULL);
     }
     store_unlock(s, k.stripe);
 }
@@ -227,10 +230,11 @@ static void getex_command(struct conn *c)
         reply_item_value(c, it);
         if (when && when <= conn_now(c)) {
             store_delete_locked(s, &k, conn_now(c));
-        } else if (when) {
-            store_set_expire_locked(s, &k, it, when);
-        } else if (persist) {
-            store_set_expire_locked(s, &k, it, 0);
+            cmd_modified(c, &k, NULL);
+        } else if (when || (persist && item_expire(it))) {
+            struct item *n = store_set_expire_locked(s, &k, it, when);
+            if (n)
+                cmd_modified(c, &k, n);
         }
     }
     store_unlock(s, k.stripe);
@@ -278,11 +282,13 @@ static void mset_generic(struct conn *c, int nx)
     }
     for (int i = 0; i < n && ok; i++) {
         const struct slice *v = &c->argv[2 + i * 2];
-        if (!strval_put_locked(s, &keys[i], NULL, v->p, v->n)) {
+        struct item *it = strval_put_locked(s, &keys[i], NULL, v->p, v->n);
+        if (!it) {
             store_unlock_keys(s, keys, n);
             reply_error(c, "ERR out of memory");
             return;
         }
+        cmd_modified(c, &keys[i], it);
     }
     store_unlock_keys(s, keys, n);
     if (nx)
@@ -315,6 +321,7 @@ static void incr_generic(struct conn *c, long long delta)
         goto out;
     switch (strval_incr_locked(s, &k, &it, delta, &v)) {
     case STRVAL_OK:
+        cmd_modified(c, &k, it);
         reply_int(c, v);
         break;
     case STRVAL_NOT_NUMBER:
@@ -389,10 +396,11 @@ static void incrbyfloat_command(struct conn *c)
         goto out;
     }
     n = util_ld2str(buf, sizeof(buf), v);
-    if (!strval_put_locked(s, &k, it, buf, (size_t)n)) {
+    if (!(it = strval_put_locked(s, &k, it, buf, (size_t)n))) {
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &k, it);
     reply_bulk(c, buf, (size_t)n);
 out:
     store_unlock(s, k.stripe);
@@ -412,10 +420,12 @@ static void append_command(struct conn *c)
     if (not_string(c, it))
         goto out;
     if (!it) {
-        if (strval_put_locked(s, &k, NULL, v->p, v->n))
+        if ((it = strval_put_locked(s, &k, NULL, v->p, v->n))) {
+            cmd_modified(c, &k, it);
             reply_int(c, (long long)v->n);
-        else
+        } else {
             reply_error(c, "ERR out of memory");
+        }
         goto out;
     }
     total = (size_t)it->vlen + v->n;
@@ -427,6 +437,7 @@ static void append_command(struct conn *c)
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &k, it);
     reply_int(c, (long long)total);
 out:
     store_unlock(s, k.stripe);
@@ -514,6 +525,7 @@ static void setrange_command(struct conn *c)
     total = (size_t)off + v->n;
     if (it && total <= it->vlen && item_writable(it)) {
         strval_overwrite(it, (size_t)off, v->p, v->n);
+        cmd_modified(c, &k, it);
         total = it->vlen;
     } else {
         size_t oldlen = it ? it->vlen : 0;
@@ -532,6 +544,7 @@ static void setrange_command(struct conn *c)
             reply_error(c, "ERR out of memory");
             goto out;
         }
+        cmd_modified(c, &k, n);
     }
     reply_int(c, (long long)total);
 out:
@@ -540,26 +553,26 @@ out:
 
 static struct cmd cmds[] = {
     {"get", get_command, 2, "readonly fast", "@string", "RO,access index:1 range:0,1,0", "string", "Get the value of a key"},
-    {"set", set_command, -3, "write denyoom tc:prop-argv3", "@string", "RW,access,update,variable_flags index:1 range:0,1,0", "string", "Set the string value of a key", NULL, cmd_getkeys_set},
-    {"setnx", setnx_command, 3, "write denyoom fast", "@string", "OW,insert index:1 range:0,1,0", "string", "Set the value of a key, only if the key does not exist"},
-    {"setex", setex_command, 4, "write denyoom tc:prop-state", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration of a key"},
-    {"psetex", setex_command, 4, "write denyoom tc:prop-state", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration in milliseconds of a key"},
-    {"getset", getset_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Set the string value of a key and return its old value"},
-    {"getdel", getdel_command, 2, "write fast", "@string", "RW,access,delete index:1 range:0,1,0", "string", "Get the value of a key and delete the key"},
-    {"getex", getex_command, -2, "write fast tc:prop-state", "@string", "RW,access,update index:1 range:0,1,0", "string", "Get the value of a key and optionally set its expiration"},
+    {"set", set_command, -3, "write denyoom tc:prop-argv3 tc:signals", "@string", "RW,access,update,variable_flags index:1 range:0,1,0", "string", "Set the string value of a key", NULL, cmd_getkeys_set},
+    {"setnx", setnx_command, 3, "write denyoom fast tc:signals", "@string", "OW,insert index:1 range:0,1,0", "string", "Set the value of a key, only if the key does not exist"},
+    {"setex", setex_command, 4, "write denyoom tc:prop-state tc:signals", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration of a key"},
+    {"psetex", setex_command, 4, "write denyoom tc:prop-state tc:signals", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration in milliseconds of a key"},
+    {"getset", getset_command, 3, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Set the string value of a key and return its old value"},
+    {"getdel", getdel_command, 2, "write fast tc:signals", "@string", "RW,access,delete index:1 range:0,1,0", "string", "Get the value of a key and delete the key"},
+    {"getex", getex_command, -2, "write fast tc:prop-state tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Get the value of a key and optionally set its expiration"},
     {"mget", mget_command, -2, "readonly fast", "@string", "RO,access index:1 range:-1,1,0", "string", "Get the values of all the given keys"},
-    {"mset", mset_command, -3, "write denyoom", "@string", "OW,update index:1 range:-1,2,0", "string", "Set multiple keys to multiple values"},
-    {"msetnx", msetnx_command, -3, "write denyoom", "@string", "OW,insert index:1 range:-1,2,0", "string", "Set multiple keys to multiple values, only if none of the keys exist"},
-    {"incr", incr_command, 2, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by one"},
-    {"decr", decr_command, 2, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by one"},
-    {"incrby", incrby_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by the given amount"},
-    {"decrby", decrby_command, 3, "write denyoom fast", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by the given number"},
-    {"incrbyfloat", incrbyfloat_command, 3, "write denyoom fast tc:prop-state", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the float value of a key by the given amount"},
-    {"append", append_command, 3, "write denyoom fast", "@string", "RW,insert index:1 range:0,1,0", "string", "Append a value to a key"},
+    {"mset", mset_command, -3, "write denyoom tc:signals", "@string", "OW,update index:1 range:-1,2,0", "string", "Set multiple keys to multiple values"},
+    {"msetnx", msetnx_command, -3, "write denyoom tc:signals", "@string", "OW,insert index:1 range:-1,2,0", "string", "Set multiple keys to multiple values, only if none of the keys exist"},
+    {"incr", incr_command, 2, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by one"},
+    {"decr", decr_command, 2, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by one"},
+    {"incrby", incrby_command, 3, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the integer value of a key by the given amount"},
+    {"decrby", decrby_command, 3, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Decrement the integer value of a key by the given number"},
+    {"incrbyfloat", incrbyfloat_command, 3, "write denyoom fast tc:prop-state tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Increment the float value of a key by the given amount"},
+    {"append", append_command, 3, "write denyoom fast tc:signals", "@string", "RW,insert index:1 range:0,1,0", "string", "Append a value to a key"},
     {"strlen", strlen_command, 2, "readonly fast", "@string", "RO index:1 range:0,1,0", "string", "Get the length of the value stored in a key"},
     {"getrange", getrange_command, 4, "readonly", "@string", "RO,access index:1 range:0,1,0", "string", "Get a substring of the string stored at a key"},
     {"substr", getrange_command, 4, "readonly", "@string", "RO,access index:1 range:0,1,0", "string", "Get a substring of the string stored at a key"},
-    {"setrange", setrange_command, 4, "write denyoom", "@string", "RW,update index:1 range:0,1,0", "string", "Overwrite part of a string at key starting at the specified offset"},
+    {"setrange", setrange_command, 4, "write denyoom tc:signals", "@string", "RW,update index:1 range:0,1,0", "string", "Overwrite part of a string at key starting at the specified offset"},
 };
 
 void cmd_string_setup(void)

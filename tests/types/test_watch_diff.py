@@ -6,7 +6,7 @@ something, across the families whose handlers report the keys they modify."""
 import pytest
 
 SETUP = [
-    ("DEL", "s", "h", "l", "z", "str", "ttl", "hll", "dst", "other", "e"),
+    ("DEL", "s", "h", "l", "z", "str", "ttl", "hll", "dst", "other", "e", "n"),
     ("SADD", "s", "a", "b"),
     ("HSET", "h", "f", "v", "n", "1"),
     ("RPUSH", "l", "x", "y", "x"),
@@ -14,6 +14,7 @@ SETUP = [
     ("SET", "str", "v"),
     ("SET", "ttl", "v", "EX", "1000"),
     ("PFADD", "hll", "a", "b"),
+    ("SET", "n", "10"),
 ]
 
 # (watched key, command)
@@ -39,6 +40,30 @@ CASES = [
     ("s", ("COPY", "str", "s")),
     ("str", ("MOVE", "str", "1")),
     ("absent", ("MOVE", "absent", "1")),
+    # strings
+    ("str", ("SET", "str", "v")),
+    ("str", ("SET", "str", "w", "NX")),
+    ("absent", ("SET", "absent", "w", "XX")),
+    ("str", ("SET", "str", "w", "XX", "GET")),
+    ("str", ("SETNX", "str", "w")),
+    ("absent", ("SETNX", "absent", "w")),
+    ("dst", ("MSETNX", "str", "x", "dst", "y")),
+    ("dst", ("MSETNX", "e", "x", "dst", "y")),
+    ("str", ("MSET", "str", "x")),
+    ("absent", ("GETDEL", "absent")),
+    ("str", ("GETDEL", "str")),
+    ("str", ("GETEX", "str")),
+    ("str", ("GETEX", "str", "PERSIST")),
+    ("ttl", ("GETEX", "ttl", "PERSIST")),
+    ("str", ("GETEX", "str", "EX", "100")),
+    ("str", ("APPEND", "str", "")),
+    ("str", ("APPEND", "str", "x")),
+    ("str", ("SETRANGE", "str", "0", "")),
+    ("str", ("SETRANGE", "str", "0", "v")),
+    ("absent", ("SETRANGE", "absent", "0", "")),
+    ("str", ("INCRBYFLOAT", "str", "1")),
+    ("n", ("INCRBY", "n", "0")),
+    ("n", ("INCRBYFLOAT", "n", "0")),
     # hashes
     ("h", ("HSET", "h", "f", "v")),
     ("h", ("HSETNX", "h", "f", "w")),
