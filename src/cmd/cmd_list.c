@@ -272,10 +272,12 @@ static void lset_command(struct conn *c)
         size_t before = item_value_mem(it);
         int r = tlist_replace(lst(it), &pos, c->argv[3].p, c->argv[3].n);
         coll_done(c, &k, it, before, 0);
-        if (r)
+        if (r) {
             reply_error(c, "ERR out of memory");
-        else
+        } else {
+            cmd_modified(c, &k, it);
             reply_ok(c);
+        }
     }
 out:
     store_unlock(s, k.stripe);
@@ -373,12 +375,15 @@ static void ltrim_command(struct conn *c)
     if (it) {
         size_t before = item_value_mem(it);
         struct tlist *l = lst(it);
+        int empty = 1;
         if (!clamp_range(&start, &end, (long long)l->len)) {
             coll_done(c, &k, it, before, 1);
         } else {
             tlist_trim(l, (long)start, (long)end);
-            coll_done(c, &k, it, before, l->len == 0);
+            empty = l->len == 0;
+            coll_done(c, &k, it, before, empty);
         }
+        cmd_modified(c, &k, empty ? NULL : it); /* as Redis, even when nothing was trimmed */
     }
     reply_ok(c);
 out:
@@ -568,7 +573,13 @@ static void lmove_generic(struct conn *c, int from, int to)
                 free(tmp);
         }
     }
-    coll_done(c, &k[0], src, sb, lst(src)->len == 0);
+    {
+        int empty = lst(src)->len == 0;
+        coll_done(c, &k[0], src, sb, empty);
+        cmd_modified(c, &k[0], empty ? NULL : src);
+        if (dst != src)
+            cmd_modified(c, &k[1], dst);
+    }
 out:
     store_unlock_keys(s, k, 2);
 }
@@ -631,7 +642,9 @@ static void lmpop_command(struct conn *c)
         reply_bulk(c, keys[i].p, keys[i].n);
         reply_array(c, count < len ? count : len);
         pop_n(c, lst(it), where, count);
-        coll_done(c, &keys[i], it, before, lst(it)->len == 0);
+        int empty = lst(it)->len == 0;
+        coll_done(c, &keys[i], it, before, empty);
+        cmd_modified(c, &keys[i], empty ? NULL : it);
         goto out;
     }
     reply_null_array(c);
@@ -649,14 +662,14 @@ static struct cmd cmds[] = {
     {"llen", llen_command, 2, "readonly fast", "@list", "RO index:1 range:0,1,0", "list", "Get the length of a list"},
     {"lrange", lrange_command, 4, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get a range of elements from a list"},
     {"lindex", lindex_command, 3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Get an element from a list by its index"},
-    {"lset", lset_command, 4, "write denyoom", "@list", "RW,update index:1 range:0,1,0", "list", "Set the value of an element in a list by its index"},
+    {"lset", lset_command, 4, "write denyoom tc:signals", "@list", "RW,update index:1 range:0,1,0", "list", "Set the value of an element in a list by its index"},
     {"lrem", lrem_command, 4, "write tc:signals", "@list", "RW,delete index:1 range:0,1,0", "list", "Remove elements from a list"},
-    {"ltrim", ltrim_command, 4, "write", "@list", "RW,delete index:1 range:0,1,0", "list", "Trim a list to the specified range"},
+    {"ltrim", ltrim_command, 4, "write tc:signals", "@list", "RW,delete index:1 range:0,1,0", "list", "Trim a list to the specified range"},
     {"linsert", linsert_command, 5, "write denyoom tc:signals", "@list", "RW,insert index:1 range:0,1,0", "list", "Insert an element before or after another element in a list"},
     {"lpos", lpos_command, -3, "readonly", "@list", "RO,access index:1 range:0,1,0", "list", "Return the index of matching elements on a list"},
-    {"lmove", lmove_command, 5, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it"},
-    {"rpoplpush", rpoplpush_command, 3, "write denyoom", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Remove the last element in a list, prepend it to another list and return it"},
-    {"lmpop", lmpop_command, -4, "write", "@list", "RW,access,delete index:1 keynum:0,1,1", "list", "Pop elements from a list"},
+    {"lmove", lmove_command, 5, "write denyoom tc:signals", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Pop an element from a list, push it to another list and return it"},
+    {"rpoplpush", rpoplpush_command, 3, "write denyoom tc:signals", "@list", "RW,access,delete index:1 range:0,1,0; RW,insert index:2 range:0,1,0", "list", "Remove the last element in a list, prepend it to another list and return it"},
+    {"lmpop", lmpop_command, -4, "write tc:signals", "@list", "RW,access,delete index:1 keynum:0,1,1", "list", "Pop elements from a list"},
 };
 
 void cmd_list_setup(void)
