@@ -62,9 +62,12 @@ bad:
 
 /* The string item of k made writable with at least need bytes (zero-filled growth): it itself
  * when possible, otherwise a copy stored in its place (or a new key when it is NULL). Returns
- * the item in the table, or NULL after replying an error. Under k's stripe lock. */
+ * the item in the table, or NULL after replying an error; *grown is set when the key was
+ * created or its value grew (a change to report even if no bit changes). The caller reports
+ * the modification (cmd_modified, which also invalidates the CAS value). Under k's stripe
+ * lock. */
 static struct item *bits_for_write(struct conn *c, const struct skey *k, struct item *it,
-                                   size_t need)
+                                   size_t need, int *grown)
 {
     size_t len = it ? it->vlen : 0, total = need > len ? need : len;
     struct item *n;
@@ -74,17 +77,15 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
         reply_error(c, ERR_BIGSTR);
         return NULL;
     }
+    *grown = total != len || !it;
     if (it && item_writable(it)) {
-        if (total == len) {
-            item_cas_invalidate(it);
+        if (total == len)
             return it;
-        }
         if (!(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
             (size_t)(item_value(it) - (char *)it) + total <= item_alloc_size(it)) {
             /* the allocation has room: grow in place */
             memset(item_value(it) + len, 0, total - len);
             it->vlen = (uint32_t)total;
-            item_cas_invalidate(it);
             return it;
         }
     }
@@ -111,7 +112,7 @@ static void setbit_command(struct conn *c)
     uint64_t off;
     long long on;
     unsigned char *p, mask;
-    int old;
+    int old, grown;
 
     if (arg_bitoff(c, 2, 0, 1, &off))
         return;
@@ -126,7 +127,7 @@ static void setbit_command(struct conn *c)
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out;
-    it = bits_for_write(c, &k, it, (size_t)(off >> 3) + 1);
+    it = bits_for_write(c, &k, it, (size_t)(off >> 3) + 1, &grown);
     if (!it)
         goto out;
     p = (unsigned char *)item_value(it) + (off >> 3);
@@ -136,6 +137,8 @@ static void setbit_command(struct conn *c)
         *p |= mask;
     else
         *p &= (unsigned char)~mask;
+    if (grown || old != (int)on)
+        cmd_modified(c, &k, it); /* as Redis 7.0: only a change (or a new, longer value) */
     reply_int(c, old);
 out:
     store_unlock(s, k.stripe);
@@ -435,7 +438,8 @@ static void bitop_command(struct conn *c)
             maxlen = src->vlen;
     }
     if (maxlen == 0) {
-        store_delete_locked(s, &keys[0], conn_now(c));
+        if (store_delete_locked(s, &keys[0], conn_now(c)))
+            cmd_modified(c, &keys[0], NULL);
         reply_int(c, 0);
         goto out;
     }
@@ -475,6 +479,7 @@ static void bitop_command(struct conn *c)
         reply_error(c, "ERR out of memory");
         goto out;
     }
+    cmd_modified(c, &keys[0], it);
     reply_int(c, (long long)maxlen);
 out:
     store_unlock_keys(s, keys, n);
@@ -623,7 +628,7 @@ static void bitfield_generic(struct conn *c, int ro)
     struct skey k;
     struct item *it;
     struct bf_op op;
-    int nreply = 0, write = 0, ow = OW_WRAP;
+    int nreply = 0, write = 0, ow = OW_WRAP, changes = 0, grown = 0;
     uint64_t need = 0; /* bytes the writes need */
 
     /* first pass: validate everything before touching the key */
@@ -651,7 +656,7 @@ static void bitfield_generic(struct conn *c, int ro)
                : store_lookup_read_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out;
-    if (write && !(it = bits_for_write(c, &k, it, (size_t)need)))
+    if (write && !(it = bits_for_write(c, &k, it, (size_t)need, &grown)))
         goto out;
     reply_array(c, nreply);
     for (int i = 2; i < c->argc;) {
@@ -671,9 +676,12 @@ static void bitfield_generic(struct conn *c, int ro)
             reply_null(c);
         } else {
             bf_write(p, op.off, op.bits, nv);
+            changes += nv != old;
             reply_int(c, bf_value(op.kind == BF_SET ? old : nv, op.sign, op.bits));
         }
     }
+    if (changes || grown)
+        cmd_modified(c, &k, it);
 out:
     store_unlock(s, k.stripe);
 }
@@ -689,12 +697,12 @@ static void bitfield_ro_command(struct conn *c)
 }
 
 static struct cmd cmds[] = {
-    {"setbit", setbit_command, 4, "write denyoom", "@bitmap", "RW,access,update index:1 range:0,1,0", "bitmap", "Sets or clears the bit at offset in the string value stored at key"},
+    {"setbit", setbit_command, 4, "write denyoom tc:signals", "@bitmap", "RW,access,update index:1 range:0,1,0", "bitmap", "Sets or clears the bit at offset in the string value stored at key"},
     {"getbit", getbit_command, 3, "readonly fast", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Returns the bit value at offset in the string value stored at key"},
     {"bitcount", bitcount_command, -2, "readonly", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Count set bits in a string"},
     {"bitpos", bitpos_command, -3, "readonly", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Find first bit set or clear in a string"},
-    {"bitop", bitop_command, -4, "write denyoom", "@bitmap", "OW,update index:2 range:0,1,0; RO,access index:3 range:-1,1,0", "bitmap", "Perform bitwise operations between strings"},
-    {"bitfield", bitfield_command, -2, "write denyoom", "@bitmap", "RW,access,update,variable_flags index:1 range:0,1,0", "bitmap", "Perform arbitrary bitfield integer operations on strings", NULL, cmd_getkeys_bitfield},
+    {"bitop", bitop_command, -4, "write denyoom tc:signals", "@bitmap", "OW,update index:2 range:0,1,0; RO,access index:3 range:-1,1,0", "bitmap", "Perform bitwise operations between strings"},
+    {"bitfield", bitfield_command, -2, "write denyoom tc:signals", "@bitmap", "RW,access,update,variable_flags index:1 range:0,1,0", "bitmap", "Perform arbitrary bitfield integer operations on strings", NULL, cmd_getkeys_bitfield},
     {"bitfield_ro", bitfield_ro_command, -2, "readonly fast", "@bitmap", "RO,access index:1 range:0,1,0", "bitmap", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"},
 };
 

@@ -123,6 +123,18 @@ CASES = [
     ("z", ("BZPOPMIN", "absent", "z", "0.01")),
     ("l", ("BLPOP", "absent", "l", "0.01")),
     ("absent", ("BRPOP", "absent", "0.01")),
+    # bitmaps
+    ("str", ("SETBIT", "str", "1", "1")),
+    ("str", ("SETBIT", "str", "0", "1")),
+    ("str", ("SETBIT", "str", "20", "0")),
+    ("absent", ("SETBIT", "absent", "0", "0")),
+    ("str", ("BITFIELD", "str", "SET", "u8", "16", "0")),
+    ("str", ("BITFIELD", "str", "GET", "u8", "0")),
+    ("str", ("BITFIELD", "str", "SET", "u8", "0", "118")),
+    ("str", ("BITFIELD", "str", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9")),
+    ("dst", ("BITOP", "AND", "dst", "absent")),
+    ("str", ("BITOP", "AND", "str", "absent")),
+    ("dst", ("BITOP", "OR", "dst", "str")),
     # HyperLogLog
     ("hll", ("PFADD", "hll", "a")),
     ("hll", ("PFADD", "hll", "zz-new-element")),
