@@ -44,6 +44,8 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
 #define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
 #define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
+#define CMD_KEEP_WATCH 0x80000000 /* tc:keep-watch: its changes invalidate no WATCH (Redis does not
+                                   * signal the key: XACK, XGROUP, XCLAIM, XAUTOCLAIM) */
 /* How a write propagates when its handler does not say (cmd_prop_*): by default as it came,
  * unless it answered an error */
 #define CMD_PROP_EXPLICIT 0x08000000 /* tc:prop-explicit: only what the handler propagates */

@@ -313,7 +313,10 @@ static void geoadd_command(struct conn *c)
         double ns;
         const struct slice *m = &c->argv[i + j * 3 + 2];
         if (tzset_add(z, scores[j], m->p, m->n, flags, &of, &ns) <= 0) {
-            coll_done(c, &k, it, before, tzset_len(z) == 0);
+            int empty = tzset_len(z) == 0;
+            coll_done(c, &k, it, before, empty);
+            if (added || updated)
+                cmd_modified(c, &k, empty ? NULL : it);
             reply_error(c, "ERR out of memory");
             goto out;
         }
@@ -321,6 +324,8 @@ static void geoadd_command(struct conn *c)
         updated += (of & ZADD_OUT_UPDATED) != 0;
     }
     coll_done(c, &k, it, before, 0);
+    if (added || updated)
+        cmd_modified(c, &k, it);
 reply:
     reply_int(c, ch ? added + updated : added);
 out:
@@ -913,7 +918,7 @@ static void geosearchstore_command(struct conn *c)
 /* GEORADIUS and GEORADIUSBYMEMBER are write commands whose STORE key moves (as in Redis):
  * CMD_MOVABLE makes WATCH, blocking and the AOF consider every argument a possible key. */
 static struct cmd cmds[] = {
-    {"geoadd", geoadd_command, -5, "write denyoom", "@geo", "RW,update index:1 range:0,1,0", "geo", "Add one or more geospatial items in the geospatial index represented using a sorted set"},
+    {"geoadd", geoadd_command, -5, "write denyoom tc:signals", "@geo", "RW,update index:1 range:0,1,0", "geo", "Add one or more geospatial items in the geospatial index represented using a sorted set"},
     {"geopos", geopos_command, -2, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns longitude and latitude of members of a geospatial index"},
     {"geohash", geohash_command, -2, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns members of a geospatial index as standard geohash strings"},
     {"geodist", geodist_command, -4, "readonly", "@geo", "RO,access index:1 range:0,1,0", "geo", "Returns the distance between two members of a geospatial index"},

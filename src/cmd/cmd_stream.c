@@ -484,6 +484,8 @@ static void xdel_command(struct conn *c)
             deleted += tstream_delete(stream_of(it), &id);
         }
         coll_done(c, &k, it, before, 0); /* an empty stream stays, as in Redis */
+        if (deleted)
+            cmd_modified(c, &k, it);
     }
     reply_int(c, deleted);
 out:
@@ -512,6 +514,8 @@ static void xtrim_command(struct conn *c)
     size_t before = item_value_mem(it);
     int64_t n = do_trim(stream_of(it), &a);
     coll_done(c, &k, it, before, 0);
+    if (n)
+        cmd_modified(c, &k, it);
     reply_int(c, n);
 out:
     store_unlock(s, k.stripe);
@@ -736,8 +740,8 @@ static struct cmd cmds[] = {
     {"xlen", xlen_command, 2, "readonly fast", "@stream", "RO index:1 range:0,1,0", "stream", "Return the number of entries in a stream"},
     {"xrange", xrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval"},
     {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
-    {"xdel", xdel_command, -3, "write fast", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
-    {"xtrim", xtrim_command, -4, "write", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
+    {"xdel", xdel_command, -3, "write fast tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
+    {"xtrim", xtrim_command, -4, "write tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
     {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &xread_block_spec},
 };
 

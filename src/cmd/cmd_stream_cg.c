@@ -762,11 +762,11 @@ out:
 }
 
 static struct cmd xgroup_subs[] = {
-    {"xgroup|create", xgroup_command, -5, "write denyoom", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Create a consumer group on a stream"},
-    {"xgroup|setid", xgroup_command, -5, "write", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
-    {"xgroup|destroy", xgroup_command, 4, "write", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer group"},
-    {"xgroup|createconsumer", xgroup_command, 5, "write denyoom", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Add a consumer to a group"},
-    {"xgroup|delconsumer", xgroup_command, 5, "write", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer from a group"},
+    {"xgroup|create", xgroup_command, -5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Create a consumer group on a stream"},
+    {"xgroup|setid", xgroup_command, -5, "write tc:keep-watch", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
+    {"xgroup|destroy", xgroup_command, 4, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer group"},
+    {"xgroup|createconsumer", xgroup_command, 5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Add a consumer to a group"},
+    {"xgroup|delconsumer", xgroup_command, 5, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer from a group"},
     {"xgroup|help", xgroup_command, 2, "loading stale", "@stream", NULL, "stream", "List the XGROUP subcommands"},
     {NULL},
 };
@@ -782,7 +782,7 @@ static struct cmd xinfo_subs[] = {
 static struct cmd cmds[] = {
     {"xreadgroup", xreadgroup_command, -7, "write blocking tc:prop-explicit", "@stream", "RO,access keyword:STREAMS:4 range:-1,1,2", "stream", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", NULL, NULL, &xreadgroup_block_spec},
     {"xgroup", xgroup_command, -2, "", "", NULL, "stream", "A container for consumer groups commands", xgroup_subs},
-    {"xack", xack_command, -4, "write fast", "@stream", "RW,update index:1 range:0,1,0", "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL."},
+    {"xack", xack_command, -4, "write fast tc:keep-watch", "@stream", "RW,update index:1 range:0,1,0", "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL."},
     {"xinfo", xinfo_command, -2, "", "", NULL, "stream", "A container for stream introspection commands", xinfo_subs},
 };
 

@@ -531,8 +531,8 @@ out:
 
 static struct cmd cmds[] = {
     {"xpending", xpending_command, -3, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged."},
-    {"xclaim", xclaim_command, -6, "write fast tc:prop-explicit", "@stream", "RW,update index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer."},
-    {"xautoclaim", xautoclaim_command, -6, "write fast tc:prop-explicit", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer."},
+    {"xclaim", xclaim_command, -6, "write fast tc:prop-explicit tc:keep-watch", "@stream", "RW,update index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer."},
+    {"xautoclaim", xautoclaim_command, -6, "write fast tc:prop-explicit tc:keep-watch", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer."},
 };
 
 void cmd_stream_pel_setup(void)

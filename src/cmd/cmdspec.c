@@ -38,6 +38,7 @@ static const struct {
     {"tc:txcontrol", CMD_TX_CONTROL},
     {"tc:subscribed", CMD_SUBSCRIBED},
     {"tc:signals", CMD_SIGNALS},
+    {"tc:keep-watch", CMD_KEEP_WATCH},
     {"tc:prop-explicit", CMD_PROP_EXPLICIT},
     {"tc:prop-state", CMD_PROP_STATE},
     {"tc:prop-expire", CMD_PROP_EXPIRE},

@@ -126,7 +126,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
     if (cmd_errors)
         return 0; /* refused: it changed nothing (as the propagation assumes too) */
     STAT_INC(c->w->st.dirty);
-    if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0))
+    if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0) &&
+        !(cmd->flags & CMD_KEEP_WATCH))
         tx_touch_keys(c, cmd);
     if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
         block_signal_keys(c, cmd);

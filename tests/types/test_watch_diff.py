@@ -6,7 +6,7 @@ something, across the families whose handlers report the keys they modify."""
 import pytest
 
 SETUP = [
-    ("DEL", "s", "h", "l", "z", "str", "ttl", "hll", "dst", "other", "e", "n"),
+    ("DEL", "s", "h", "l", "z", "str", "ttl", "hll", "dst", "other", "e", "n", "x", "geo"),
     ("SADD", "s", "a", "b"),
     ("HSET", "h", "f", "v", "n", "1"),
     ("RPUSH", "l", "x", "y", "x"),
@@ -15,6 +15,11 @@ SETUP = [
     ("SET", "ttl", "v", "EX", "1000"),
     ("PFADD", "hll", "a", "b"),
     ("SET", "n", "10"),
+    ("XADD", "x", "1-1", "f", "v"),
+    ("XADD", "x", "2-1", "f", "v"),
+    ("XGROUP", "CREATE", "x", "g", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "x", ">"),
+    ("GEOADD", "geo", "13.361389", "38.115556", "Palermo"),
 ]
 
 # (watched key, command)
@@ -139,6 +144,38 @@ CASES = [
     ("hll", ("PFADD", "hll", "a")),
     ("hll", ("PFADD", "hll", "zz-new-element")),
     ("absent", ("PFADD", "absent")),
+    # streams
+    ("x", ("XADD", "x", "*", "f", "v")),
+    ("absent", ("XADD", "absent", "NOMKSTREAM", "*", "f", "v")),
+    ("x", ("XDEL", "x", "9-9")),
+    ("x", ("XDEL", "x", "1-1")),
+    ("x", ("XTRIM", "x", "MAXLEN", "10")),
+    ("x", ("XTRIM", "x", "MAXLEN", "1")),
+    ("x", ("XACK", "x", "g", "1-1")),
+    ("x", ("XACK", "x", "g", "9-9")),
+    ("x", ("XGROUP", "CREATE", "x", "g2", "$")),
+    ("x", ("XGROUP", "SETID", "x", "g", "0")),
+    ("x", ("XGROUP", "DESTROY", "x", "g")),
+    ("x", ("XGROUP", "DESTROY", "x", "nosuch")),
+    ("x", ("XGROUP", "CREATECONSUMER", "x", "g", "c2")),
+    ("x", ("XGROUP", "DELCONSUMER", "x", "g", "c")),
+    ("x", ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">")),
+    ("x", ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", "0")),
+    ("x", ("XCLAIM", "x", "g", "c3", "0", "1-1")),
+    ("x", ("XAUTOCLAIM", "x", "g", "c3", "0", "0")),
+    ("x", ("XSETID", "x", "5-5")),
+    # geo
+    ("geo", ("GEOADD", "geo", "13.361389", "38.115556", "Palermo")),
+    ("geo", ("GEOADD", "geo", "15.087269", "37.502669", "Catania")),
+    ("geo", ("GEOADD", "geo", "NX", "1", "1", "Palermo")),
+    ("dst", ("GEOSEARCHSTORE", "dst", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "1", "km")),
+    ("dst", ("GEOSEARCHSTORE", "dst", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "900", "km")),
+    ("dst", ("GEORADIUS", "geo", "15", "37", "900", "km", "STORE", "dst")),
+    # SORT ... STORE, PFMERGE
+    ("dst", ("SORT", "absent", "STORE", "dst")),
+    ("dst", ("SORT", "l", "ALPHA", "STORE", "dst")),
+    ("hll", ("PFMERGE", "hll", "hll")),
+    ("dst", ("PFMERGE", "dst", "hll")),
     # errors change nothing
     ("str", ("LPUSH", "str", "x")),
     ("h", ("HINCRBY", "h", "f", "notanumber")),
