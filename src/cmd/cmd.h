@@ -44,8 +44,8 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
 #define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
 #define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
-#define CMD_KEEP_WATCH 0x80000000 /* tc:keep-watch: its changes invalidate no WATCH (Redis does not
-                                   * signal the key: XACK, XGROUP, XCLAIM, XAUTOCLAIM) */
+#define CMD_KEEP_WATCH 0x100000000ULL /* tc:keep-watch: its changes invalidate no WATCH (Redis
+                                        * does not signal the key: XACK, XGROUP, XCLAIM...) */
 /* How a write propagates when its handler does not say (cmd_prop_*): by default as it came,
  * unless it answered an error */
 #define CMD_PROP_EXPLICIT 0x08000000 /* tc:prop-explicit: only what the handler propagates */
@@ -105,7 +105,7 @@ struct cmd {
     cmd_getkeys_fn *getkeys; /* see cmd_getkeys_fn, or NULL */
     const struct block_spec *block; /* how it blocks (blocking.c), or NULL */
     /* derived */
-    uint32_t flags;          /* CMD_* */
+    uint64_t flags;          /* CMD_* */
     uint32_t acl;            /* ACL_* category bits */
     int first, last, step;   /* the legacy key range COMMAND INFO reports */
     int nks;                 /* key specs */
@@ -148,7 +148,7 @@ int cmd_has_keys(const struct cmd *cmd);
 void cmd_entry_setup(struct cmd *c, const struct cmd *parent);
 /* The names of the CMD_* and KS_* flags, for COMMAND INFO: i from 0 to count-1. */
 int cmd_flag_count(void);
-const char *cmd_flag_name(int i, uint32_t *bit);
+const char *cmd_flag_name(int i, uint64_t *bit);
 int keyspec_flag_count(void);
 const char *keyspec_flag_name(int i, unsigned *bit);
 /* getkeys functions of SET, BITFIELD, SORT and SORT_RO (see cmd_getkeys_fn). */

@@ -7,10 +7,10 @@
 #include "cmd/cmd.h"
 #include "core/util.h"
 
-static void reply_flags(struct conn *c, uint32_t f)
+static void reply_flags(struct conn *c, uint64_t f)
 {
     int n = 0, nf = cmd_flag_count();
-    uint32_t bit;
+    uint64_t bit;
 
     for (int i = 0; i < nf; i++) {
         const char *name = cmd_flag_name(i, &bit);

@@ -12,7 +12,7 @@
 
 static const struct {
     const char *name;
-    uint32_t bit;
+    uint64_t bit;
 } flag_words[] = {
     {"write", CMD_WRITE},
     {"readonly", CMD_READONLY},
@@ -84,7 +84,7 @@ int cmd_flag_count(void)
     return (int)(sizeof(flag_words) / sizeof(flag_words[0]));
 }
 
-const char *cmd_flag_name(int i, uint32_t *bit)
+const char *cmd_flag_name(int i, uint64_t *bit)
 {
     *bit = flag_words[i].bit;
     return flag_words[i].name;
@@ -121,10 +121,10 @@ static const char *next_word(const char **p, size_t *n)
     return s;
 }
 
-static uint32_t parse_flags(const struct cmd *c)
+static uint64_t parse_flags(const struct cmd *c)
 {
     const char *p = c->flagstr ? c->flagstr : "", *w;
-    uint32_t f = 0;
+    uint64_t f = 0;
     size_t n;
 
     while ((w = next_word(&p, &n))) {

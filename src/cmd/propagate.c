@@ -257,7 +257,7 @@ static void log_expire(struct conn *c)
  * it did not propagate itself. */
 static void log_command(struct conn *c, const struct cmd *cmd)
 {
-    uint32_t f = cmd->flags;
+    uint64_t f = cmd->flags;
 
     if (cmd_errors)
         return; /* refused: nothing changed */
