@@ -74,7 +74,7 @@ void tx_flag_error(struct conn *c)
 
 int tx_in_exec(const struct conn *c)
 {
-    return c->tx && ((const struct tx *)c->tx)->executing;
+    return (c->flags & CONN_NO_BLOCK) || (c->tx && ((const struct tx *)c->tx)->executing);
 }
 
 int tx_active(const struct conn *c)
@@ -305,7 +305,8 @@ static void exec_command(struct conn *c)
             break;
         }
         cmd = cmd_resolve(c->argc, c->argv, &container);
-        if (!cmd || cmd_keys(cmd, c->argc, c->argv, set_bit_cb, &a) < 0)
+        if (!cmd || (cmd->flags & CMD_ALL_STRIPES) ||
+            cmd_keys(cmd, c->argc, c->argv, set_bit_cb, &a) < 0)
             all = 1;
     }
     for (int i = 0; i < t->nw; i++) {

@@ -17,6 +17,7 @@
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
 #include "cmd/cmd_mc.h"
+#include "script/script.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     cmd_setup();
+    script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT */
     if (persist_load(&srv))
         return 1;
     if (cmd_mc_setup(&srv)) {
