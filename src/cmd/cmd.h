@@ -184,6 +184,10 @@ typedef const char *encoding_fn(struct item *it);
 void cmd_keys_set_copier(int type, value_copy_fn *fn);
 void cmd_keys_set_encoder(int type, encoding_fn *fn);
 
+/* Lines a module above cmd (scripting) appends to INFO's memory section, or NULL. Set at
+ * setup; called on any worker. */
+extern void (*cmd_info_memory_hook)(struct buf *b);
+
 /* Families */
 void cmd_string_setup(void);
 void cmd_keys_setup(void);

@@ -7,6 +7,7 @@
  * stripe: EVAL's entry carries tc:allstripes, which makes EXEC hold them all. Effects: with
  * the AOF on, the writes the script performs are logged as the commands they are, wrapped in
  * one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,10 +53,11 @@ static void lower_sha(char out[41], const char *p)
     out[40] = '\0';
 }
 
-/* The script of argv[1] compiled in this thread's state: its flags with its sha in sha, or -1
- * with the error replied. */
-static int find_script(struct conn *c, int by_sha, char sha[41])
+/* The script of argv[arg] (its body, or its sha when by_sha) compiled in this thread's state:
+ * its flags with its sha in sha, or -1 with the error replied. */
+static int find_script(struct conn *c, int arg, int by_sha, char sha[41])
 {
+    const struct slice *a = &c->argv[arg];
     int flags;
 
     if (!script_lua_state()) {
@@ -65,11 +67,11 @@ static int find_script(struct conn *c, int by_sha, char sha[41])
     if (by_sha) {
         char *body;
         size_t n;
-        if (c->argv[1].n != 40) {
+        if (a->n != 40) {
             reply_error(c, ERR_NOSCRIPT);
             return -1;
         }
-        lower_sha(sha, c->argv[1].p);
+        lower_sha(sha, a->p);
         if ((flags = script_lua_flags(sha)) >= 0)
             return flags;
         body = script_cache_get(sha, 40, &n);
@@ -81,13 +83,13 @@ static int find_script(struct conn *c, int by_sha, char sha[41])
         free(body);
         return flags;
     }
-    script_sha1hex(sha, c->argv[1].p, c->argv[1].n);
+    script_sha1hex(sha, a->p, a->n);
     if ((flags = script_lua_flags(sha)) >= 0 && script_cache_has(sha, 40))
         return flags;
-    flags = script_lua_load(c, sha, c->argv[1].p, c->argv[1].n);
+    flags = script_lua_load(c, sha, a->p, a->n);
     if (flags < 0)
         return -1;
-    if (script_cache_add(c->argv[1].p, c->argv[1].n, sha)) {
+    if (script_cache_add(a->p, a->n, sha)) {
         reply_error(c, "ERR out of memory");
         return -1;
     }
@@ -103,6 +105,10 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
     char sha[41];
     int flags, nested, logged;
 
+    if (by_sha && c->argv[1].n != 40) {
+        reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
+        return;
+    }
     if (arg_ll(c, 2, &nkeys, NULL))
         return;
     if (nkeys > c->argc - 3) {
@@ -113,7 +119,7 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
         reply_error(c, "ERR Number of keys can't be negative");
         return;
     }
-    if ((flags = find_script(c, by_sha, sha)) < 0)
+    if ((flags = find_script(c, 1, by_sha, sha)) < 0)
         return;
     run.caller = c;
     run.sha = sha;
@@ -184,7 +190,7 @@ static void script_load_command(struct conn *c)
 {
     char sha[41];
 
-    if (find_script(c, 0, sha) < 0)
+    if (find_script(c, 2, 0, sha) < 0)
         return;
     reply_bulk(c, sha, 40);
 }
@@ -251,7 +257,39 @@ static struct cmd cmds[] = {
     {"script", script_command, -2, "", "", NULL, "scripting", "A container for Lua scripts management commands", script_subs},
 };
 
+static void human(char *out, size_t cap, double v)
+{
+    const char *u = "BKMGT";
+    int i = 0;
+    while (v >= 1024 && i < 4)
+        v /= 1024, i++;
+    if (i == 0)
+        snprintf(out, cap, "%.0fB", v);
+    else
+        snprintf(out, cap, "%.2f%c", v, u[i]);
+}
+
+/* INFO memory: Redis 7.0's scripting fields */
+static void info_memory(struct buf *b)
+{
+    char line[256], h1[32], h2[32];
+    size_t lua = script_lua_memory(), bytes;
+    long n;
+    int k;
+
+    script_cache_stats(&n, &bytes);
+    human(h1, sizeof(h1), (double)lua);
+    human(h2, sizeof(h2), (double)bytes);
+    k = snprintf(line, sizeof(line),
+                 "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
+                 "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%ld\r\n"
+                 "used_memory_scripts:%zu\r\nused_memory_scripts_human:%s\r\n",
+                 lua, lua, h1, bytes, n, bytes, h2);
+    buf_append(b, line, (size_t)k);
+}
+
 void script_setup(void)
 {
+    cmd_info_memory_hook = info_memory;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -199,8 +199,31 @@ static int w_pairs(lua_State *L)
     return 3;
 }
 
+/* pcall as Redis 7.0's: an error table is returned as its err string. */
+static int w_pcall(lua_State *L)
+{
+    int argc = lua_gettop(L);
+
+    luaL_checkany(L, 1);
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
+        lua_remove(L, 1);
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            if (lua_isstring(L, -1))
+                lua_replace(L, -2);
+            else
+                lua_pop(L, 1);
+        }
+        lua_pushboolean(L, 0);
+        lua_insert(L, 1);
+    }
+    return lua_gettop(L);
+}
+
 /* A read-only proxy for the table at the top (replaced by it). */
-static void make_ro(lua_State *L)
+static void make_ro(lua_State *L, int is_globals)
 {
     int real = lua_gettop(L);
 
@@ -210,7 +233,14 @@ static void make_ro(lua_State *L)
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, ro_newindex);
     lua_setfield(L, -2, "__newindex");
-    lua_pushboolean(L, 0);
+    if (is_globals) {
+        /* what getmetatable(_G) shows, as in Redis: a table whose __index refuses */
+        lua_createtable(L, 0, 1);
+        lua_pushcfunction(L, missing_global);
+        lua_setfield(L, -2, "__index");
+    } else {
+        lua_pushboolean(L, 0);
+    }
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
@@ -535,7 +565,7 @@ static int redis_set_repl(lua_State *L)
     if (!ls->run)
         return raise_error(L, "set_repl can only be called inside a script invocation");
     if (lua_gettop(L) != 1)
-        return raise_error(L, "redis.set_repl() requires one argument.");
+        return raise_error(L, "redis.set_repl() requires two arguments."); /* sic */
     v = (int)lua_tonumber(L, 1);
     if (v & ~(SCRIPT_REPL_AOF | SCRIPT_REPL_REPLICA))
         return raise_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
@@ -652,12 +682,16 @@ static int open_state(lua_State *L)
     wrap_global(L, g, "setmetatable", w_setmetatable);
     wrap_global(L, g, "rawget", w_real_arg1);
     wrap_global(L, g, "next", w_real_arg1);
+    lua_pushcfunction(L, w_pcall);
+    lua_setfield(L, g, "pcall");
     for (int i = 0; libs[i]; i++) {
         lua_getfield(L, g, libs[i]);
-        make_ro(L);
+        make_ro(L, 0);
         lua_setfield(L, g, libs[i]);
     }
     lua_pushcfunction(L, err_handler);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, g, "__redis__err__handler"); /* a global in Redis too */
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_errh");
 
     /* globals: reads go through a proxy to the real table, whose own __index refuses
@@ -669,7 +703,7 @@ static int open_state(lua_State *L)
     lua_pushvalue(L, g);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_G");
     lua_pushvalue(L, g);
-    make_ro(L);
+    make_ro(L, 1);
     lua_pushvalue(L, -1);
     lua_setfield(L, g, "_G");
     lua_replace(L, LUA_GLOBALSINDEX);
