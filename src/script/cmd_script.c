@@ -7,6 +7,7 @@
  * stripe: EVAL's entry carries tc:allstripes, which makes EXEC hold them all. Effects: with
  * the AOF on, the writes the script performs are logged as the commands they are, wrapped in
  * one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,15 @@
 
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
 
-/* every stripe, for this thread's scripts */
+/* every stripe, for this thread's scripts (freed when the thread ends) */
 static __thread uint64_t *all_stripes;
+static pthread_key_t bitmap_key;
+static pthread_once_t bitmap_once = PTHREAD_ONCE_INIT;
+
+static void make_bitmap_key(void)
+{
+    pthread_key_create(&bitmap_key, free);
+}
 
 static const uint64_t *full_bitmap(struct store *s)
 {
@@ -33,6 +41,8 @@ static const uint64_t *full_bitmap(struct store *s)
         memset(all_stripes, 0xff, words * 8);
         if (s->nstripes % 64)
             all_stripes[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
+        pthread_once(&bitmap_once, make_bitmap_key);
+        pthread_setspecific(bitmap_key, all_stripes);
     }
     return all_stripes;
 }

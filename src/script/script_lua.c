@@ -6,6 +6,7 @@
  * reply bytes are converted back into Lua values (script_conv.c). Memory of a state is capped
  * by its allocator, so a runaway script gets an error and the server stays up. */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -730,6 +731,30 @@ static void state_destroy(struct lstate *s)
     s->L = NULL;
 }
 
+/* A worker thread ends: its state goes with it. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void thread_gone(void *arg)
+{
+    struct lstate *s = arg;
+
+    state_destroy(s);
+    conn_reset_output(&s->fake);
+    free(s->fake.refs);
+    buf_deinit(&s->fake.wbuf);
+    buf_deinit(&s->flat);
+    free(s->argv);
+    free(s->nums);
+    free(s);
+    ls = NULL;
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, thread_gone);
+}
+
 lua_State *script_lua_state(void)
 {
     struct lstate *s = ls;
@@ -744,6 +769,8 @@ lua_State *script_lua_state(void)
         s->fake.authed = 1;
         s->fake.resp = 2;
         ls = s;
+        pthread_once(&exit_once, make_exit_key);
+        pthread_setspecific(exit_key, s);
     }
     if (s->L && s->gen != gen)
         state_destroy(s); /* SCRIPT FLUSH: a fresh state, as Redis */
