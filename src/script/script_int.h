@@ -47,6 +47,10 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 
+/* script_cmsgpack.c: push the cmsgpack library table (pack, unpack, unpack_one,
+ * unpack_limit). */
+int script_open_cmsgpack(lua_State *L);
+
 /* ---- script_conv.c: conversions ---- */
 
 /* Push the Lua value of the RESP reply at p[0..n) (one complete reply); returns the bytes

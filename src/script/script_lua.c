@@ -649,7 +649,7 @@ static int open_state(lua_State *L)
     static const char *removed[] = {"dofile", "loadfile", "getfenv", "setfenv", "newproxy",
                                     "print", "module", "require", "package", NULL};
     static const char *libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
-                                 "redis", NULL};
+                                 "cmsgpack", "redis", NULL};
     int g;
 
     open_lib(L, "", luaopen_base);
@@ -659,6 +659,9 @@ static int open_state(lua_State *L)
     lua_pushcfunction(L, luaopen_cjson);
     lua_call(L, 0, 1);
     lua_setglobal(L, "cjson");
+    lua_pushcfunction(L, script_open_cmsgpack);
+    lua_call(L, 0, 1);
+    lua_setglobal(L, "cmsgpack");
     lua_pushcfunction(L, luaopen_bit);
     lua_call(L, 0, 1);
     lua_setglobal(L, "bit");

@@ -442,3 +442,47 @@ def test_info_scripting_fields(tc_server):
     assert mem["number_of_cached_scripts"] == 2
     assert mem["used_memory_lua"] > 0
     assert mem["used_memory_scripts"] > 0
+
+
+CMSGPACK = [
+    "return cmsgpack.pack(string.rep('x', 40))",
+    "return cmsgpack.pack(string.rep('x', 300), string.rep('y', 70000))",
+    "return cmsgpack.pack(1.5, -1, 200, -200, 70000, 2^40, -2^40, 0.1, true, false, nil)",
+    "return cmsgpack.pack(0, 127, 128, 255, 256, 65535, 65536, 2^32 - 1, 2^32, 2^53)",
+    "return cmsgpack.pack(-32, -33, -128, -129, -32768, -32769, -2^31, -2^31 - 1, -2^53)",
+    "return cmsgpack.pack(2^63, -2^63, 2^64, 1/3, -0.0, 1/0, -1/0, 3.25, 1e300)",
+    "return cmsgpack.pack({1,2,3}, {a=1}, {}, {[1]=1,[3]=3}, {[0]=1}, {[1.5]=2})",
+    "local t = {} for i = 1, 20 do t[i] = i end return cmsgpack.pack(t)",
+    "local t = {} for i = 1, 70000 do t[i] = i % 3 end return #cmsgpack.pack(t)",
+    "local t = {} for i = 1, 20 do t['k' .. i] = i end return #cmsgpack.pack(t)",
+    "local t = {} t[1] = t return cmsgpack.pack(t)",
+    "return cmsgpack.pack(function() end, {f = function() end})",
+    "return {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1, {b=2}, 'c'}, true))}",
+    "return cmsgpack.unpack(cmsgpack.pack({a={b={c='deep'}}})).a.b.c",
+    "local t = {} for i = 1, 20 do t['k' .. i] = i end "
+    "local u = cmsgpack.unpack(cmsgpack.pack(t)) return u.k7 + u.k20",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 2)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 5)}",
+    "return {cmsgpack.unpack_one('')}", "return cmsgpack.unpack('')",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 5)}",
+    "return cmsgpack.unpack('\\205\\001')", "return cmsgpack.unpack('\\147\\001')",
+    "return cmsgpack.unpack('\\217')", "return cmsgpack.pack()",
+    "return tostring(cmsgpack.unpack(cmsgpack.pack(0.1)))",
+    "return tostring(cmsgpack.unpack(cmsgpack.pack(-2^63)))",
+    "return tostring(cmsgpack.unpack('\\207\\255\\255\\255\\255\\255\\255\\255\\255'))",
+    "return tostring(cmsgpack.unpack('\\211\\255\\255\\255\\255\\255\\255\\255\\254'))",
+    "return {cmsgpack.unpack('\\208\\128\\209\\128\\000\\210\\128\\000\\000\\000')}",
+    "return cmsgpack.unpack('\\202\\063\\192\\000\\000')",
+    "return cmsgpack.unpack('\\164abcd')",
+    "return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}",
+    "cmsgpack.pack = nil",
+]
+
+
+@pytest.mark.parametrize("body", CMSGPACK)
+def test_cmsgpack(nd, body):
+    ev(nd, body)
