@@ -74,7 +74,7 @@ void tx_flag_error(struct conn *c)
 
 int tx_in_exec(const struct conn *c)
 {
-    return (c->flags & CONN_NO_BLOCK) || (c->tx && ((const struct tx *)c->tx)->executing);
+    return c->tx && ((const struct tx *)c->tx)->executing;
 }
 
 int tx_active(const struct conn *c)

@@ -29,7 +29,6 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_AOF_LISTED 0x80   /* in the worker's aof_wait list */
 #define CONN_FLUSHQ 0x100      /* in the worker's list of outputs to send at the end of the turn */
 #define CONN_CLOSED 0x200      /* closed: only the struct remains until the end of the turn */
-#define CONN_NO_BLOCK 0x400    /* a script's client: blocking commands answer at once */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)

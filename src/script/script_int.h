@@ -47,6 +47,13 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 
+/* script_sandbox.c: protect the state whose real globals table is at index g (libraries
+ * loaded, unwanted functions removed): see that file. Replaces L's globals by a read-only
+ * proxy; the real table stays in the registry as "tc_G", the error handler as "tc_errh".
+ * Then script_sandbox_pairs (through lua_cpcall) installs pairs. */
+void script_sandbox(lua_State *L, int g);
+int script_sandbox_pairs(lua_State *L);
+
 /* script_cmsgpack.c: push the cmsgpack library table (pack, unpack, unpack_one,
  * unpack_limit). */
 int script_open_cmsgpack(lua_State *L);

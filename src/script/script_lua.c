@@ -1,11 +1,10 @@
 /* The Lua side of scripting: one Lua 5.1 state per worker thread (thread-local, created on the
  * first script and reset after SCRIPT FLUSH), sandboxed as Redis 7.0's (no io/os/debug/
- * loadfile/dofile/print/getfenv/setfenv/newproxy/require; globals and library tables read-only;
- * cjson and bit loaded), the redis.* API, and the script's own client: redis.call runs a
+ * loadfile/dofile/print/getfenv/setfenv/newproxy/require; read-only globals and library tables
+ * in script_sandbox.c; cjson, bit and cmsgpack loaded), the redis.* API, and the script's own client: redis.call runs a
  * command through the command table on a fake struct conn with its own output buffer, and the
  * reply bytes are converted back into Lua values (script_conv.c). Memory of a state is capped
  * by its allocator, so a runaway script gets an error and the server stays up. */
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -80,235 +79,6 @@ static int at_panic(lua_State *L)
     abort();
 }
 
-/* ---- math.random as Redis's (rand48) ---- */
-
-static __thread uint64_t rand48_x = 0x1234abcd330eULL;
-
-static int32_t rand48_next(void)
-{
-    rand48_x = (rand48_x * 0x5deece66dULL + 0xb) & ((1ULL << 48) - 1);
-    return (int32_t)(rand48_x >> 17);
-}
-
-static int math_random(lua_State *L)
-{
-    lua_Number r = (lua_Number)(rand48_next() % INT32_MAX) / (lua_Number)INT32_MAX;
-
-    switch (lua_gettop(L)) {
-    case 0:
-        lua_pushnumber(L, r);
-        break;
-    case 1: {
-        int u = luaL_checkint(L, 1);
-        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
-        lua_pushnumber(L, floor(r * u) + 1);
-        break;
-    }
-    case 2: {
-        int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
-        luaL_argcheck(L, l <= u, 2, "interval is empty");
-        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
-        break;
-    }
-    default:
-        return luaL_error(L, "wrong number of arguments");
-    }
-    return 1;
-}
-
-static int math_randomseed(lua_State *L)
-{
-    uint32_t seed = (uint32_t)luaL_checkint(L, 1);
-    rand48_x = 0x330e | ((uint64_t)seed << 16);
-    return 0;
-}
-
-/* ---- read-only tables ---- */
-
-/* The real table behind the read-only proxy at idx pushed (1), or nothing (0). */
-static int ro_real(lua_State *L, int idx)
-{
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
-    lua_pushvalue(L, idx);
-    lua_rawget(L, -2);
-    lua_remove(L, -2);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    return 1;
-}
-
-static int ro_newindex(lua_State *L)
-{
-    return luaL_error(L, "Attempt to modify a readonly table");
-}
-
-static int ro_refuse(lua_State *L)
-{
-    lua_pushliteral(L, "Attempt to modify a readonly table");
-    return lua_error(L);
-}
-
-static int missing_global(lua_State *L)
-{
-    const char *k = lua_tostring(L, 2);
-    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
-                      k ? k : "?");
-}
-
-/* Call upvalue 1 (the original function) with the arguments on the stack. */
-static int call_orig(lua_State *L)
-{
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-static int w_rawset(lua_State *L)
-{
-    if (ro_real(L, 1))
-        return ro_refuse(L);
-    return call_orig(L);
-}
-
-static int w_setmetatable(lua_State *L)
-{
-    if (ro_real(L, 1))
-        return ro_refuse(L);
-    return call_orig(L);
-}
-
-/* rawget, next: on a proxy, the real table */
-static int w_real_arg1(lua_State *L)
-{
-    if (ro_real(L, 1))
-        lua_replace(L, 1);
-    return call_orig(L);
-}
-
-static int w_pairs(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_pushvalue(L, lua_upvalueindex(1)); /* next */
-    if (!ro_real(L, 1))
-        lua_pushvalue(L, 1);
-    lua_pushnil(L);
-    return 3;
-}
-
-/* pcall as Redis 7.0's: an error table is returned as its err string. */
-static int w_pcall(lua_State *L)
-{
-    int argc = lua_gettop(L);
-
-    luaL_checkany(L, 1);
-    lua_pushboolean(L, 1);
-    lua_insert(L, 1);
-    if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
-        lua_remove(L, 1);
-        if (lua_istable(L, -1)) {
-            lua_getfield(L, -1, "err");
-            if (lua_isstring(L, -1))
-                lua_replace(L, -2);
-            else
-                lua_pop(L, 1);
-        }
-        lua_pushboolean(L, 0);
-        lua_insert(L, 1);
-    }
-    return lua_gettop(L);
-}
-
-/* A read-only proxy for the table at the top (replaced by it). */
-static void make_ro(lua_State *L, int is_globals)
-{
-    int real = lua_gettop(L);
-
-    lua_newtable(L); /* the proxy */
-    lua_createtable(L, 0, 3);
-    lua_pushvalue(L, real);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, ro_newindex);
-    lua_setfield(L, -2, "__newindex");
-    if (is_globals) {
-        /* what getmetatable(_G) shows, as in Redis: a table whose __index refuses */
-        lua_createtable(L, 0, 1);
-        lua_pushcfunction(L, missing_global);
-        lua_setfield(L, -2, "__index");
-    } else {
-        lua_pushboolean(L, 0);
-    }
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, -2);
-    lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
-    lua_pushvalue(L, -2);
-    lua_pushvalue(L, real);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-    lua_replace(L, real);
-}
-
-/* Replace global name (in the table at gi) by a wrapper of it with the original as upvalue. */
-static void wrap_global(lua_State *L, int gi, const char *name, lua_CFunction fn)
-{
-    lua_getfield(L, gi, name);
-    lua_pushcclosure(L, fn, 1);
-    lua_setfield(L, gi, name);
-}
-
-/* ---- the error handler: errors become {err=..., source=..., line=...} ---- */
-
-static int err_handler(lua_State *L)
-{
-    lua_Debug ar;
-    int have = 0;
-
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-        have = 1;
-        if (!strcmp(ar.what, "C"))
-            have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "Sl", &ar);
-    }
-    if (!lua_istable(L, 1)) {
-        const char *s;
-        lua_settop(L, 1);
-        if (!luaL_callmeta(L, 1, "__tostring")) {
-            switch (lua_type(L, 1)) {
-            case LUA_TNUMBER:
-            case LUA_TSTRING:
-                lua_pushvalue(L, 1);
-                break;
-            case LUA_TNIL:
-                lua_pushliteral(L, "nil");
-                break;
-            case LUA_TBOOLEAN:
-                lua_pushstring(L, lua_toboolean(L, 1) ? "true" : "false");
-                break;
-            default:
-                lua_pushfstring(L, "%s: %p", luaL_typename(L, 1), lua_topointer(L, 1));
-            }
-        }
-        s = lua_tostring(L, -1);
-        lua_newtable(L);
-        lua_pushliteral(L, "err");
-        lua_pushfstring(L, "ERR %s", s ? s : "");
-        lua_rawset(L, -3);
-        lua_replace(L, 1);
-        lua_settop(L, 1);
-    }
-    if (have) {
-        lua_pushstring(L, ar.source);
-        lua_setfield(L, 1, "source");
-        lua_pushnumber(L, ar.currentline);
-        lua_setfield(L, 1, "line");
-    }
-    lua_settop(L, 1);
-    return 1;
-}
-
 /* ---- redis.* ---- */
 
 static int raise_error(lua_State *L, const char *msg)
@@ -373,6 +143,26 @@ static const char *flat_reply(struct lstate *s, size_t *n)
     return s->flat.data;
 }
 
+/* Redis 7.0's may_replicate commands a script can call (COMMAND INFO does not show the flag,
+ * so the table does not carry it): a read-only script refuses them like writes. */
+static int may_replicate(const struct cmd *cmd)
+{
+    return !strcmp(cmd->name, "publish") || !strcmp(cmd->name, "spublish") ||
+           !strcmp(cmd->name, "pfcount");
+}
+
+/* XREAD/XREADGROUP argv with a BLOCK option before STREAMS */
+static int asks_to_block(const struct slice *argv, int argc)
+{
+    for (int i = 1; i < argc; i++) {
+        if (util_eq_nocase(argv[i].p, argv[i].n, "streams"))
+            return 0;
+        if (util_eq_nocase(argv[i].p, argv[i].n, "block"))
+            return 1;
+    }
+    return 0;
+}
+
 static int redis_generic(lua_State *L, int raise)
 {
     struct lstate *s = ls;
@@ -416,11 +206,20 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, "Wrong number of args calling Redis command from script", raise);
     if (cmd->flags & CMD_NOSCRIPT)
         return refuse(L, "This Redis command is not allowed from script", raise);
-    if (run->readonly && (cmd->flags & CMD_WRITE))
+    if (run->readonly && ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) || may_replicate(cmd)))
         return refuse(L, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
         return refuse(L, "-" ERR_OOM, raise);
 
+    if (cmd->block && asks_to_block(s->argv, argc)) {
+        /* the list and sorted-set blocking commands are noscript; XREAD and XREADGROUP
+         * answer this instead of blocking, as in Redis (the only commands that could block) */
+        char m[96];
+        snprintf(m, sizeof(m), "-ERR %s command is not allowed with BLOCK option from scripts",
+                 cmd->name);
+        script_push_error(L, m, strlen(m));
+        return raise ? lua_error(L) : 1;
+    }
     conn_reset_output(f);
     f->argv = s->argv;
     f->argc = argc;
@@ -648,8 +447,6 @@ static int open_state(lua_State *L)
 {
     static const char *removed[] = {"dofile", "loadfile", "getfenv", "setfenv", "newproxy",
                                     "print", "module", "require", "package", NULL};
-    static const char *libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
-                                 "cmsgpack", "redis", NULL};
     int g;
 
     open_lib(L, "", luaopen_base);
@@ -673,57 +470,7 @@ static int open_state(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, g, removed[i]);
     }
-    lua_getfield(L, g, "math");
-    lua_pushcfunction(L, math_random);
-    lua_setfield(L, -2, "random");
-    lua_pushcfunction(L, math_randomseed);
-    lua_setfield(L, -2, "randomseed");
-    lua_pop(L, 1);
-
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, "tc_ro");
-    wrap_global(L, g, "rawset", w_rawset);
-    wrap_global(L, g, "setmetatable", w_setmetatable);
-    wrap_global(L, g, "rawget", w_real_arg1);
-    wrap_global(L, g, "next", w_real_arg1);
-    lua_pushcfunction(L, w_pcall);
-    lua_setfield(L, g, "pcall");
-    for (int i = 0; libs[i]; i++) {
-        lua_getfield(L, g, libs[i]);
-        make_ro(L, 0);
-        lua_setfield(L, g, libs[i]);
-    }
-    lua_pushcfunction(L, err_handler);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, g, "__redis__err__handler"); /* a global in Redis too */
-    lua_setfield(L, LUA_REGISTRYINDEX, "tc_errh");
-
-    /* globals: reads go through a proxy to the real table, whose own __index refuses
-     * unknown names; the proxy refuses every assignment */
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, missing_global);
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, g);
-    lua_pushvalue(L, g);
-    lua_setfield(L, LUA_REGISTRYINDEX, "tc_G");
-    lua_pushvalue(L, g);
-    make_ro(L, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, g, "_G");
-    lua_replace(L, LUA_GLOBALSINDEX);
-    return 0;
-}
-
-/* pairs needs the original next as its upvalue: installed once the base library is open */
-static int install_pairs(lua_State *L)
-{
-    lua_getfield(L, LUA_REGISTRYINDEX, "tc_G");
-    lua_getfield(L, -1, "next");
-    /* the global next is now the wrapper; its upvalue is the original */
-    lua_getupvalue(L, -1, 1);
-    lua_pushcclosure(L, w_pairs, 1);
-    lua_setfield(L, -3, "pairs");
-    lua_pop(L, 2);
+    script_sandbox(L, g);
     return 0;
 }
 
@@ -782,7 +529,7 @@ lua_State *script_lua_state(void)
         if (!s->L)
             return NULL;
         lua_atpanic(s->L, at_panic);
-        if (lua_cpcall(s->L, open_state, NULL) || lua_cpcall(s->L, install_pairs, NULL)) {
+        if (lua_cpcall(s->L, open_state, NULL) || lua_cpcall(s->L, script_sandbox_pairs, NULL)) {
             log_warn("Lua: cannot set up the scripting state: %s", lua_tostring(s->L, -1));
             state_destroy(s);
             return NULL;
@@ -991,7 +738,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     s->fake.db = c->db;
     s->fake.id = c->id;
     s->fake.resp = 2;
-    s->fake.flags = CONN_NO_BLOCK; /* blocking commands answer at once, as in Redis */
+    s->fake.flags = 0;
     s->run = run;
     rc = lua_pcall(L, 0, 1, base + 1);
     if (rc == 0)

@@ -111,6 +111,13 @@ CALLS = [
     "return redis.call('smembers', 'st')", "return redis.call('config', 'get', 'maxmemory')",
     "return redis.call('object', 'encoding', 'a')", "return redis.call('set', 'big', string.rep('x', 100000)) and #redis.call('get', 'big')",
     "return redis.call('getrange', 'big', 0, 3)",
+    "return redis.pcall('xread', 'block', 0, 'streams', 's', '$')",
+    "return redis.pcall('xread', 'count', 1, 'block', 10, 'streams', 's', '0')",
+    "return redis.call('xread', 'streams', 's', '0')",
+    "return redis.pcall('xgroup', 'create', 's', 'g', '0')",
+    "return redis.pcall('xreadgroup', 'group', 'g', 'c', 'block', 0, 'streams', 's', '>')",
+    "return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')",
+    "return redis.call('xread', 'BLOCK', 0, 'streams', 's', '$')",
 ]
 
 
@@ -165,6 +172,12 @@ def test_eval_ro_and_numkeys(d):
     d("EVAL_RO", "return redis.call('set', KEYS[1], 'b')", 1, "a")
     d("EVAL_RO", "return redis.call('get', KEYS[1])", 1, "a")
     d("EVAL_RO", "return redis.pcall('del', KEYS[1])", 1, "a")
+    d("EVAL_RO", "return redis.pcall('publish', 'ch', 'm')", 0)
+    d("EVAL_RO", "return redis.pcall('spublish', 'ch', 'm')", 0)
+    d("EVAL_RO", "return redis.pcall('pfcount', 'h')", 0)
+    d("EVAL_RO", "return redis.pcall('pubsub', 'channels')", 0)
+    d("EVAL", "#!lua flags=no-writes\nreturn redis.pcall('publish', 'ch', 'm')", 0)
+    d("EVAL", "return redis.pcall('publish', 'ch', 'm')", 0)
     d("EVAL_RO", "#!lua\nreturn 1", 0)
     d("EVAL_RO", "#!lua flags=no-writes\nreturn 1", 0)
     d("EVAL", "return 1", -1)
