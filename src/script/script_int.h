@@ -57,6 +57,8 @@ int script_sandbox_pairs(lua_State *L);
 /* script_cmsgpack.c: push the cmsgpack library table (pack, unpack, unpack_one,
  * unpack_limit). */
 int script_open_cmsgpack(lua_State *L);
+/* script_struct.c: push the struct library table (pack, unpack, size). */
+int script_open_struct(lua_State *L);
 
 /* ---- script_conv.c: conversions ---- */
 

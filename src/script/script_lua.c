@@ -1,7 +1,7 @@
 /* The Lua side of scripting: one Lua 5.1 state per worker thread (thread-local, created on the
  * first script and reset after SCRIPT FLUSH), sandboxed as Redis 7.0's (no io/os/debug/
  * loadfile/dofile/print/getfenv/setfenv/newproxy/require; read-only globals and library tables
- * in script_sandbox.c; cjson, bit and cmsgpack loaded), the redis.* API, and the script's own client: redis.call runs a
+ * in script_sandbox.c; cjson, bit, cmsgpack and struct loaded), the redis.* API, and the script's own client: redis.call runs a
  * command through the command table on a fake struct conn with its own output buffer, and the
  * reply bytes are converted back into Lua values (script_conv.c). Memory of a state is capped
  * by its allocator, so a runaway script gets an error and the server stays up. */
@@ -459,6 +459,9 @@ static int open_state(lua_State *L)
     lua_pushcfunction(L, script_open_cmsgpack);
     lua_call(L, 0, 1);
     lua_setglobal(L, "cmsgpack");
+    lua_pushcfunction(L, script_open_struct);
+    lua_call(L, 0, 1);
+    lua_setglobal(L, "struct");
     lua_pushcfunction(L, luaopen_bit);
     lua_call(L, 0, 1);
     lua_setglobal(L, "bit");

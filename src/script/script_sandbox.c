@@ -244,7 +244,7 @@ static int err_handler(lua_State *L)
 void script_sandbox(lua_State *L, int g)
 {
     static const char *libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
-                                 "cmsgpack", "redis", NULL};
+                                 "cmsgpack", "struct", "redis", NULL};
 
     lua_getfield(L, g, "math");
     lua_pushcfunction(L, math_random);

@@ -312,7 +312,7 @@ def test_sandbox_globals(d):
     for g in ("assert collectgarbage dofile error gcinfo getfenv getmetatable ipairs load "
               "loadfile loadstring module next pairs pcall print rawequal rawget rawset require "
               "select setfenv setmetatable tonumber tostring type unpack xpcall _VERSION "
-              "coroutine newproxy _G string table math os io debug cjson bit redis KEYS ARGV "
+              "coroutine newproxy _G string table math os io debug cjson bit cmsgpack struct redis KEYS ARGV "
               "__redis__err__handler").split():
         d("EVAL", "return type(rawget(_G, '%s'))" % g, 0)
 
@@ -498,4 +498,42 @@ CMSGPACK = [
 
 @pytest.mark.parametrize("body", CMSGPACK)
 def test_cmsgpack(nd, body):
+    ev(nd, body)
+
+
+STRUCT = [
+    "return struct.pack('>i', 1)", "return struct.pack('<hHbB', -2, 65535, -1, 255)",
+    "return struct.pack('>I3', 65536)", "return struct.pack('!4bi', 1, 2)",
+    "return struct.pack('!2bh!8bd', 1, 2, 3, 4.5)", "return struct.pack('s', 'ab')",
+    "return struct.pack('c5', 'ab')", "return struct.pack('c0', 'abc')",
+    "return struct.pack('c2', 'abc')", "return struct.pack('fd', 1.5, 0.1)",
+    "return struct.pack('>fd', 1.5, 0.1)", "return struct.pack('lLT', -1, 1, 2)",
+    "return struct.pack('x>i2', 3)", "return struct.pack('i17', 1)",
+    "return struct.pack('i17', -1)", "return struct.pack('>i9', -2)", "return struct.pack('i33', 1)",
+    "return struct.pack('i', 2^40)", "return struct.pack('>i', 1.9)",
+    "return struct.pack('>i', -1.9)", "return struct.pack('>I', -1)", "return struct.pack('q', 1)",
+    "return struct.pack('!3i', 1)", "return struct.pack('i', 'x')", "return struct.pack('i')",
+    "return struct.pack('i', '12')", "return struct.pack(' > i 2', 5)",
+    "return {struct.unpack('>i', struct.pack('>i', -5))}",
+    "return {struct.unpack('bc0', struct.pack('bc0', 3, 'xyz'))}",
+    "return {struct.unpack('s', 'ab\\0cd')}", "return {struct.unpack('s', 'abcd')}",
+    "return {struct.unpack('>I2', 'abc', 2)}", "return {struct.unpack('>I2', 'abc', 0)}",
+    "return {struct.unpack('>I2', 'abc', 4)}", "return {struct.unpack('>I2', 'abc', 3)}",
+    "return {struct.unpack('>i', 'ab')}", "return struct.unpack('c0', 'a')",
+    "return {struct.unpack('I8', struct.pack('i8', -1))}",
+    "return {struct.unpack('i8', struct.pack('i8', -3))}",
+    "return {struct.unpack('>i2 i2', '\\0\\1\\0\\2')}", "return {struct.unpack('<h', '\\255\\255')}",
+    "return {struct.unpack('<H', '\\255\\255')}", "return {struct.unpack('>b', '\\128')}",
+    "return tostring(struct.unpack('>d', struct.pack('>d', 2.5)))",
+    "return tostring(struct.unpack('<f', struct.pack('<f', 0.1)))",
+    "return {struct.unpack('!4bi', struct.pack('!4bi', 1, 2))}",
+    "return {struct.unpack('c', 'ab')}", "return {struct.unpack('xxc', 'abc')}",
+    "return struct.size('>i!8d')", "return struct.size('bhlLTfdxi3c7')", "return struct.size('s')",
+    "return struct.size('c0')", "return struct.size('q')", "return struct.size('!3')",
+    "struct.pack = nil",
+]
+
+
+@pytest.mark.parametrize("body", STRUCT)
+def test_struct(nd, body):
     ev(nd, body)
