@@ -439,6 +439,11 @@ def test_hostile_scripts_server_survives(tc_server):
     assert isinstance(e, (list, tuple)), e
     e = call(c, "EVAL", "local t = {} for i = 1, 100000 do t = {t} end return cjson.encode(t)", 0)
     assert c.ping()
+    # error tables without a text (redis-server 7.0.15 crashes on these): an error reply
+    e = call(c, "EVAL", "error({})", 0)
+    assert e[0] == "error", e
+    e = call(c, "EVAL", "error(setmetatable({}, {__tostring = function() return 'x' end}))", 0)
+    assert e[0] == "error", e
     # the state still works after all that
     assert call(c, "EVAL", "return redis.call('ping')", 0) == b"PONG"
     assert call(c, "EVAL", "return ARGV[1]", 0, "ok") == b"ok"
