@@ -3,7 +3,7 @@
 # Idempotent: skips apt-get when every package is already installed.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
-      libjemalloc-dev libxxhash-dev liburing-dev
+      libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
       redis-server redis-tools memcached libmemcached-tools
       python3 python3-pytest python3-redis python3-pymemcache
       default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)

@@ -52,6 +52,9 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_PROP_STATE 0x10000000    /* tc:prop-state: the key's state after (SET ... PXAT) */
 #define CMD_PROP_EXPIRE 0x20000000   /* tc:prop-expire: PEXPIREAT / PERSIST / DEL of the key */
 #define CMD_PROP_ARGV3 0x40000000    /* tc:prop-argv3: as it came with 3 arguments, else state */
+/* tc:allstripes: may touch any key whatever its key specs say (scripts): EXEC holds every
+ * stripe for a transaction that queues it */
+#define CMD_ALL_STRIPES 0x80000000u
 
 /* Key spec flags (Redis 7.0's names) */
 #define KS_RO 0x0001
@@ -189,6 +192,10 @@ typedef void *value_copy_fn(void *ptr);
 typedef const char *encoding_fn(struct item *it);
 void cmd_keys_set_copier(int type, value_copy_fn *fn);
 void cmd_keys_set_encoder(int type, encoding_fn *fn);
+
+/* Lines a module above cmd (scripting) appends to INFO's memory section, or NULL. Set at
+ * setup; called on any worker. */
+extern void (*cmd_info_memory_hook)(struct buf *b);
 
 /* Families: each registers its table (src/server calls them all at start-up) */
 void cmd_string_setup(void);

@@ -305,7 +305,8 @@ static void exec_command(struct conn *c)
             break;
         }
         cmd = cmd_resolve(c->argc, c->argv, &container);
-        if (!cmd || cmd_keys(cmd, c->argc, c->argv, set_bit_cb, &a) < 0)
+        if (!cmd || (cmd->flags & CMD_ALL_STRIPES) ||
+            cmd_keys(cmd, c->argc, c->argv, set_bit_cb, &a) < 0)
             all = 1;
     }
     for (int i = 0; i < t->nw; i++) {

@@ -175,6 +175,8 @@ static int want(const char *sec, const char *name, int dflt)
 
 #define P(...) do { int _n = snprintf(line, sizeof(line), __VA_ARGS__); buf_append(&b, line, (size_t)_n); } while (0)
 
+void (*cmd_info_memory_hook)(struct buf *b);
+
 static void info_command(struct conn *c)
 {
     struct srv *srv = c->w->srv;
@@ -290,6 +292,8 @@ static void info_command(struct conn *c)
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
             P("mem_allocator:%s\r\n", alloc_name());
+            if (cmd_info_memory_hook)
+                cmd_info_memory_hook(&b);
             P("\r\n");
         }
         if (want(sec, "persistence", 1)) {

@@ -43,6 +43,7 @@ static const struct {
     {"tc:prop-state", CMD_PROP_STATE},
     {"tc:prop-expire", CMD_PROP_EXPIRE},
     {"tc:prop-argv3", CMD_PROP_ARGV3},
+    {"tc:allstripes", CMD_ALL_STRIPES},
 };
 
 static const char *const acl_names[] = {

@@ -18,6 +18,7 @@
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
 #include "mc/mc_cmd.h"
+#include "script/script.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -274,6 +275,7 @@ int main(int argc, char **argv)
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
+    script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT */
     persist_wire(&srv);
     if (persist_load())
         return 1;

@@ -1,0 +1,305 @@
+/* EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|HELP.
+ *
+ * Atomicity: a script runs with every stripe of the store held by its worker thread
+ * (store_hold_set with a full bitmap, in ascending order like every multi-stripe lock), so
+ * the store_lock calls of the commands it runs are no-ops and no client on any worker sees
+ * the script half done. Inside EXEC (EVAL queued in MULTI) the transaction already holds every
+ * stripe: EVAL's entry carries tc:allstripes, which makes EXEC hold them all. Effects: with
+ * the AOF on, the writes the script performs are logged as the commands they are, wrapped in
+ * one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/propagate.h"
+#include "core/config.h"
+#include "script/script.h"
+#include "script/script_int.h"
+
+#define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
+
+/* every stripe, for this thread's scripts (freed when the thread ends) */
+static __thread uint64_t *all_stripes;
+static pthread_key_t bitmap_key;
+static pthread_once_t bitmap_once = PTHREAD_ONCE_INIT;
+
+static void make_bitmap_key(void)
+{
+    pthread_key_create(&bitmap_key, free);
+}
+
+static const uint64_t *full_bitmap(struct store *s)
+{
+    uint32_t words = (s->nstripes + 63) / 64;
+
+    if (!all_stripes) {
+        all_stripes = malloc(words * 8);
+        if (!all_stripes)
+            return NULL;
+        memset(all_stripes, 0xff, words * 8);
+        if (s->nstripes % 64)
+            all_stripes[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
+        pthread_once(&bitmap_once, make_bitmap_key);
+        pthread_setspecific(bitmap_key, all_stripes);
+    }
+    return all_stripes;
+}
+
+/* 1 when this thread holds every stripe (EXEC of a transaction with a script in it). */
+static int holds_all(struct store *s)
+{
+    for (uint32_t i = 0; i < s->nstripes; i++)
+        if (!store_is_held(i))
+            return 0;
+    return 1;
+}
+
+static void lower_sha(char out[41], const char *p)
+{
+    for (int i = 0; i < 40; i++)
+        out[i] = p[i] >= 'A' && p[i] <= 'Z' ? (char)(p[i] - 'A' + 'a') : p[i];
+    out[40] = '\0';
+}
+
+/* The script of argv[arg] (its body, or its sha when by_sha) compiled in this thread's state:
+ * its flags with its sha in sha, or -1 with the error replied. */
+static int find_script(struct conn *c, int arg, int by_sha, char sha[41])
+{
+    const struct slice *a = &c->argv[arg];
+    int flags;
+
+    if (!script_lua_state()) {
+        reply_error(c, "ERR out of memory");
+        return -1;
+    }
+    if (by_sha) {
+        char *body;
+        size_t n;
+        if (a->n != 40) {
+            reply_error(c, ERR_NOSCRIPT);
+            return -1;
+        }
+        lower_sha(sha, a->p);
+        if ((flags = script_lua_flags(sha)) >= 0)
+            return flags;
+        body = script_cache_get(sha, 40, &n);
+        if (!body) {
+            reply_error(c, ERR_NOSCRIPT);
+            return -1;
+        }
+        flags = script_lua_load(c, sha, body, n);
+        free(body);
+        return flags;
+    }
+    script_sha1hex(sha, a->p, a->n);
+    if ((flags = script_lua_flags(sha)) >= 0 && script_cache_has(sha, 40))
+        return flags;
+    flags = script_lua_load(c, sha, a->p, a->n);
+    if (flags < 0)
+        return -1;
+    if (script_cache_add(a->p, a->n, sha)) {
+        reply_error(c, "ERR out of memory");
+        return -1;
+    }
+    return flags;
+}
+
+static void eval_generic(struct conn *c, int by_sha, int ro)
+{
+    struct store *s = conn_store(c);
+    struct script_run run = {0};
+    const uint64_t *bm = NULL;
+    long long nkeys;
+    char sha[41];
+    int flags, nested, logged;
+
+    if (by_sha && c->argv[1].n != 40) {
+        reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
+        return;
+    }
+    if (arg_ll(c, 2, &nkeys, NULL))
+        return;
+    if (nkeys > c->argc - 3) {
+        reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    if (nkeys < 0) {
+        reply_error(c, "ERR Number of keys can't be negative");
+        return;
+    }
+    if ((flags = find_script(c, 1, by_sha, sha)) < 0)
+        return;
+    run.caller = c;
+    run.sha = sha;
+    run.readonly = ro || (flags & SCRIPT_FLAG_NO_WRITES);
+    run.allow_oom = (flags & SCRIPT_FLAG_ALLOW_OOM) != 0;
+    run.repl = SCRIPT_REPL_AOF | SCRIPT_REPL_REPLICA;
+    if (flags & SCRIPT_FLAG_SHEBANG) {
+        if (ro && !(flags & SCRIPT_FLAG_NO_WRITES)) {
+            reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
+            return;
+        }
+    }
+    nested = store_held != NULL;
+    /* as Redis: whether used memory is over maxmemory is decided once, before the script
+     * (evicting now, with no stripe held by this thread) */
+    if (cfg.maxmemory > 0 && !nested)
+        run.oom = store_make_room(s) != 0;
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES) && !run.allow_oom &&
+        run.oom) {
+        reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when used "
+                       "memory > 'maxmemory'");
+        return;
+    }
+    if (nested) {
+        if (!holds_all(s)) {
+            /* never: a transaction with a script holds every stripe (tc:allstripes) */
+            reply_error(c, "ERR scripts can not run here");
+            return;
+        }
+    } else {
+        if (!(bm = full_bitmap(s))) {
+            reply_error(c, "ERR out of memory");
+            return;
+        }
+        store_hold_set(s, bm);
+    }
+    logged = !nested && atomic_load_explicit(&aof_on, memory_order_relaxed);
+    if (logged)
+        aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
+    script_lua_run(c, &run, (int)nkeys);
+    if (logged)
+        aof_tx_end(c);
+    if (!nested)
+        store_release_set(s, bm);
+}
+
+static void eval_command(struct conn *c)
+{
+    eval_generic(c, 0, 0);
+}
+
+static void evalsha_command(struct conn *c)
+{
+    eval_generic(c, 1, 0);
+}
+
+static void eval_ro_command(struct conn *c)
+{
+    eval_generic(c, 0, 1);
+}
+
+static void evalsha_ro_command(struct conn *c)
+{
+    eval_generic(c, 1, 1);
+}
+
+static void script_load_command(struct conn *c)
+{
+    char sha[41];
+
+    if (find_script(c, 2, 0, sha) < 0)
+        return;
+    reply_bulk(c, sha, 40);
+}
+
+static void script_exists_command(struct conn *c)
+{
+    reply_array(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++)
+        reply_int(c, script_cache_has(c->argv[i].p, c->argv[i].n));
+}
+
+static void script_flush_command(struct conn *c)
+{
+    if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+        reply_error(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+        return;
+    }
+    /* the bodies are freed now either way; each worker drops its Lua state before its next
+     * script */
+    script_cache_flush();
+    reply_ok(c);
+}
+
+static void script_help_command(struct conn *c)
+{
+    static const char *help[] = {
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    };
+    reply_array(c, (long long)(sizeof(help) / sizeof(help[0])));
+    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+        reply_status(c, help[i]);
+}
+
+static void script_command(struct conn *c)
+{
+    /* reached only when argv[1] names no subcommand (cmd_call resolves the others) */
+    reply_arity_error(c, "script");
+}
+
+static struct cmd script_subs[] = {
+    {"script|load", script_load_command, 3, "noscript stale", "@scripting", NULL, "scripting", "Load the specified Lua script into the script cache."},
+    {"script|exists", script_exists_command, -3, "noscript", "@scripting", NULL, "scripting", "Check existence of scripts in the script cache."},
+    {"script|flush", script_flush_command, -2, "noscript", "@scripting", NULL, "scripting", "Remove all the scripts from the script cache."},
+    {"script|help", script_help_command, 2, "loading stale", "@scripting", NULL, "scripting", "Show helpful text about the different subcommands"},
+    {NULL},
+};
+
+static struct cmd cmds[] = {
+    {"eval", eval_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"evalsha", evalsha_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"eval_ro", eval_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
+    {"evalsha_ro", evalsha_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
+    {"script", script_command, -2, "", "", NULL, "scripting", "A container for Lua scripts management commands", script_subs},
+};
+
+static void human(char *out, size_t cap, double v)
+{
+    const char *u = "BKMGT";
+    int i = 0;
+    while (v >= 1024 && i < 4)
+        v /= 1024, i++;
+    if (i == 0)
+        snprintf(out, cap, "%.0fB", v);
+    else
+        snprintf(out, cap, "%.2f%c", v, u[i]);
+}
+
+/* INFO memory: Redis 7.0's scripting fields */
+static void info_memory(struct buf *b)
+{
+    char line[256], h1[32], h2[32];
+    size_t lua = script_lua_memory(), bytes;
+    long n;
+    int k;
+
+    script_cache_stats(&n, &bytes);
+    human(h1, sizeof(h1), (double)lua);
+    human(h2, sizeof(h2), (double)bytes);
+    k = snprintf(line, sizeof(line),
+                 "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
+                 "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%ld\r\n"
+                 "used_memory_scripts:%zu\r\nused_memory_scripts_human:%s\r\n",
+                 lua, lua, h1, bytes, n, bytes, h2);
+    buf_append(b, line, (size_t)k);
+}
+
+void script_setup(void)
+{
+    cmd_info_memory_hook = info_memory;
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
+}

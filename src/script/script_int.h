@@ -1,0 +1,74 @@
+/* Private to src/script: what the EVAL handlers (cmd_script.c) and the Lua side
+ * (script_lua.c, script_conv.c) share. Everything here runs on a worker thread and touches only
+ * that thread's Lua state. */
+#ifndef TC_SCRIPT_INT_H
+#define TC_SCRIPT_INT_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+struct conn;
+
+/* Script flags from a "#!lua flags=..." first line (Redis 7.0's names). */
+#define SCRIPT_FLAG_SHEBANG 0x01 /* the script has a shebang (not in compatibility mode) */
+#define SCRIPT_FLAG_NO_WRITES 0x02
+#define SCRIPT_FLAG_ALLOW_OOM 0x04
+#define SCRIPT_FLAG_ALLOW_STALE 0x08
+#define SCRIPT_FLAG_NO_CLUSTER 0x10
+#define SCRIPT_FLAG_CROSS_SLOT 0x20
+
+/* redis.set_repl flags */
+#define SCRIPT_REPL_AOF 1
+#define SCRIPT_REPL_REPLICA 2
+
+/* One run of a script, set up by the EVAL handler. */
+struct script_run {
+    struct conn *caller; /* the client that sent EVAL: its database, its reply buffer */
+    const char *sha;     /* 40 lowercase hex digits */
+    int readonly;        /* EVAL_RO, EVALSHA_RO or a no-writes script: writes are refused */
+    int allow_oom;       /* allow-oom: denyoom commands run over maxmemory */
+    int oom;             /* used memory was over maxmemory when the script started */
+    int wrote;           /* a write command ran (OOM is no longer checked, as in Redis) */
+    int repl;            /* redis.set_repl flags: SCRIPT_REPL_AOF logs the writes */
+};
+
+/* This thread's Lua state, created on first use and reset when SCRIPT FLUSH bumped the cache
+ * generation. Returns NULL when it cannot be created (out of memory). */
+lua_State *script_lua_state(void);
+/* Flags of the script sha compiled in this thread's state, or -1 when it is not there. */
+int script_lua_flags(const char *sha);
+/* Compile body (n bytes) as the script sha into this thread's state. Returns its flags, or
+ * -1 with the error reply (compile error, bad shebang) written to c. */
+int script_lua_load(struct conn *c, const char *sha, const char *body, size_t n);
+/* Run the compiled script sha with KEYS = c->argv[3..3+nkeys) and ARGV = the rest, writing
+ * its reply to c. The caller holds every stripe (or runs inside EXEC, which does). */
+void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
+/* Bytes allocated by every thread's Lua state. */
+size_t script_lua_memory(void);
+
+/* script_sandbox.c: protect the state whose real globals table is at index g (libraries
+ * loaded, unwanted functions removed): see that file. Replaces L's globals by a read-only
+ * proxy; the real table stays in the registry as "tc_G", the error handler as "tc_errh".
+ * Then script_sandbox_pairs (through lua_cpcall) installs pairs. */
+void script_sandbox(lua_State *L, int g);
+int script_sandbox_pairs(lua_State *L);
+
+/* script_cmsgpack.c: push the cmsgpack library table (pack, unpack, unpack_one,
+ * unpack_limit). */
+int script_open_cmsgpack(lua_State *L);
+/* script_struct.c: push the struct library table (pack, unpack, size). */
+int script_open_struct(lua_State *L);
+
+/* ---- script_conv.c: conversions ---- */
+
+/* Push the Lua value of the RESP reply at p[0..n) (one complete reply); returns the bytes
+ * used, or 0 when the reply is malformed or too deep (then nothing is pushed). */
+size_t script_reply_to_lua(lua_State *L, const char *p, size_t n);
+/* Write the value at the top of L's stack to c as a reply (script_resp: the RESP version the
+ * script chose with redis.setresp, which decides how booleans convert). Pops nothing. */
+void script_lua_to_reply(lua_State *L, struct conn *c, int script_resp);
+/* Push Redis's error table {err = "CODE msg"} for msg ("-CODE msg" or plain "msg": code ERR). */
+void script_push_error(lua_State *L, const char *msg, size_t n);
+
+#endif

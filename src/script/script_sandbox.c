@@ -1,0 +1,300 @@
+/* The sandbox of a script's Lua state, as Redis 7.0's: math.random as Redis's (rand48),
+ * read-only globals and library tables (proxies whose writes raise "Attempt to modify a
+ * readonly table", reads of unknown globals raise "Script attempted to access nonexistent
+ * global variable"), rawset/rawget/next/pairs/setmetatable that see through the proxies,
+ * pcall returning error tables as their text, and the error handler that turns every error
+ * into {err=..., source=..., line=...}. Runs on the worker thread that owns the state. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "script/script_int.h"
+
+/* ---- math.random as Redis's (rand48) ---- */
+
+static __thread uint64_t rand48_x = 0x1234abcd330eULL;
+
+static int32_t rand48_next(void)
+{
+    rand48_x = (rand48_x * 0x5deece66dULL + 0xb) & ((1ULL << 48) - 1);
+    return (int32_t)(rand48_x >> 17);
+}
+
+static int math_random(lua_State *L)
+{
+    lua_Number r = (lua_Number)(rand48_next() % INT32_MAX) / (lua_Number)INT32_MAX;
+
+    switch (lua_gettop(L)) {
+    case 0:
+        lua_pushnumber(L, r);
+        break;
+    case 1: {
+        int u = luaL_checkint(L, 1);
+        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+        lua_pushnumber(L, floor(r * u) + 1);
+        break;
+    }
+    case 2: {
+        int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
+        luaL_argcheck(L, l <= u, 2, "interval is empty");
+        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+        break;
+    }
+    default:
+        return luaL_error(L, "wrong number of arguments");
+    }
+    return 1;
+}
+
+static int math_randomseed(lua_State *L)
+{
+    uint32_t seed = (uint32_t)luaL_checkint(L, 1);
+    rand48_x = 0x330e | ((uint64_t)seed << 16);
+    return 0;
+}
+
+/* ---- read-only tables ---- */
+
+/* The real table behind the read-only proxy at idx pushed (1), or nothing (0). */
+static int ro_real(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+static int ro_newindex(lua_State *L)
+{
+    return luaL_error(L, "Attempt to modify a readonly table");
+}
+
+static int ro_refuse(lua_State *L)
+{
+    lua_pushliteral(L, "Attempt to modify a readonly table");
+    return lua_error(L);
+}
+
+static int missing_global(lua_State *L)
+{
+    const char *k = lua_tostring(L, 2);
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      k ? k : "?");
+}
+
+/* Call upvalue 1 (the original function) with the arguments on the stack. */
+static int call_orig(lua_State *L)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static int w_rawset(lua_State *L)
+{
+    if (ro_real(L, 1))
+        return ro_refuse(L);
+    return call_orig(L);
+}
+
+static int w_setmetatable(lua_State *L)
+{
+    if (ro_real(L, 1))
+        return ro_refuse(L);
+    return call_orig(L);
+}
+
+/* rawget, next: on a proxy, the real table */
+static int w_real_arg1(lua_State *L)
+{
+    if (ro_real(L, 1))
+        lua_replace(L, 1);
+    return call_orig(L);
+}
+
+static int w_pairs(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushvalue(L, lua_upvalueindex(1)); /* next */
+    if (!ro_real(L, 1))
+        lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+/* pcall as Redis 7.0's: an error table is returned as its err string. */
+static int w_pcall(lua_State *L)
+{
+    int argc = lua_gettop(L);
+
+    luaL_checkany(L, 1);
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
+        lua_remove(L, 1);
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            if (lua_isstring(L, -1))
+                lua_replace(L, -2);
+            else
+                lua_pop(L, 1);
+        }
+        lua_pushboolean(L, 0);
+        lua_insert(L, 1);
+    }
+    return lua_gettop(L);
+}
+
+/* A read-only proxy for the table at the top (replaced by it). */
+static void make_ro(lua_State *L, int is_globals)
+{
+    int real = lua_gettop(L);
+
+    lua_newtable(L); /* the proxy */
+    lua_createtable(L, 0, 3);
+    lua_pushvalue(L, real);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, ro_newindex);
+    lua_setfield(L, -2, "__newindex");
+    if (is_globals) {
+        /* what getmetatable(_G) shows, as in Redis: a table whose __index refuses */
+        lua_createtable(L, 0, 1);
+        lua_pushcfunction(L, missing_global);
+        lua_setfield(L, -2, "__index");
+    } else {
+        lua_pushboolean(L, 0);
+    }
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, real);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    lua_replace(L, real);
+}
+
+/* Replace global name (in the table at gi) by a wrapper of it with the original as upvalue. */
+static void wrap_global(lua_State *L, int gi, const char *name, lua_CFunction fn)
+{
+    lua_getfield(L, gi, name);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, gi, name);
+}
+
+/* ---- the error handler: errors become {err=..., source=..., line=...} ---- */
+
+static int err_handler(lua_State *L)
+{
+    lua_Debug ar;
+    int have = 0;
+
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+        have = 1;
+        if (!strcmp(ar.what, "C"))
+            have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "Sl", &ar);
+    }
+    if (!lua_istable(L, 1)) {
+        const char *s;
+        lua_settop(L, 1);
+        if (!luaL_callmeta(L, 1, "__tostring")) {
+            switch (lua_type(L, 1)) {
+            case LUA_TNUMBER:
+            case LUA_TSTRING:
+                lua_pushvalue(L, 1);
+                break;
+            case LUA_TNIL:
+                lua_pushliteral(L, "nil");
+                break;
+            case LUA_TBOOLEAN:
+                lua_pushstring(L, lua_toboolean(L, 1) ? "true" : "false");
+                break;
+            default:
+                lua_pushfstring(L, "%s: %p", luaL_typename(L, 1), lua_topointer(L, 1));
+            }
+        }
+        s = lua_tostring(L, -1);
+        lua_newtable(L);
+        lua_pushliteral(L, "err");
+        lua_pushfstring(L, "ERR %s", s ? s : "");
+        lua_rawset(L, -3);
+        lua_replace(L, 1);
+        lua_settop(L, 1);
+    }
+    if (have) {
+        lua_pushstring(L, ar.source);
+        lua_setfield(L, 1, "source");
+        lua_pushnumber(L, ar.currentline);
+        lua_setfield(L, 1, "line");
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+void script_sandbox(lua_State *L, int g)
+{
+    static const char *libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
+                                 "cmsgpack", "struct", "redis", NULL};
+
+    lua_getfield(L, g, "math");
+    lua_pushcfunction(L, math_random);
+    lua_setfield(L, -2, "random");
+    lua_pushcfunction(L, math_randomseed);
+    lua_setfield(L, -2, "randomseed");
+    lua_pop(L, 1);
+
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_ro");
+    wrap_global(L, g, "rawset", w_rawset);
+    wrap_global(L, g, "setmetatable", w_setmetatable);
+    wrap_global(L, g, "rawget", w_real_arg1);
+    wrap_global(L, g, "next", w_real_arg1);
+    lua_pushcfunction(L, w_pcall);
+    lua_setfield(L, g, "pcall");
+    for (int i = 0; libs[i]; i++) {
+        lua_getfield(L, g, libs[i]);
+        make_ro(L, 0);
+        lua_setfield(L, g, libs[i]);
+    }
+    lua_pushcfunction(L, err_handler);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, g, "__redis__err__handler"); /* a global in Redis too */
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_errh");
+
+    /* globals: reads go through a proxy to the real table, whose own __index refuses
+     * unknown names; the proxy refuses every assignment */
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, missing_global);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, g);
+    lua_pushvalue(L, g);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_G");
+    lua_pushvalue(L, g);
+    make_ro(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, g, "_G");
+    lua_replace(L, LUA_GLOBALSINDEX);
+}
+
+/* pairs needs the original next as its upvalue: installed once the base library is open */
+int script_sandbox_pairs(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_G");
+    lua_getfield(L, -1, "next");
+    /* the global next is now the wrapper; its upvalue is the original */
+    lua_getupvalue(L, -1, 1);
+    lua_pushcclosure(L, w_pairs, 1);
+    lua_setfield(L, -3, "pairs");
+    lua_pop(L, 2);
+    return 0;
+}
