@@ -7,5 +7,3 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-pytest_plugins = ["pytester"]

@@ -5,6 +5,7 @@ free ports, stopped by PID (SIGKILL after a timeout) and restarted on the same p
 import os
 import signal
 import socket
+import subprocess
 import sys
 import textwrap
 
@@ -174,11 +175,12 @@ def test_reference_servers_are_not_scanned():
     assert srv.stop() == 0
 
 
-def test_report_fails_a_pytest_run(pytester):
+def test_report_fails_a_pytest_run(tmp_path):
     """End to end: a test whose fixture stops a server that printed a ThreadSanitizer report
     fails (an error at teardown) with the report; so does one whose server reports mid-test."""
-    pytester.makeconftest("import sys\nsys.path.insert(0, %r)\n" % str(tcharness.TESTS_DIR))
-    pytester.makepyfile(test_fake=textwrap.dedent("""\
+    (tmp_path / "conftest.py").write_text("import sys\nsys.path.insert(0, %r)\n"
+                                          % str(tcharness.TESTS_DIR))
+    (tmp_path / "test_fake.py").write_text(textwrap.dedent("""\
         import socket, sys
         import pytest
         import tcharness
@@ -211,13 +213,17 @@ def test_report_fails_a_pytest_run(pytester):
         def test_clean(clean):
             pass
         """) % (FAKE, REPORTS["tsan"], REPORTS["tsan"]))
-    res = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    res.assert_outcomes(passed=3, errors=2)
-    res.stdout.fnmatch_lines(["*ERROR at teardown of test_uses_a_server_that_reported*",
-                              "*WARNING: ThreadSanitizer: data race*",
-                              "*SUMMARY: ThreadSanitizer: data race*",
-                              "*ERROR at teardown of test_report_mid_test*",
-                              "*WARNING: ThreadSanitizer: data race*"])
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    out = res.stdout
+    assert res.returncode == 1, out
+    assert "3 passed, 2 errors" in out, out
+    i = out.index("ERROR at teardown of test_uses_a_server_that_reported")
+    j = out.index("ERROR at teardown of test_report_mid_test")
+    for section in (out[i:j], out[j:]):
+        assert "WARNING: ThreadSanitizer: data race" in section, out
+        assert "SUMMARY: ThreadSanitizer: data race" in section, out
 
 
 # -- ports and lifecycle ------------------------------------------------------------------------
