@@ -38,12 +38,17 @@ class Node:
 
     def __init__(self, name, dir_):
         self.name, self.dir = name, dir_
-        self.srv = tcharness.start_twincache(mc=True, dir=dir_, start=False, check=True,
-                                             logfile=os.path.join(dir_, name + ".log"))
-        self.port, self.mc_port = self.srv.port, self.srv.mc_port
+        self.srv = self.port = self.mc_port = None
 
     def start(self):
-        self.srv.start()
+        """The first start picks free ports (others if one is lost to another process); a
+        restart keeps them."""
+        if self.srv is None:
+            self.srv = tcharness.start_twincache(mc=True, dir=self.dir, check=True,
+                                                 logfile=os.path.join(self.dir, self.name + ".log"))
+            self.port, self.mc_port = self.srv.port, self.srv.mc_port
+        else:
+            self.srv.start()
 
     def stop(self):
         self.srv.stop()
