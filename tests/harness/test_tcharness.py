@@ -69,6 +69,7 @@ FAKE = textwrap.dedent("""\
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     else:
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    signal.signal(signal.SIGUSR1, lambda *a: sys.exit(3))
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", port))
@@ -259,6 +260,6 @@ def test_exit_code_checked():
     srv = fake_server("clean", check=True).start()
     assert srv.stop(sig=signal.SIGKILL, check=False) == -signal.SIGKILL
     srv.start()
-    with pytest.raises(AssertionError, match="exited with code"):
-        srv.stop(sig=signal.SIGINT)  # the fake dies of KeyboardInterrupt: code 1
+    with pytest.raises(AssertionError, match="exited with code 3"):
+        srv.stop(sig=signal.SIGUSR1)
 
