@@ -16,6 +16,9 @@ ctest --test-dir build --output-on-failure -j2
 echo "== unit tests (asan) =="
 ctest --test-dir build-asan --output-on-failure -j2
 
+echo "== tests/harness: the one Python test harness (tests/tcharness.py) itself =="
+$PY -m pytest -q -p no:cacheprovider tests/harness
+
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
 for suite in tests/mc tests/types tests/persist; do
@@ -50,13 +53,17 @@ if [ -d tests/persist ]; then
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
 fi
-echo "== threaded suites under ThreadSanitizer (transactions, Pub/Sub, blocking, concurrency, limits, memcached) =="
+echo "== threaded suites under ThreadSanitizer (transactions, Pub/Sub, blocking, concurrency, limits, memcached, data types, persistence) =="
 # detect_deadlocks=0: EXEC and BGSAVE hold every stripe mutex (in ascending order), more than
 # the 64 TSan's deadlock detector can track. tests/tsan.supp documents its only exception.
 ./scripts/build.sh tsan >/dev/null
 export TSAN_OPTIONS="detect_deadlocks=0:halt_on_error=0:suppressions=$PWD/tests/tsan.supp"
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/mc
+echo "== tests/types under ThreadSanitizer =="
+TYPES_BENCH_N=2000 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
+echo "== tests/persist under ThreadSanitizer =="
+TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
 unset TSAN_OPTIONS
 echo "== fuzzers (libFuzzer, 30 s per target) =="
 ./scripts/build.sh fuzz >/dev/null

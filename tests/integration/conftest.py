@@ -1,8 +1,10 @@
-"""Fixtures for the Redis-protocol integration tests (harness.py starts the servers).
+"""Fixtures for the Redis-protocol integration tests (harness.py starts the servers, on the one
+harness tests/tcharness.py).
 
 Each test module gets its own freshly started server (fixture `server`), so one module's crash
 or leftover configuration never hides in another's results, and teardown checks that exactly
-that process exits cleanly on SIGTERM (exit code 0, no sanitizer report).
+that process exits cleanly on SIGTERM (exit code 0, no sanitizer report). After each test, a
+server that died or wrote a sanitizer report fails that test.
 
 Run with Debian's interpreter:  /usr/bin/python3 -m pytest tests/integration
 Against Debian's redis-server:  TC_SERVER=redis /usr/bin/python3 -m pytest tests/integration
@@ -37,13 +39,14 @@ def server():
 
 @pytest.fixture(autouse=True)
 def _server_still_alive(request):
-    """After every test that used the module server, fail loudly if the server died."""
+    """After every test that used the module server, fail loudly if the server died or wrote a
+    sanitizer report."""
     yield
     if "server" in request.fixturenames:
-        srv = request.getfixturevalue("server")
-        if not srv.stopped and not srv.alive():
-            pytest.fail("server %r died (exit code %r) during this test; output:\n%s"
-                        % (srv, srv.proc.returncode, srv.output_tail(200)), pytrace=False)
+        try:
+            request.getfixturevalue("server").check_running()
+        except AssertionError as e:
+            pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture

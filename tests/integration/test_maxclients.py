@@ -16,12 +16,11 @@ RLIMIT_NOFILE (skipped if the hard limit is too low) and checks that the server 
 import resource
 import shutil
 import socket
-import tempfile
 import time
 
 import pytest
 
-from harness import IS_REDIS, ServerProcess, free_port, server_command, start_server
+from harness import IS_REDIS, free_port, start_server
 from itutil import wait_until
 
 pytestmark = pytest.mark.sanitize
@@ -245,12 +244,10 @@ def test_maxclients_reduced_to_fit_a_low_fd_limit(threads):
     if IS_REDIS and threads != 2:
         pytest.skip("redis-server has no --threads")
     hard = 400
-    port = free_port()
     args = ["--maxclients", str(MAXCLIENTS)] + ([] if IS_REDIS else ["--threads", str(threads)])
-    cmd = ["prlimit", "--nofile=%d:%d" % (hard, hard), "--"] + server_command(port, args)
-    srv = ServerProcess(cmd, port, tempfile.mkdtemp(prefix="tc-it-%d-" % port))
+    srv = start_server(args, wrap=["prlimit", "--nofile=%d:%d" % (hard, hard), "--"])
+    port = srv.port
     try:
-        assert srv.wait_ready()
         assert nofile_limit_of(srv.pid) == hard
         limit = int(wait_for(lambda: info_fields(port), what="INFO")["maxclients"])
         assert 100 <= limit < hard, limit

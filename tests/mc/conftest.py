@@ -1,4 +1,5 @@
-"""Fixtures for the memcached-protocol tests (mcharness.py starts the servers).
+"""Fixtures for the memcached-protocol tests (mcharness.py starts the servers, on the one harness
+tests/tcharness.py).
 
 Run with Debian's interpreter:  /usr/bin/python3 -m pytest tests/mc
 Another binary:                 TWINCACHE_BIN=build-asan/twincache /usr/bin/python3 -m pytest -m sanitize tests/mc
@@ -34,11 +35,14 @@ def memcached():
 
 @pytest.fixture(autouse=True)
 def _tc_alive(request):
+    """After every test that used the module's twincache: fail if it died or wrote a sanitizer
+    report."""
     yield
     if "tc" in request.fixturenames:
-        srv = request.getfixturevalue("tc")
-        if not srv.stopped and not srv.alive():
-            pytest.fail("twincache died during this test:\n" + srv.output()[-4000:], pytrace=False)
+        try:
+            request.getfixturevalue("tc").check_running()
+        except AssertionError as e:
+            pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture

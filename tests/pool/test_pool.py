@@ -12,9 +12,8 @@ on free loopback ports from a temporary directory, each stopped by its PID at th
 
 import json
 import os
-import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -22,72 +21,37 @@ import pytest
 import redis
 from pymemcache.client.base import Client
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NUTCRACKER = "/usr/sbin/nutcracker"
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tcharness  # noqa: E402
+
+NUTCRACKER = tcharness.tool("nutcracker", "/usr/sbin/nutcracker")
 NKEYS = 30000
 RETRY_MS = 12000  # server_retry_timeout of the test pools: how long an ejected node stays out
 
-
-def binary(env, default):
-    return os.path.join(ROOT, os.environ.get(env, default))
-
-
-TWINCACHE = binary("TWINCACHE_BIN", "build/twincache")
-TWINBENCH = binary("TWINBENCH_BIN", "build/twinbench")
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
-
-
-def wait_port(port, proc, what, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} does not listen on {port}")
-
-
-def stop_pid(proc, sig=signal.SIGTERM):
-    if proc is None or proc.poll() is not None:
-        return
-    os.kill(proc.pid, sig)
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+TWINCACHE = str(tcharness.twincache_bin())
+TWINBENCH = str(tcharness.repo_path("TWINBENCH_BIN", "build/twinbench"))
 
 
 class Node:
-    def __init__(self, name, port, mc_port, dir_):
-        self.name, self.port, self.mc_port, self.dir = name, port, mc_port, dir_
-        self.proc = None
+    """One twincache of the pool (a tcharness.Server: restartable on its ports, and it must
+    exit 0 without a sanitizer report when stopped)."""
+
+    def __init__(self, name, dir_):
+        self.name, self.dir = name, dir_
+        self.srv = self.port = self.mc_port = None
 
     def start(self):
-        log = open(os.path.join(self.dir, f"{self.name}.log"), "ab")
-        self.proc = subprocess.Popen([TWINCACHE, "--port", str(self.port), "--memcache-port",
-                                      str(self.mc_port), "--threads", "2"],
-                                     stdout=log, stderr=subprocess.STDOUT, cwd=self.dir)
-        log.close()
-        wait_port(self.port, self.proc, self.name)
-        wait_port(self.mc_port, self.proc, self.name)
+        """The first start picks free ports (others if one is lost to another process); a
+        restart keeps them."""
+        if self.srv is None:
+            self.srv = tcharness.start_twincache(mc=True, dir=self.dir, check=True,
+                                                 logfile=os.path.join(self.dir, self.name + ".log"))
+            self.port, self.mc_port = self.srv.port, self.srv.mc_port
+        else:
+            self.srv.start()
 
     def stop(self):
-        stop_pid(self.proc)
+        self.srv.stop()
 
     def r(self):
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=30)
@@ -111,10 +75,10 @@ def server_line(node, port):
 class Pool:
     def __init__(self, dir_):
         self.dir = dir_
-        ports = free_ports(10)
-        self.nodes = [Node(f"node{i + 1}", ports[2 * i], ports[2 * i + 1], dir_) for i in range(3)]
-        self.proxy_redis, self.proxy_mc, self.stats_port = ports[6], ports[7], ports[8]
-        self.proxy_db1 = ports[9]  # a third pool with redis_db: 1 (nutcracker SELECTs on connect)
+        self.nodes = [Node(f"node{i + 1}", dir_) for i in range(3)]
+        ports = tcharness.free_ports(4)
+        self.proxy_redis, self.proxy_mc, self.stats_port = ports[0], ports[1], ports[2]
+        self.proxy_db1 = ports[3]  # a third pool with redis_db: 1 (nutcracker SELECTs on connect)
         self.nutcracker = None
 
     def yml(self):
@@ -137,22 +101,23 @@ class Pool:
         conf = os.path.join(self.dir, "nutcracker.yml")
         with open(conf, "w") as f:
             f.write(self.yml())
-        log = os.path.join(self.dir, "nutcracker.log")
-        self.nutcracker = subprocess.Popen(
-            [NUTCRACKER, "-c", conf, "-s", str(self.stats_port), "-a", "127.0.0.1",
-             "-o", log, "-p", os.path.join(self.dir, "nutcracker.pid")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=self.dir)
-        wait_port(self.proxy_redis, self.nutcracker, "nutcracker")
-        wait_port(self.proxy_mc, self.nutcracker, "nutcracker")
+        self.nutcracker = tcharness.start_nutcracker(
+            conf, [self.proxy_redis, self.proxy_mc, self.proxy_db1], self.stats_port,
+            dir=self.dir)
 
     def stop(self):
-        stop_pid(self.nutcracker)
-        for n in self.nodes:
-            n.stop()
+        """Stop nutcracker and every node; fail with what any node reported."""
+        errors = []
+        for srv in [self.nutcracker] + [n.srv for n in self.nodes]:
+            try:
+                if srv:
+                    srv.stop()
+            except AssertionError as e:
+                errors.append(str(e))
+        assert not errors, "\n\n".join(errors)
 
     def log(self):
-        with open(os.path.join(self.dir, "nutcracker.log"), errors="replace") as f:
-            return f.read()[-4000:]
+        return self.nutcracker.output()[-4000:]
 
     def r(self):
         return redis.Redis(host="127.0.0.1", port=self.proxy_redis, socket_timeout=30)
@@ -344,24 +309,16 @@ def test_redis_db_pool(pool):
 def test_redis_auth_pool(tmp_path):
     """redis_auth: nutcracker authenticates its server connections (twincache requirepass) and
     asks its clients for the same password."""
-    ports = free_ports(3)
-    nodes = [subprocess.Popen([TWINCACHE, "--port", str(p), "--memcache-port", "0", "--threads",
-                               "1", "--requirepass", "s3cret"], cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-             for p in ports[:2]]
+    nodes = [tcharness.start_twincache("--requirepass", "s3cret", threads=1, check=True)
+             for _ in range(2)]
     nc = None
     try:
-        for p, proc in zip(ports, nodes):
-            wait_port(p, proc, "twincache")
+        ports = [n.port for n in nodes] + [tcharness.free_port()]
         conf = tmp_path / "nutcracker.yml"
         conf.write_text("auth:\n  listen: 127.0.0.1:%d\n  hash: md5\n  distribution: ketama\n"
                         "  redis: true\n  redis_auth: s3cret\n  preconnect: true\n  servers:\n"
                         "   - 127.0.0.1:%d:1 a\n   - 127.0.0.1:%d:1 b\n" % (ports[2], ports[0], ports[1]))
-        nc = subprocess.Popen([NUTCRACKER, "-c", str(conf), "-s", str(free_ports(1)[0]), "-a",
-                               "127.0.0.1", "-o", str(tmp_path / "nc.log"), "-p",
-                               str(tmp_path / "nc.pid")], cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        wait_port(ports[2], nc, "nutcracker")
+        nc = tcharness.start_nutcracker(conf, [ports[2]], dir=tmp_path)
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=ports[2], socket_timeout=10).set("x", "1")
         with pytest.raises(redis.AuthenticationError):  # "-ERR invalid password"
@@ -372,9 +329,9 @@ def test_redis_auth_pool(tmp_path):
         counts = [redis.Redis(port=p, password="s3cret").dbsize() for p in ports[:2]]
         assert sum(counts) == len(keys) and min(counts) > 0, counts
     finally:
-        stop_pid(nc)
-        for proc in nodes:
-            stop_pid(proc)
+        for srv in [nc] + nodes:
+            if srv:
+                srv.stop()
 
 
 # ---- client-side ketama == nutcracker's ketama ------------------------------------------

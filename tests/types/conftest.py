@@ -1,5 +1,5 @@
 """Fixtures for the data-type tests: one twincache and one Debian redis-server per session,
-both on free ports, stopped by PID at the end.
+both on free ports, stopped by PID at the end (servers: the one harness tests/tcharness.py).
 
     TWINCACHE_BIN   the binary under test (default <repo>/build/twincache)
 
@@ -7,116 +7,72 @@ Run with Debian's interpreter:  /usr/bin/python3 -m pytest tests/types
 """
 
 import os
-import signal
-import socket
-import subprocess
-import time
-from pathlib import Path
+import sys
 
 import pytest
 import redis
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tcharness  # noqa: E402
+from tcharness import ExactErrorParser, free_port, twincache_bin  # noqa: E402,F401
+
+# client(): bytes replies, exact error texts, no redis-py reply conversions
+CLIENT = {"decode": False, "exact_errors": True, "raw": True}
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def Server(kind, argv, port, log):  # noqa: N802 (was a class)
+    """A started server from a full command line (kept for tests written before tc_factory),
+    its output in log; stop() returns the exit code."""
+    return tcharness.Server(argv, port=port, kind=kind, logfile=log, dir=os.path.dirname(log),
+                            client_defaults=CLIENT).start()
 
 
-def twincache_bin():
-    p = Path(os.environ.get("TWINCACHE_BIN", "build/twincache"))
-    return p if p.is_absolute() else REPO_ROOT / p
+@pytest.fixture
+def tc_factory():
+    """tc_factory(*args) -> a started twincache (--memcache-port 0 --threads 2, then args),
+    stopped after the test: it must exit 0 without a sanitizer report."""
+    started = []
 
+    def start(*args):
+        srv = tcharness.start_twincache(*args, check=True, client_defaults=CLIENT)
+        started.append(srv)
+        return srv
 
-class ExactErrorParser(redis.connection.PythonParser):
-    """Keep an error reply's full text as the message of a plain ResponseError."""
-
-    def parse_error(self, response):
-        return redis.exceptions.ResponseError(response)
-
-
-class Server:
-    def __init__(self, kind, argv, port, log):
-        self.kind, self.port, self.logpath = kind, port, log
-        self.log = open(log, "wb")
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("%s did not start:\n%s" % (kind, self.output()))
-            time.sleep(0.05)
-
-    def output(self):
-        if not self.log.closed:
-            self.log.flush()
-        return Path(self.logpath).read_text(errors="replace")[-5000:]
-
-    def client(self, decode=False, raw=True):
-        pool = redis.ConnectionPool(host="127.0.0.1", port=self.port, decode_responses=decode,
-                                    parser_class=ExactErrorParser, socket_timeout=30)
-        c = redis.Redis(connection_pool=pool)
-        if raw:
-            c.response_callbacks = {}
-        return c
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
+    yield start
+    errors = []
+    for srv in started:
+        try:
+            srv.stop()
+        except AssertionError as e:
+            errors.append(str(e))
+    assert not errors, "\n\n".join(errors)
 
 
 @pytest.fixture(scope="session")
-def tc_server(tmp_path_factory):
-    binary = twincache_bin()
-    if not binary.exists():
-        pytest.exit("twincache binary %s not found (set TWINCACHE_BIN)" % binary, returncode=2)
-    port = free_port()
-    srv = Server("twincache", [str(binary), "--port", str(port), "--memcache-port", "0",
-                               "--threads", "2"], port,
-                 tmp_path_factory.mktemp("tc") / "twincache.log")
+def tc_server():
+    tcharness.require_twincache()
+    srv = tcharness.start_twincache(check=True, client_defaults=CLIENT)
     yield srv
-    code = srv.stop()
-    out = srv.output()
-    assert not any(m in out for m in SANITIZER_MARKERS), out
-    assert code == 0, "twincache exited with %r:\n%s" % (code, out)
+    srv.stop()
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory):
-    port = free_port()
-    d = tmp_path_factory.mktemp("redis")
-    srv = Server("redis", ["redis-server", "--port", str(port), "--save", "", "--appendonly",
-                           "no", "--dir", str(d)], port, d / "redis.log")
+def redis_server():
+    srv = tcharness.start_redis(client_defaults=CLIENT)
     yield srv
     srv.stop()
 
 
 @pytest.fixture(autouse=True)
 def _alive(request):
+    """After every test that used the session's twincache: fail if it died or wrote a sanitizer
+    report."""
     yield
     if "tc_server" in request.fixturenames:
-        srv = request.getfixturevalue("tc_server")
-        if not srv.alive():
-            pytest.fail("twincache died:\n" + srv.output(), pytrace=False)
+        try:
+            request.getfixturevalue("tc_server").check_running()
+        except AssertionError as e:
+            pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture

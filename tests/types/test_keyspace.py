@@ -4,8 +4,6 @@ import time
 
 import pytest
 
-from conftest import Server, free_port, twincache_bin
-
 
 def fill_types(c, prefix, n):
     p = c.pipeline(transaction=False)
@@ -19,13 +17,8 @@ def fill_types(c, prefix, n):
 
 
 @pytest.fixture
-def small_server(tmp_path):
-    port = free_port()
-    srv = Server("twincache", [str(twincache_bin()), "--port", str(port), "--memcache-port", "0",
-                               "--threads", "2", "--maxmemory", "4mb",
-                               "--maxmemory-policy", "allkeys-lru"], port, tmp_path / "tc.log")
-    yield srv
-    assert srv.stop() == 0, srv.output()
+def small_server(tc_factory):
+    return tc_factory("--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru")
 
 
 def test_eviction_of_collections(small_server):
@@ -67,32 +60,27 @@ def test_expire_and_types(r):
     assert r.llen("nl") == 20
 
 
-def test_memory_accounting_returns(tc_server, tmp_path):
+def test_memory_accounting_returns(tc_factory):
     # one worker thread: INFO's dataset figure is then exact after its flush
-    port = free_port()
-    srv = Server("twincache", [str(twincache_bin()), "--port", str(port), "--memcache-port", "0",
-                               "--threads", "1"], port, tmp_path / "tc1.log")
-    try:
-        c = srv.client(decode=True, raw=False)
+    srv = tc_factory("--threads", "1")
+    c = srv.client(decode=True, raw=False)
 
-        def dataset():
-            return c.info("memory")["used_memory_dataset"]
+    def dataset():
+        return c.info("memory")["used_memory_dataset"]
 
-        c.set("anchor", "x")
-        base = dataset()
-        fill_types(c, "a", 200)
-        c.sadd("bigs", *range(5000))
-        c.zadd("bigz", {"m%d" % i: i for i in range(5000)})
-        grown = dataset()
-        assert grown > base + 500000
-        c.spop("bigs", 2500)
-        c.zremrangebyrank("bigz", 0, 2500)
-        c.delete("bigs", "bigz", *["a%s%d" % (p, i) for p in "lshzx" for i in range(200)])
-        # per-thread deltas are published every 64 KiB
-        assert abs(dataset() - base) < 70000, (base, grown, dataset())
-        c.connection_pool.disconnect()
-    finally:
-        srv.stop()
+    c.set("anchor", "x")
+    base = dataset()
+    fill_types(c, "a", 200)
+    c.sadd("bigs", *range(5000))
+    c.zadd("bigz", {"m%d" % i: i for i in range(5000)})
+    grown = dataset()
+    assert grown > base + 500000
+    c.spop("bigs", 2500)
+    c.zremrangebyrank("bigz", 0, 2500)
+    c.delete("bigs", "bigz", *["a%s%d" % (p, i) for p in "lshzx" for i in range(200)])
+    # per-thread deltas are published every 64 KiB
+    assert abs(dataset() - base) < 70000, (base, grown, dataset())
+    c.connection_pool.disconnect()
 
 
 @pytest.mark.parametrize("n", [7, 200, 3000])

@@ -644,32 +644,22 @@ def test_large_pel_ack_orders(d):
     d("XPENDING", "s", "g")
 
 
-def test_xgroup_over_maxmemory(tmp_path):
+def test_xgroup_over_maxmemory(tc_factory):
     """Under noeviction over maxmemory, XGROUP CREATE/CREATECONSUMER get -OOM (denyoom in
     Redis) and DESTROY/DELCONSUMER still run (they free memory)."""
-    from conftest import Server, free_port, twincache_bin
-    port = free_port()
-    srv = Server("twincache", [str(twincache_bin()), "--port", str(port), "--memcache-port",
-                               "0", "--maxmemory", "1mb", "--maxmemory-policy", "noeviction"],
-                 port, tmp_path / "tc.log")
-    try:
-        r = srv.client()
-        r.execute_command("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")
-        r.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "c")
-        big = "x" * 10000
-        for i in range(400):
-            if call(r, "SET", "k%d" % i, big)[0] == "error":
-                break
-        oom = "OOM command not allowed when used memory > 'maxmemory'."
-        assert call(r, "XGROUP", "CREATE", "s", "g2", "0") == ("error", oom)
-        assert call(r, "XGROUP", "CREATECONSUMER", "s", "g", "d") == ("error", oom)
-        assert call(r, "XGROUP", "DELCONSUMER", "s", "g", "c") == 0
-        assert call(r, "XGROUP", "DESTROY", "s", "g") == 1
-    finally:
-        code = srv.stop()
-    out = srv.output()
-    assert not any(m in out for m in ("ERROR: AddressSanitizer", "runtime error:")), out
-    assert code == 0
+    srv = tc_factory("--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
+    r = srv.client()
+    r.execute_command("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")
+    r.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "c")
+    big = "x" * 10000
+    for i in range(400):
+        if call(r, "SET", "k%d" % i, big)[0] == "error":
+            break
+    oom = "OOM command not allowed when used memory > 'maxmemory'."
+    assert call(r, "XGROUP", "CREATE", "s", "g2", "0") == ("error", oom)
+    assert call(r, "XGROUP", "CREATECONSUMER", "s", "g", "d") == ("error", oom)
+    assert call(r, "XGROUP", "DELCONSUMER", "s", "g", "c") == 0
+    assert call(r, "XGROUP", "DESTROY", "s", "g") == 1
 
 
 @pytest.mark.parametrize("how", ["TIMEOUT", "ERROR"])
