@@ -359,7 +359,6 @@ void aof_get_stats(struct aof_stats *st)
     st->synced = atomic_load(&aw.synced);
     st->incr_size = atomic_load(&aw.incr_size);
     st->last_write_ok = atomic_load(&aw.last_write_ok);
-    st->open = aw.fd >= 0;
 }
 
 /* ---- reading ---- */

@@ -63,7 +63,6 @@ struct aof_stats {
     uint64_t appended, written, synced; /* logical offsets */
     int64_t incr_size;                  /* bytes written to the current incr file */
     int last_write_ok;
-    int open;
 };
 void aof_get_stats(struct aof_stats *st);
 

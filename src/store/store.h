@@ -187,7 +187,7 @@ static inline uint64_t store_next_cas_locked(struct store *s, uint32_t stripe)
 /* Account a change of size of a value (collections growing in place). */
 static inline void store_mem_adjust_locked(struct store *s, uint32_t stripe, int64_t delta)
 {
-    s->stripes[stripe].mem += delta;
+    COUNTER_ADD(s->stripes[stripe].mem, delta); /* read lock-free by INFO (store_totals) */
     store_mem_add(delta);
 }
 
