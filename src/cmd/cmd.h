@@ -120,19 +120,33 @@ struct cmd {
 /* The entry running on this thread (set by cmd_call and EXEC before the handler). */
 extern __thread const struct cmd *cmd_current;
 
-/* The handler modified key k (under its stripe lock; it is the key's item now, or NULL when
- * the change deleted it), as Redis's signalModifiedKey: a WATCH of the key fails, clients
- * blocked on it retry, the change counts as dirty. A handler that changed nothing reports
- * nothing, so nothing is invalidated, woken or logged. Handlers that report carry
- * "tc:signals"; for the others every key they may write counts as modified. */
-void cmd_modified(struct conn *c, const struct skey *k, struct item *it);
-/* After a write command ran (cmd_call, EXEC): the default reports of a command without
- * "tc:signals". Returns 1 when the command modified something (or may have). */
-int cmd_after_write(struct conn *c, const struct cmd *cmd);
 /* Reports of the running command (this thread), and cmd_modified_reset to start counting
  * them for one command (cmd_call, EXEC). */
 extern __thread unsigned long cmd_mods;
 void cmd_modified_reset(void);
+/* From blocking.c (blocking.h): registrations of blocked clients, and the wake-up of a key's
+ * waiters. */
+extern _Atomic long block_waiters;
+void block_signal_key(int db, const char *p, size_t n);
+
+/* The handler modified key k (under its stripe lock; it is the key's item now, or NULL when
+ * the change deleted it), as Redis's signalModifiedKey: a WATCH of the key fails, clients
+ * blocked on it retry, the change counts as dirty. A handler that changed nothing reports
+ * nothing, so nothing is invalidated, woken or logged. Handlers that report carry
+ * "tc:signals"; for the others every key they may write counts as modified. Inline: it is
+ * on every write's path. */
+static inline void cmd_modified(struct conn *c, const struct skey *k, struct item *it)
+{
+    cmd_mods++;
+    STAT_INC(c->w->st.dirty);
+    if (it)
+        item_cas_invalidate(it);
+    if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0))
+        block_signal_key(k->db, k->p, k->n);
+}
+/* After a write command ran (cmd_call, EXEC): the default reports of a command without
+ * "tc:signals". Returns 1 when the command modified something (or may have). */
+int cmd_after_write(struct conn *c, const struct cmd *cmd);
 
 /* ACL categories: bit i is acl_category_name(i) */
 int acl_category_count(void);

@@ -103,16 +103,6 @@ __thread const struct cmd *cmd_current;
 __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 
-void cmd_modified(struct conn *c, const struct skey *k, struct item *it)
-{
-    cmd_mods++;
-    STAT_INC(c->w->st.dirty);
-    if (it)
-        item_cas_invalidate(it);
-    if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0))
-        block_signal_key(k->db, k->p, k->n);
-}
-
 void cmd_modified_reset(void)
 {
     cmd_mods = 0;
@@ -308,8 +298,8 @@ static void call(struct conn *c, int64_t *clk)
             !(cmd->flags & CMD_SKIP_SLOWLOG))
             slowlog_push(c, *clk - start);
     }
-    if (cmd->flags & CMD_WRITE)
-        cmd_after_write(c, cmd);
+    if ((cmd->flags & (CMD_WRITE | CMD_SIGNALS)) == CMD_WRITE)
+        cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */
 }
 
 void cmd_call(struct conn *c)

@@ -42,26 +42,6 @@ struct item *strval_put_locked(struct store *s, const struct skey *k, struct ite
     return it;
 }
 
-struct item *strval_set_locked(struct store *s, const struct skey *k, struct item *old,
-                               uint32_t pos, const char *v, size_t vlen, uint32_t flags,
-                               int64_t exp, int with_cas, int reuse)
-{
-    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | (exp ? IT_TTL : 0) | (with_cas ? IT_CAS : 0));
-    struct item *it;
-
-    /* an overwrite of a value of about the same size reuses the item (no malloc/free) */
-    if (reuse && old && (it = store_reuse_locked(s, k, old, vlen, bits, exp)) != NULL) {
-        if (flags)
-            memcpy(item_opt(it, IT_FLAGS), &flags, 4);
-        memcpy(item_value(it), v, vlen);
-        return it;
-    }
-    it = strval_create(k, v, vlen, flags, exp, with_cas);
-    if (!it || store_put_at_locked(s, k, old, pos, it))
-        return NULL;
-    return it;
-}
-
 int strval_concat_locked(struct store *s, const struct skey *k, struct item **itp,
                          const char *data, size_t n, unsigned how)
 {

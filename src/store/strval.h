@@ -52,9 +52,27 @@ struct item *strval_put_locked(struct store *s, const struct skey *k, struct ite
  * class allow, old's allocation is rewritten (no malloc/free: the hot path), else a new item
  * replaces it. Either way the result carries no memcached marks and no CAS value yet. Returns
  * the item now in the table, or NULL when out of memory (k unchanged). */
-struct item *strval_set_locked(struct store *s, const struct skey *k, struct item *old,
-                               uint32_t pos, const char *v, size_t vlen, uint32_t flags,
-                               int64_t exp, int with_cas, int reuse);
+static inline struct item *strval_set_locked(struct store *s, const struct skey *k,
+                                             struct item *old, uint32_t pos, const char *v,
+                                             size_t vlen, uint32_t flags, int64_t exp,
+                                             int with_cas, int reuse)
+{
+    /* inline: SET's hot path, where the constant arguments fold away */
+    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | (exp ? IT_TTL : 0) | (with_cas ? IT_CAS : 0));
+    struct item *it;
+
+    /* an overwrite of a value of about the same size reuses the item (no malloc/free) */
+    if (reuse && old && (it = store_reuse_locked(s, k, old, vlen, bits, exp)) != NULL) {
+        if (flags)
+            memcpy(item_opt(it, IT_FLAGS), &flags, 4);
+        memcpy(item_value(it), v, vlen);
+        return it;
+    }
+    it = strval_create(k, v, vlen, flags, exp, with_cas);
+    if (!it || store_put_at_locked(s, k, old, pos, it))
+        return NULL;
+    return it;
+}
 
 /* Change n bytes of it's value at off in place: the caller checked item_writable(it) and the
  * bounds. CAS values handed out before no longer match (gets/cas, WATCH). Under the lock. */
