@@ -199,15 +199,9 @@ static void xack_command(struct conn *c)
     int wrong;
     long long acked = 0;
 
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_STREAM, &wrong);
-    if (wrong)
-        goto out;
-    if (it)
-        g = scg_find(stream_of(it), c->argv[2].p, c->argv[2].n);
-    if (!g) {
-        reply_int(c, 0);
+    if (!(g = stream_group_locked(c, &k, 1, &it, &wrong))) {
+        if (!wrong)
+            reply_int(c, 0);
         goto out;
     }
     /* all or nothing: every ID is checked before the first is acknowledged */

@@ -112,6 +112,21 @@ static void reply_nogroup_key(struct conn *c, const struct slice *key, const str
                  (int)g->n, g->p);
 }
 
+struct sgroup *stream_group_locked(struct conn *c, struct skey *k, int write, struct item **itp,
+                                   int *wrong)
+{
+    struct store *s = conn_store(c);
+    struct item *it;
+
+    arg_key(c, 1, k);
+    store_lock(s, k->stripe);
+    it = write ? coll_write(c, k, OBJ_STREAM, wrong) : coll_read(c, k, OBJ_STREAM, wrong);
+    *itp = it;
+    if (*wrong || !it)
+        return NULL;
+    return scg_find(stream_of(it), c->argv[2].p, c->argv[2].n);
+}
+
 static int entry_exists(struct tstream *t, const struct sid *id)
 {
     struct spos pos;
@@ -170,15 +185,9 @@ static void xpending_command(struct conn *c)
         if (si + 3 < c->argc)
             cname = &c->argv[si + 3];
     }
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_read(c, &k, OBJ_STREAM, &wrong);
-    if (wrong)
-        goto out;
-    if (it)
-        g = scg_find(stream_of(it), c->argv[2].p, c->argv[2].n);
-    if (!g) {
-        reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
+    if (!(g = stream_group_locked(c, &k, 0, &it, &wrong))) {
+        if (!wrong)
+            reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
         goto out;
     }
     if (summary) {
@@ -296,15 +305,9 @@ static void xclaim_command(struct conn *c)
     int64_t now = conn_now(c);
     struct idvec claimed = {0};
 
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_STREAM, &wrong);
-    if (wrong)
-        goto out;
-    if (it)
-        g = scg_find(stream_of(it), c->argv[2].p, c->argv[2].n);
-    if (!g) {
-        reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
+    if (!(g = stream_group_locked(c, &k, 1, &it, &wrong))) {
+        if (!wrong)
+            reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
         goto out;
     }
     t = stream_of(it);
@@ -460,15 +463,9 @@ static void xautoclaim_command(struct conn *c)
             return;
         }
     }
-    arg_key(c, 1, &k);
-    store_lock(s, k.stripe);
-    it = coll_write(c, &k, OBJ_STREAM, &wrong);
-    if (wrong)
-        goto out;
-    if (it)
-        g = scg_find(stream_of(it), c->argv[2].p, c->argv[2].n);
-    if (!g) {
-        reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
+    if (!(g = stream_group_locked(c, &k, 1, &it, &wrong))) {
+        if (!wrong)
+            reply_nogroup_key(c, &c->argv[1], &c->argv[2]);
         goto out;
     }
     t = stream_of(it);

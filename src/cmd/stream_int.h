@@ -61,4 +61,11 @@ void stream_prop_consumer(struct conn *c, const struct slice *key, const struct 
 void cmd_stream_cg_setup(void);
 void cmd_stream_pel_setup(void);
 
+/* Lock the stripe of the key argv[1] (into *k; it stays locked whatever the result, the caller
+ * unlocks) and find the consumer group argv[2] of its stream (read or write lookup): the
+ * group, with *itp the stream's item; NULL with *wrong set after the WRONGTYPE reply; NULL
+ * with *wrong clear when the key or the group is missing (nothing replied). */
+struct sgroup *stream_group_locked(struct conn *c, struct skey *k, int write, struct item **itp,
+                                   int *wrong);
+
 #endif
