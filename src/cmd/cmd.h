@@ -148,6 +148,13 @@ static inline void cmd_modified(struct conn *c, const struct skey *k, struct ite
  * "tc:signals". Returns 1 when the command modified something (or may have). */
 int cmd_after_write(struct conn *c, const struct cmd *cmd);
 
+/* Scripts past busy-reply-threshold (src/script): evals in the low 16 bits, functions above.
+ * While it is not 0, commands without "allow_busy" are refused with cmd_busy_error(). */
+extern _Atomic int cmd_script_busy;
+#define CMD_BUSY_FUNCTION (1 << 16)
+/* The -BUSY text (without "-" or CRLF) for the scripts busy now. */
+const char *cmd_busy_error(void);
+
 /* ACL categories: bit i is acl_category_name(i) */
 int acl_category_count(void);
 const char *acl_category_name(int i);

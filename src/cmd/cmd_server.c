@@ -135,6 +135,11 @@ static void shutdown_command(struct conn *c)
         reply_error(c, ERR_SYNTAX);
         return;
     }
+    if (atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) && !nosave) {
+        /* a script is past busy-reply-threshold: only SHUTDOWN NOSAVE, as Redis */
+        reply_error(c, cmd_busy_error());
+        return;
+    }
     log_warn("User requested shutdown...");
     /* saved here so that a failure can be answered, as Redis does (FORCE exits anyway) */
     if (persist_shutdown(save, nosave) && !force) {

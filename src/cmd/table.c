@@ -196,6 +196,17 @@ static void unknown_subcommand(struct conn *c, const struct cmd *cmd)
                  (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p, upper);
 }
 
+_Atomic int cmd_script_busy;
+
+const char *cmd_busy_error(void)
+{
+    if (atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) & (CMD_BUSY_FUNCTION - 1))
+        return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+               "NOSAVE.";
+    return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+           "NOSAVE.";
+}
+
 /* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
  * before its start, or -1: read here) and leaving the time it ended in *clk (-1 when it was
  * not timed), so consecutive commands of one input batch read the clock once each. */
@@ -263,6 +274,18 @@ static void call(struct conn *c, int64_t *clk)
         !(cmd->flags & CMD_SUBSCRIBED)) {
         reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
                         "PING / QUIT / RESET are allowed in this context", cmd->name);
+        return;
+    }
+    if (TC_UNLIKELY(atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) != 0) &&
+        !(cmd->flags & CMD_ALLOW_BUSY)) {
+        if (c->tx != NULL && tx_active(c) && !strcmp(cmd->name, "exec")) {
+            /* as Redis's rejectCommand: EXEC answers why and the transaction is gone */
+            reply_errorf(c, "EXECABORT Transaction discarded because of: %s", cmd_busy_error());
+            tx_reset(c);
+            return;
+        }
+        reply_error(c, cmd_busy_error());
+        tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -95,6 +96,8 @@ static struct setting settings[] = {
     {"hz", C_INT, &cfg.hz, 0, 1, 500, 1, NULL},
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
+    {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
+    {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
@@ -157,6 +160,7 @@ void config_defaults(void)
     cfg.item_size_max = 1024 * 1024;
     cfg.slowlog_log_slower_than = 10000;
     cfg.slowlog_max_len = 128;
+    cfg.busy_reply_threshold = 5000;
     cfg.cobl[1][0] = 256LL << 20;
     cfg.cobl[1][1] = 64LL << 20;
     cfg.cobl[1][2] = 60;
@@ -226,8 +230,14 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     switch (s->type) {
     case C_INT:
     case C_LL:
-        if (!util_str2ll(v, strlen(v), &ll) || ll < s->min || ll > s->max)
+        if (!util_str2ll(v, strlen(v), &ll))
             goto bad;
+        if (ll < s->min || ll > s->max) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                     "argument must be between %lld and %lld inclusive", s->name,
+                     (long long)s->min, (long long)s->max);
+            return -1;
+        }
         if (s->type == C_INT)
             __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
         else

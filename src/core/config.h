@@ -61,6 +61,7 @@ struct config {
     long long item_size_max;
     long long slowlog_log_slower_than;
     int slowlog_max_len;
+    long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */

@@ -1,13 +1,33 @@
-/* EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|HELP.
+/* EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP.
  *
- * Atomicity: a script runs with every stripe of the store held by its worker thread
- * (store_hold_set with a full bitmap, in ascending order like every multi-stripe lock), so
- * the store_lock calls of the commands it runs are no-ops and no client on any worker sees
- * the script half done. Inside EXEC (EVAL queued in MULTI) the transaction already holds every
- * stripe: EVAL's entry carries tc:allstripes, which makes EXEC hold them all. Effects: with
- * the AOF on, the writes the script performs are logged as the commands they are, wrapped in
- * one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does). */
+ * Locking. A script holds stripes of the store so that no client on any worker sees it half
+ * done. Redis lets a script touch keys it did not declare in KEYS (BullMQ's do), so holding
+ * only the declared keys' stripes is not enough in general, while holding every stripe (1024
+ * by default) stops every other worker and costs a thousand lock pairs per run. So each worker
+ * thread learns, per script:
+ *  - Its first run holds every stripe (store_hold_set with a full bitmap, like EXEC) and notes
+ *    whether a command touched a stripe of no declared key, or ran a command that reaches the
+ *    keyspace beyond its key arguments (KEYS, SCAN, FLUSHDB, SORT ... BY/GET, ...).
+ *  - If it did not, later runs hold only the declared keys' stripes ("declared-only"), so
+ *    scripts on different keys run on both workers at once. When such a run touches another
+ *    stripe all the same (a branch not taken before), it takes it then, with a trylock. If the
+ *    stripe is busy and the script has neither written nor published yet, the run gives up
+ *    and starts over holding every stripe: nothing it did was visible. If it has written, it
+ *    waits for the stripe. That cannot deadlock against commands or transactions, because no
+ *    other thread waits for a stripe while it holds one (store.c lock_bitmap backs off); only
+ *    another script in this same situation does, so one script at a time may wait that way
+ *    (escalate_lock, taken with a trylock) and a second fails with an error, like a runtime
+ *    error in Redis: what it wrote stays.
+ *  - A script that touched an undeclared stripe once runs holding every stripe from then on
+ *    (per thread, until SCRIPT FLUSH).
+ * Inside EXEC (EVAL queued in MULTI) the transaction already holds every stripe: EVAL's entry
+ * carries tc:allstripes, which makes EXEC hold them all.
+ *
+ * Effects: with the AOF on, the writes the script performs are logged as the commands they
+ * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does); a run that
+ * starts over wrote nothing. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,31 +40,48 @@
 
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
 
-/* every stripe, for this thread's scripts (freed when the thread ends) */
-static __thread uint64_t *all_stripes;
+/* This thread's bitmaps for scripts: every stripe, the stripes a run holds, the stripes of
+ * its declared keys (one allocation, freed when the thread ends). */
+static __thread uint64_t *bitmaps;
 static pthread_key_t bitmap_key;
 static pthread_once_t bitmap_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t escalate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void make_bitmap_key(void)
 {
     pthread_key_create(&bitmap_key, free);
 }
 
-static const uint64_t *full_bitmap(struct store *s)
+static uint32_t bitmap_words(struct store *s)
 {
-    uint32_t words = (s->nstripes + 63) / 64;
+    return (s->nstripes + 63) / 64;
+}
 
-    if (!all_stripes) {
-        all_stripes = malloc(words * 8);
-        if (!all_stripes)
+static uint64_t *full_bitmap(struct store *s)
+{
+    uint32_t words = bitmap_words(s);
+
+    if (!bitmaps) {
+        bitmaps = calloc(3 * (size_t)words, 8);
+        if (!bitmaps)
             return NULL;
-        memset(all_stripes, 0xff, words * 8);
+        memset(bitmaps, 0xff, words * 8);
         if (s->nstripes % 64)
-            all_stripes[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
+            bitmaps[words - 1] = (1ULL << (s->nstripes % 64)) - 1;
         pthread_once(&bitmap_once, make_bitmap_key);
-        pthread_setspecific(bitmap_key, all_stripes);
+        pthread_setspecific(bitmap_key, bitmaps);
     }
-    return all_stripes;
+    return bitmaps;
+}
+
+static inline int bit_is_set(const uint64_t *bm, uint32_t i)
+{
+    return (bm[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline void bit_set(uint64_t *bm, uint32_t i)
+{
+    bm[i >> 6] |= 1ULL << (i & 63);
 }
 
 /* 1 when this thread holds every stripe (EXEC of a transaction with a script in it). */
@@ -108,12 +145,10 @@ static int find_script(struct conn *c, int arg, int by_sha, char sha[41])
 
 static void eval_generic(struct conn *c, int by_sha, int ro)
 {
-    struct store *s = conn_store(c);
     struct script_run run = {0};
-    const uint64_t *bm = NULL;
     long long nkeys;
     char sha[41];
-    int flags, nested, logged;
+    int flags;
 
     if (by_sha && c->argv[1].n != 40) {
         reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
@@ -142,13 +177,127 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
             return;
         }
     }
-    nested = store_held != NULL;
+    run.flags = flags;
+    script_exec(c, &run, (int)nkeys);
+}
+
+/* ---- keys a running script touches (see Locking) ---- */
+
+#define KC_MAX 64
+
+struct key_collect {
+    struct store *s;
+    const struct slice *argv;
+    uint32_t stripe[KC_MAX];
+    int n, overflow;
+};
+
+static int collect_key(void *arg, int pos, unsigned flags)
+{
+    struct key_collect *kc = arg;
+    const struct slice *k = &kc->argv[pos];
+
+    (void)flags;
+    if (kc->n == KC_MAX) {
+        kc->overflow = 1;
+        return 0;
+    }
+    kc->stripe[kc->n++] = (uint32_t)util_hash(k->p, k->n) & kc->s->mask;
+    return 0;
+}
+
+/* 1 when cmd may reach keys its key specs do not name: every stripe is needed. */
+static int reaches_beyond_keys(const struct cmd *cmd)
+{
+    static _Atomic uint32_t wide; /* ACL bits of @keyspace and @dangerous, found once */
+    uint32_t bits = atomic_load_explicit(&wide, memory_order_relaxed);
+
+    if (!bits) {
+        for (int i = 0; i < acl_category_count() && i < 32; i++)
+            if (!strcmp(acl_category_name(i), "keyspace") ||
+                !strcmp(acl_category_name(i), "dangerous"))
+                bits |= 1u << i;
+        atomic_store_explicit(&wide, bits | 0x80000000u, memory_order_relaxed);
+    }
+    if (cmd->flags & CMD_ALL_STRIPES)
+        return 1;
+    if (cmd->getkeys == cmd_getkeys_sort || cmd->getkeys == cmd_getkeys_sort_ro)
+        return 1; /* BY and GET patterns read other keys */
+    return !cmd_has_keys(cmd) && (cmd->acl & bits & 0x7fffffffu) != 0;
+}
+
+/* Take stripe i now, or note it as pending. */
+static int take(struct store *s, struct script_run *run, uint32_t i)
+{
+    if (bit_is_set(run->held, i))
+        return 0;
+    run->undeclared = 1;
+    if (store_trylock(s, i))
+        return 1;
+    bit_set(run->held, i);
+    return 0;
+}
+
+int script_keys_check(struct script_run *run, const struct cmd *cmd, int argc,
+                      const struct slice *argv)
+{
+    struct store *s = conn_store(run->caller);
+    struct key_collect kc = {.s = s, .argv = argv};
+    int all = reaches_beyond_keys(cmd), pending = 0;
+
+    if (!all && (cmd_keys(cmd, argc, argv, collect_key, &kc) < 0 || kc.overflow))
+        all = 1;
+    if (!run->declared_only) {
+        /* the learning run holds every stripe: only note what it touched */
+        if (all)
+            run->undeclared = 1;
+        for (int i = 0; i < kc.n && !all; i++)
+            if (!bit_is_set(run->declared, kc.stripe[i]))
+                run->undeclared = 1;
+        return 0;
+    }
+    if (all) {
+        for (uint32_t i = 0; i < s->nstripes; i++)
+            pending += take(s, run, i);
+    } else {
+        for (int i = 0; i < kc.n; i++)
+            pending += take(s, run, kc.stripe[i]);
+    }
+    if (!pending)
+        return 0;
+    if (!run->effects)
+        return SCRIPT_KEYS_RESTART;
+    if (pthread_mutex_trylock(&escalate_lock))
+        return SCRIPT_KEYS_CONFLICT;
+    while (pending) {
+        sched_yield();
+        pending = 0;
+        if (all) {
+            for (uint32_t i = 0; i < s->nstripes; i++)
+                if (!bit_is_set(run->held, i))
+                    pending += take(s, run, i);
+        } else {
+            for (int i = 0; i < kc.n; i++)
+                pending += take(s, run, kc.stripe[i]);
+        }
+    }
+    pthread_mutex_unlock(&escalate_lock);
+    return 0;
+}
+
+void script_exec(struct conn *c, struct script_run *run, int nkeys)
+{
+    struct store *s = conn_store(c);
+    uint64_t *full, *declared;
+    uint32_t words = bitmap_words(s);
+    int nested = store_held != NULL, logged, learned, declared_only, learn;
+
     /* as Redis: whether used memory is over maxmemory is decided once, before the script
      * (evicting now, with no stripe held by this thread) */
     if (cfg.maxmemory > 0 && !nested)
-        run.oom = store_make_room(s) != 0;
-    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES) && !run.allow_oom &&
-        run.oom) {
+        run->oom = store_make_room(s) != 0;
+    if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
+        !run->allow_oom && run->oom) {
         reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when used "
                        "memory > 'maxmemory'");
         return;
@@ -159,21 +308,61 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
             reply_error(c, "ERR scripts can not run here");
             return;
         }
-    } else {
-        if (!(bm = full_bitmap(s))) {
-            reply_error(c, "ERR out of memory");
-            return;
-        }
-        store_hold_set(s, bm);
+        script_busy_enter(run);
+        script_lua_run(c, run, nkeys);
+        script_busy_leave(run);
+        return;
     }
-    logged = !nested && atomic_load_explicit(&aof_on, memory_order_relaxed);
+    if (!(full = full_bitmap(s))) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    declared = full + 2 * words;
+    memset(declared, 0, words * 8);
+    for (int i = 0; i < nkeys; i++) {
+        const struct slice *k = &c->argv[3 + i];
+        bit_set(declared, (uint32_t)util_hash(k->p, k->n) & s->mask);
+    }
+    learned = (run->flags & SCRIPT_FLAG_LEARNED) != 0;
+    learn = !run->is_function; /* functions keep no learned bits yet: every stripe */
+    declared_only = learn && learned && !(run->flags & SCRIPT_FLAG_UNDECLARED);
+    run->declared = declared;
+    logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
     if (logged)
         aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
-    script_lua_run(c, &run, (int)nkeys);
+    for (;;) {
+        run->restart = run->stop = run->effects = run->undeclared = run->wrote = 0;
+        run->declared_only = declared_only;
+        run->track = learn && (declared_only || !learned);
+        if (declared_only) {
+            run->held = full + words;
+            memcpy(run->held, declared, words * 8);
+        } else {
+            run->held = full;
+        }
+        store_hold_set(s, run->held);
+        script_busy_enter(run);
+        script_lua_run(c, run, nkeys);
+        script_busy_leave(run);
+        store_release_set(s, run->held);
+        if (!run->restart)
+            break;
+        declared_only = 0; /* it touched an undeclared stripe: hold them all */
+        learned = 1;
+        run->flags |= SCRIPT_FLAG_UNDECLARED;
+    }
     if (logged)
         aof_tx_end(c);
-    if (!nested)
-        store_release_set(s, bm);
+    if (learn) {
+        int f = run->flags | SCRIPT_FLAG_LEARNED | (run->undeclared ? SCRIPT_FLAG_UNDECLARED : 0);
+        if (f != run->flags)
+            script_lua_set_flags(run->sha, f);
+    }
+}
+
+static void script_kill_command(struct conn *c)
+{
+    script_kill_generic(c, 1);
 }
 
 static void eval_command(struct conn *c)
@@ -232,9 +421,12 @@ static void script_help_command(struct conn *c)
         "    Return information about the existence of the scripts in the script cache.",
         "FLUSH [ASYNC|SYNC]",
         "    Flush the Lua scripts cache. Very dangerous on replicas.",
-        "    Valid modes are:",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
         "    * ASYNC: Asynchronously flush the scripts cache.",
         "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
         "LOAD <script>",
         "    Load a script into the scripts cache without executing it.",
         "HELP",
@@ -255,6 +447,7 @@ static struct cmd script_subs[] = {
     {"script|load", script_load_command, 3, "noscript stale", "@scripting", NULL, "scripting", "Load the specified Lua script into the script cache."},
     {"script|exists", script_exists_command, -3, "noscript", "@scripting", NULL, "scripting", "Check existence of scripts in the script cache."},
     {"script|flush", script_flush_command, -2, "noscript", "@scripting", NULL, "scripting", "Remove all the scripts from the script cache."},
+    {"script|kill", script_kill_command, 2, "noscript allow_busy", "@scripting", NULL, "scripting", "Kill the script currently in execution."},
     {"script|help", script_help_command, 2, "loading stale", "@scripting", NULL, "scripting", "Show helpful text about the different subcommands"},
     {NULL},
 };

@@ -5,6 +5,7 @@
 #define TC_SCRIPT_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <lua.h>
 
@@ -17,6 +18,10 @@ struct conn;
 #define SCRIPT_FLAG_ALLOW_STALE 0x08
 #define SCRIPT_FLAG_NO_CLUSTER 0x10
 #define SCRIPT_FLAG_CROSS_SLOT 0x20
+
+/* Learned per script and thread (kept with the flags, see cmd_script.c "Locking") */
+#define SCRIPT_FLAG_LEARNED 0x100    /* it ran once holding every stripe */
+#define SCRIPT_FLAG_UNDECLARED 0x200 /* it touched a stripe of no declared key */
 
 /* redis.set_repl flags */
 #define SCRIPT_REPL_AOF 1
@@ -31,7 +36,51 @@ struct script_run {
     int oom;             /* used memory was over maxmemory when the script started */
     int wrote;           /* a write command ran (OOM is no longer checked, as in Redis) */
     int repl;            /* redis.set_repl flags: SCRIPT_REPL_AOF logs the writes */
+    int flags;           /* SCRIPT_FLAG_* of the script, learned bits included */
+    /* time limit (script_busy.c) */
+    const char *name;    /* a function's name (NULL: a script, named by sha) */
+    int is_function;     /* FCALL: FUNCTION KILL kills it, SCRIPT KILL does not */
+    long long start_ms;  /* monotonic */
+    int busy;            /* past busy-reply-threshold, counted in cmd_script_busy */
+    int stop;            /* 1 killed, 2 the server shuts down: every further call fails */
+    /* locking (cmd_script.c) */
+    int track;           /* check the stripes of each command's keys */
+    int declared_only;   /* holds only the declared keys' stripes: take others as touched */
+    int effects;         /* a write or PUBLISH ran: the run can no longer start over */
+    int undeclared;      /* a command touched a stripe of no declared key */
+    int restart;         /* give up this run: start over holding every stripe */
+    uint64_t *held;      /* the stripes held (declared_only: grows as keys are touched) */
+    const uint64_t *declared; /* the declared keys' stripes (track) */
 };
+
+/* script_busy.c: the time limit. enter/leave bracket a run; check (from the Lua hook) marks
+ * it busy past the threshold and returns 1 when it must stop (killed, or shutting_down);
+ * wrote makes it unkillable. */
+void script_busy_enter(struct script_run *run);
+void script_busy_leave(struct script_run *run);
+int script_busy_check(struct script_run *run, int shutting_down);
+void script_busy_wrote(void);
+/* SCRIPT KILL (is_eval) and FUNCTION KILL. */
+void script_kill_generic(struct conn *c, int is_eval);
+/* A function running now: 1 with its name and the ms it has run, else 0 (FUNCTION STATS). */
+int script_running_info(char *name, size_t cap, long long *ms);
+
+/* cmd_script.c: before a command runs in a script (track set): make sure the stripes of its
+ * keys are held. Returns 0, or SCRIPT_KEYS_RESTART (the run must start over holding every
+ * stripe: nothing was written yet) or SCRIPT_KEYS_CONFLICT (another script that wrote holds
+ * what this one, which wrote too, needs). */
+struct cmd;
+struct slice;
+#define SCRIPT_KEYS_RESTART 1
+#define SCRIPT_KEYS_CONFLICT 2
+int script_keys_check(struct script_run *run, const struct cmd *cmd, int argc,
+                      const struct slice *argv);
+/* cmd_script.c: run the compiled script of run (sha, flags) for c (KEYS = c->argv[3..3+nkeys),
+ * ARGV the rest) as EVAL does: maxmemory check, stripes held (see "Locking" there), the
+ * time limit, its writes logged as one MULTI/EXEC, the reply written to c. */
+void script_exec(struct conn *c, struct script_run *run, int nkeys);
+/* Store the flags (learned bits) of the script sha compiled in this thread's state. */
+void script_lua_set_flags(const char *sha, int flags);
 
 /* This thread's Lua state, created on first use and reset when SCRIPT FLUSH bumped the cache
  * generation. Returns NULL when it cannot be created (out of memory). */

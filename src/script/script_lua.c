@@ -163,6 +163,42 @@ static int asks_to_block(const struct slice *argv, int argc)
     return 0;
 }
 
+/* ---- the time limit and stopping a run ---- */
+
+#define LUA_HOOK_COUNT 100000 /* instructions between two looks at the clock, as Redis */
+
+/* Raise the error that ends a stopped run. From now on the hook runs on every line, so a pcall
+ * that catches the error gets it again at once (as Redis's SCRIPT KILL). A restart leaves no
+ * reply: the run starts over. */
+static int stop_error(lua_State *L, struct script_run *run)
+{
+    lua_sethook(L, lua_gethook(L), LUA_MASKLINE | LUA_MASKCOUNT, 1);
+    if (run->restart)
+        return raise_error(L, "ERR script restarted holding every stripe");
+    return raise_error(L, "Script killed by user with SCRIPT KILL...");
+}
+
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    struct lstate *s = ls;
+    struct script_run *run = s->run;
+
+    (void)ar;
+    if (!run)
+        return;
+    if (!run->stop && !run->restart) {
+        int down = atomic_load_explicit(&s->fake.w->srv->shutdown, memory_order_relaxed) != 0;
+        if (script_busy_check(run, down)) {
+            /* SHUTDOWN NOSAVE: stop with no reply, the connection closes as in Redis */
+            if (!down)
+                log_notice("Lua script killed by user with SCRIPT KILL.");
+            run->stop = down ? 2 : 1;
+        }
+    }
+    if (run->stop || run->restart)
+        stop_error(L, run);
+}
+
 static int redis_generic(lua_State *L, int raise)
 {
     struct lstate *s = ls;
@@ -177,6 +213,8 @@ static int redis_generic(lua_State *L, int raise)
 
     if (!run)
         return raise_error(L, "redis.call/pcall can only be called inside a script invocation");
+    if (TC_UNLIKELY(run->stop | run->restart))
+        return stop_error(L, run); /* a pcall caught the error: no command runs any more */
     if (argc == 0) {
         script_push_error(L, "Please specify at least one argument for this redis lib call",
                           60);
@@ -211,6 +249,20 @@ static int redis_generic(lua_State *L, int raise)
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
         return refuse(L, "-" ERR_OOM, raise);
 
+    if (run->track) {
+        int k = script_keys_check(run, cmd, argc, s->argv);
+        if (k == SCRIPT_KEYS_RESTART) {
+            run->restart = 1;
+            return stop_error(L, run);
+        }
+        if (k == SCRIPT_KEYS_CONFLICT)
+            return raise_error(L, "ERR this script wrote, then touched keys it did not declare "
+                                  "while another script that also wrote holds them; it runs "
+                                  "holding every stripe from now on");
+    }
+    if ((cmd->flags & CMD_WRITE) || may_replicate(cmd))
+        run->effects = 1;
+
     if (cmd->block && asks_to_block(s->argv, argc)) {
         /* the list and sorted-set blocking commands are noscript; XREAD and XREADGROUP
          * answer this instead of blocking, as in Redis (the only commands that could block) */
@@ -234,6 +286,8 @@ static int redis_generic(lua_State *L, int raise)
     else
         cmd->fn(f); /* redis.set_repl(REPL_NONE): not logged */
     if (cmd->flags & CMD_WRITE) {
+        if (!run->wrote)
+            script_busy_wrote();
         run->wrote = 1;
         cmd_after_write(f, cmd);
     }
@@ -632,6 +686,18 @@ int script_lua_flags(const char *sha)
     return f;
 }
 
+void script_lua_set_flags(const char *sha, int flags)
+{
+    lua_State *L = script_lua_state();
+    char key[48];
+
+    if (!L)
+        return;
+    snprintf(key, sizeof(key), "F_%s", sha);
+    lua_pushnumber(L, flags);
+    lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
 int script_lua_load(struct conn *c, const char *sha, const char *body, size_t n)
 {
     lua_State *L = script_lua_state();
@@ -743,8 +809,12 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     s->fake.resp = 2;
     s->fake.flags = 0;
     s->run = run;
+    lua_sethook(L, hook, LUA_MASKCOUNT, LUA_HOOK_COUNT);
     rc = lua_pcall(L, 0, 1, base + 1);
-    if (rc == 0)
+    lua_sethook(L, NULL, 0, 0);
+    if (run->restart || run->stop == 2)
+        ; /* no reply: cmd_script.c runs it again, or the server is shutting down */
+    else if (rc == 0)
         script_lua_to_reply(L, c, s->fake.resp);
     else
         reply_failure(L, c, run->sha);

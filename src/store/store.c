@@ -73,6 +73,53 @@ static void collect(struct store *s, const struct skey *keys, int n, uint64_t *b
         bm[keys[i].stripe >> 6] |= 1ULL << (keys[i].stripe & 63);
 }
 
+/* Lock the stripes set in bm in ascending order, skipping those this thread already holds,
+ * without ever waiting while holding one: each is tried, and when one is busy those taken are
+ * released and the busy one is waited for alone, then the others are tried again. So a thread
+ * that holds stripes is never waited for by another that holds stripes and waits: a script
+ * that must take a stripe below those it holds after it wrote (cmd_script.c) can wait for it
+ * without a deadlock. Uncontended, it costs what locking in order costs. */
+static void lock_bitmap(struct store *s, const uint64_t *bm)
+{
+    uint32_t words = BITMAP_WORDS(s), waited = UINT32_MAX;
+
+    for (;;) {
+        uint32_t failed = UINT32_MAX;
+        if (waited != UINT32_MAX)
+            pthread_mutex_lock(&s->stripes[waited].lock);
+        for (uint32_t w = 0; w < words && failed == UINT32_MAX; w++) {
+            uint64_t b = bm[w];
+            while (b) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(b);
+                b &= b - 1;
+                if (i == waited || store_is_held(i))
+                    continue;
+                if (pthread_mutex_trylock(&s->stripes[i].lock)) {
+                    failed = i;
+                    break;
+                }
+            }
+        }
+        if (failed == UINT32_MAX)
+            return;
+        /* release what this pass took (the stripes below failed) and the one waited for */
+        for (uint32_t w = 0; w <= (failed >> 6); w++) {
+            uint64_t b = bm[w];
+            if (w == (failed >> 6))
+                b &= (1ULL << (failed & 63)) - 1;
+            while (b) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(b);
+                b &= b - 1;
+                if (i != waited && !store_is_held(i))
+                    pthread_mutex_unlock(&s->stripes[i].lock);
+            }
+        }
+        if (waited != UINT32_MAX)
+            pthread_mutex_unlock(&s->stripes[waited].lock);
+        waited = failed;
+    }
+}
+
 void store_lock_keys(struct store *s, const struct skey *keys, int n)
 {
     if (n == 1) {
@@ -81,13 +128,7 @@ void store_lock_keys(struct store *s, const struct skey *keys, int n)
     }
     uint64_t bm[BITMAP_WORDS(s)];
     collect(s, keys, n, bm);
-    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
-        uint64_t b = bm[w];
-        while (b) {
-            store_lock(s, w * 64 + (uint32_t)__builtin_ctzll(b));
-            b &= b - 1;
-        }
-    }
+    lock_bitmap(s, bm);
 }
 
 void store_unlock_keys(struct store *s, const struct skey *keys, int n)
@@ -588,13 +629,7 @@ void store_reset_stats(struct store *s)
 void store_hold_set(struct store *s, const uint64_t *bm)
 {
     store_held = NULL;
-    for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
-        uint64_t b = bm[w];
-        while (b) {
-            pthread_mutex_lock(&s->stripes[w * 64 + (uint32_t)__builtin_ctzll(b)].lock);
-            b &= b - 1;
-        }
-    }
+    lock_bitmap(s, bm);
     store_held = bm;
 }
 

@@ -120,6 +120,12 @@ static inline void store_lock(struct store *s, uint32_t stripe)
     pthread_mutex_lock(&s->stripes[stripe].lock);
 }
 
+/* Take a stripe only if it is free: 0 when taken (the caller marks it held), else busy. */
+static inline int store_trylock(struct store *s, uint32_t stripe)
+{
+    return pthread_mutex_trylock(&s->stripes[stripe].lock);
+}
+
 static inline void store_unlock(struct store *s, uint32_t stripe)
 {
     if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
@@ -127,8 +133,10 @@ static inline void store_unlock(struct store *s, uint32_t stripe)
     pthread_mutex_unlock(&s->stripes[stripe].lock);
 }
 
-/* Lock the stripes set in bitmap (nstripes bits) in ascending order, then mark them held by
- * this thread; store_release_set undoes both. */
+/* Lock the stripes set in bitmap (nstripes bits), then mark them held by this thread;
+ * store_release_set undoes both. Multi-stripe locking never waits while holding a stripe (it
+ * backs off: store.c lock_bitmap), so it cannot deadlock against any order of taking. The
+ * bitmap stays the caller's: bits it sets later (with store_trylock) are released too. */
 void store_hold_set(struct store *s, const uint64_t *bitmap);
 void store_release_set(struct store *s, const uint64_t *bitmap);
 
