@@ -284,6 +284,12 @@ static inline void reply_item_ref(struct conn *c, struct item *it)
 #define ERR_OVERFLOW "ERR increment or decrement would overflow"
 #define ERR_DBRANGE "ERR DB index is out of range"
 #define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+#define ERR_MISCONF                                                                                \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "  \
+    "disk. Commands that may modify the data set are disabled, because this instance is "         \
+    "configured to report errors during writes if RDB snapshotting fails "                        \
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB " \
+    "error."
 #define ERR_BIGSTR "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 void reply_arity_error(struct conn *c, const char *name);
 

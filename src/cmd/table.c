@@ -296,11 +296,7 @@ static void call(struct conn *c, int64_t *clk)
     }
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE)) {
-        reply_error(c, "MISCONF Redis is configured to save RDB snapshots, but it's currently "
-                       "unable to persist to disk. Commands that may modify the data set are "
-                       "disabled, because this instance is configured to report errors during "
-                       "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
-                       "Please check the Redis logs for details about the RDB error.");
+        reply_error(c, ERR_MISCONF);
         tx_flag_error(c);
         return;
     }

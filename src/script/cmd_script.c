@@ -35,6 +35,7 @@
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
+#include "persist/persist.h"
 #include "script/script.h"
 #include "script/script_int.h"
 
@@ -300,6 +301,11 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         !run->allow_oom && run->oom) {
         reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when used "
                        "memory > 'maxmemory'");
+        return;
+    }
+    if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
+        atomic_load_explicit(&persist_misconf, memory_order_relaxed)) {
+        reply_error(c, ERR_MISCONF); /* as Redis 7.0: the EVAL of a writing script is a write */
         return;
     }
     if (nested) {

@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
+#include "persist/persist.h"
 #include "core/log.h"
 #include "script/script.h"
 #include "script/script_int.h"
@@ -248,6 +249,9 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
         return refuse(L, "-" ERR_OOM, raise);
+    if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
+        (cmd->flags & CMD_WRITE))
+        return refuse(L, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
 
     if (run->track) {
         int k = script_keys_check(run, cmd, argc, s->argv);
