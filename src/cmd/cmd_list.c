@@ -230,14 +230,18 @@ static void lindex_command(struct conn *c)
     int wrong;
     struct lpos pos;
 
-    if (arg_ll(c, 2, &idx, NULL))
-        return;
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
     it = coll_read(c, &k, OBJ_LIST, &wrong);
     if (wrong)
         goto out;
-    if (!it || idx < LONG_MIN / 2 || tlist_seek(lst(it), (long)idx, &pos)) {
+    if (!it) {
+        reply_null(c); /* as Redis: a missing key answers nil before the index is read */
+        goto out;
+    }
+    if (arg_ll(c, 2, &idx, NULL))
+        goto out;
+    if (idx < LONG_MIN / 2 || tlist_seek(lst(it), (long)idx, &pos)) {
         reply_null(c);
     } else {
         size_t n;

@@ -377,16 +377,13 @@ static void incrbyfloat_command(struct conn *c)
     char buf[5200];
     int n;
 
-    if (!util_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
-        reply_error(c, ERR_NOTFLOAT);
-        return;
-    }
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (not_string(c, it))
-        goto out;
-    if (it && !util_str2ld(item_value(it), it->vlen, &v)) {
+        goto out; /* as Redis: the type, then the value, then the increment */
+    if ((it && !util_str2ld(item_value(it), it->vlen, &v)) ||
+        !util_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
         reply_error(c, ERR_NOTFLOAT);
         goto out;
     }
