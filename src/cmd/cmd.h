@@ -44,6 +44,8 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
 #define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
 #define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
+#define CMD_INTERNAL 0x200000000ULL   /* tc:internal: not a client command (TC.MCSET): only the
+                                        * AOF loader runs it; hidden from COMMAND */
 #define CMD_KEEP_WATCH 0x100000000ULL /* tc:keep-watch: its changes invalidate no WATCH (Redis
                                         * does not signal the key: XACK, XGROUP, XCLAIM...) */
 /* How a write propagates when its handler does not say (cmd_prop_*): by default as it came,
@@ -181,6 +183,8 @@ cmd_getkeys_fn cmd_getkeys_set, cmd_getkeys_bitfield, cmd_getkeys_sort, cmd_getk
 /* Families register their commands at setup with cmd_register (main thread, before workers
  * start). */
 void cmd_register(struct cmd *cmds, int n);
+/* An internal command (tc:internal) by name, for the AOF loader, or NULL. */
+const struct cmd *cmd_lookup_internal(const char *name, size_t len);
 /* A top-level command by name (any case), or NULL. */
 const struct cmd *cmd_lookup(const char *name, size_t len);
 /* The entry that runs argv: the command, or its subcommand's entry when it is a container

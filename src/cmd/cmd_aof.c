@@ -122,7 +122,7 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
         c->argv[i].n = lens[i];
     }
     c->argc = argc;
-    if (!cmd_lookup(argv[0], lens[0])) {
+    if (!cmd_lookup(argv[0], lens[0]) && !cmd_lookup_internal(argv[0], lens[0])) {
         log_warn("Unknown command '%.*s' reading the append only file",
                  (int)(lens[0] > 64 ? 64 : lens[0]), argv[0]);
         return -1;
@@ -151,7 +151,7 @@ void cmd_aof_replay_close(void *rctx)
 
 static struct cmd cmds[] = {
     {"bgrewriteaof", bgrewriteaof_command, 1, "admin noscript no_async_loading", "", NULL, "server", "Asynchronously rewrite the append-only file"},
-    {"tc.mcset", mcset_command, 6, "write denyoom", "@string", "OW,update index:1 range:0,1,0", "server", "Internal: store a memcached item with its flags, CAS value and expire time (AOF replay)"},
+    {"tc.mcset", mcset_command, 6, "write denyoom noscript tc:internal", "@string", "OW,update index:1 range:0,1,0", "server", "Internal: store a memcached item with its flags, CAS value and expire time (AOF replay)"},
 };
 
 void cmd_aof_setup(void)

@@ -33,7 +33,8 @@ static void del_command(struct conn *c)
     reply_int(c, deleted);
 }
 
-static void exists_command(struct conn *c)
+/* EXISTS leaves the keys' access time alone (as Redis); TOUCH sets it */
+static void exists_generic(struct conn *c, int touch)
 {
     struct store *s = conn_store(c);
     int n = c->argc - 1, found = 0;
@@ -43,14 +44,20 @@ static void exists_command(struct conn *c)
         return;
     store_lock_keys(s, keys, n);
     for (int i = 0; i < n; i++)
-        found += store_lookup_read_locked(s, &keys[i], conn_now(c)) != NULL;
+        found += (touch ? store_lookup_read_locked(s, &keys[i], conn_now(c))
+                        : store_lookup_notouch_locked(s, &keys[i], conn_now(c))) != NULL;
     store_unlock_keys(s, keys, n);
     reply_int(c, found);
 }
 
+static void exists_command(struct conn *c)
+{
+    exists_generic(c, 0);
+}
+
 static void touch_command(struct conn *c)
 {
-    exists_command(c);
+    exists_generic(c, 1);
 }
 
 static void type_command(struct conn *c)
@@ -61,7 +68,7 @@ static void type_command(struct conn *c)
 
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
-    it = store_lookup_write_locked(s, &k, conn_now(c));
+    it = store_lookup_notouch_locked(s, &k, conn_now(c));
     reply_status(c, it ? type_name(it->type) : "none");
     store_unlock(s, k.stripe);
 }
@@ -179,7 +186,7 @@ static void ttl_generic(struct conn *c, int ms, int absolute)
 
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
-    it = store_lookup_read_locked(s, &k, conn_now(c));
+    it = store_lookup_notouch_locked(s, &k, conn_now(c));
     if (!it) {
         reply_int(c, -2);
     } else if (!(exp = item_expire(it))) {

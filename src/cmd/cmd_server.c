@@ -1,5 +1,6 @@
 /* Server commands: INFO CONFIG DBSIZE FLUSHDB FLUSHALL TIME SHUTDOWN MEMORY SLOWLOG DEBUG. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,40 @@ static void flushall_command(struct conn *c)
     store_flush(conn_store(c), -1);
     block_signal_flush(-1);
     persist_flushall();
+    reply_ok(c);
+}
+
+/* SWAPDB: every stripe held, so no client sees the databases half swapped; clients blocked
+ * on keys of either database look again; a WATCH of a key in either sees another item (or
+ * none) where it watched one, so EXEC fails as in Redis. */
+static void swapdb_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    long long a, b;
+    int nested = store_held != NULL;
+
+    if (arg_ll(c, 1, &a, "ERR invalid first DB index") ||
+        arg_ll(c, 2, &b, "ERR invalid second DB index"))
+        return;
+    if (a < INT_MIN || a > INT_MAX || b < INT_MIN || b > INT_MAX) {
+        reply_error(c, a < INT_MIN || a > INT_MAX ? "ERR invalid first DB index"
+                                                   : "ERR invalid second DB index");
+        return;
+    }
+    if (a < 0 || a >= s->ndb || b < 0 || b >= s->ndb) {
+        reply_error(c, "ERR DB index is out of range");
+        return;
+    }
+    if (a != b) {
+        if (!nested)
+            store_hold_set(s, s->all);
+        store_swapdb_locked(s, (int)a, (int)b);
+        if (!nested)
+            store_release_set(s, s->all);
+        block_signal_flush((int)a);
+        block_signal_flush((int)b);
+    }
+    STAT_INC(c->w->st.dirty);
     reply_ok(c);
 }
 
@@ -549,6 +584,7 @@ static struct cmd cmds[] = {
     {"dbsize", dbsize_command, 1, "readonly fast", "@keyspace", NULL, "server", "Return the number of keys in the selected database"},
     {"flushdb", flushdb_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from the current database"},
     {"flushall", flushall_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from all databases"},
+    {"swapdb", swapdb_command, 3, "write fast tc:allstripes", "@keyspace @dangerous", NULL, "server", "Swaps two Redis databases"},
     {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
     {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
     {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},

@@ -44,6 +44,7 @@ static const struct {
     {"tc:prop-expire", CMD_PROP_EXPIRE},
     {"tc:prop-argv3", CMD_PROP_ARGV3},
     {"tc:allstripes", CMD_ALL_STRIPES},
+    {"tc:internal", CMD_INTERNAL},
 };
 
 static const char *const acl_names[] = {

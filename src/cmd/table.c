@@ -22,6 +22,8 @@
 static const struct cmd *table[TABLE_SIZE];
 static const struct cmd *all[MAX_CMDS];
 static int ncmds;
+static const struct cmd *internal[8]; /* tc:internal: outside the table */
+static int ninternal;
 
 static uint32_t name_hash(const char *s, size_t n)
 {
@@ -39,6 +41,11 @@ void cmd_register(struct cmd *cmds, int n)
         cmd_entry_setup(c, NULL);
         for (int j = 0; j < c->nsubs; j++)
             cmd_entry_setup(&c->subs[j], c);
+        if (c->flags & CMD_INTERNAL) {
+            if (ninternal < (int)(sizeof(internal) / sizeof(internal[0])))
+                internal[ninternal++] = c;
+            continue;
+        }
         while (table[h])
             h = (h + 1) & (TABLE_SIZE - 1);
         table[h] = c;
@@ -60,6 +67,14 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
             return c;
         h = (h + 1) & (TABLE_SIZE - 1);
     }
+    return NULL;
+}
+
+const struct cmd *cmd_lookup_internal(const char *name, size_t len)
+{
+    for (int i = 0; i < ninternal; i++)
+        if (util_eq_nocase(name, len, internal[i]->name))
+            return internal[i];
     return NULL;
 }
 
@@ -230,6 +245,8 @@ static void call(struct conn *c, int64_t *clk)
         }
     }
 
+    if (TC_UNLIKELY(!cmd) && c->fd < 0)
+        cmd = cmd_lookup_internal(c->argv[0].p, c->argv[0].n); /* the AOF loader */
     STAT_INC(c->w->st.commands);
     c->tot_cmds++;
     if (TC_UNLIKELY(!cmd)) {

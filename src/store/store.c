@@ -36,6 +36,12 @@ struct store *store_create(uint32_t nstripes, int ndb)
         st->cas = i; /* distinct starting points keep values unique across stripes */
         st->cas <<= 32;
     }
+    s->all = malloc(((nstripes + 63) / 64) * 8);
+    if (!s->all)
+        goto out_free_stripes;
+    memset(s->all, 0xff, ((nstripes + 63) / 64) * 8);
+    if (nstripes % 64)
+        s->all[nstripes / 64] = (1ULL << (nstripes % 64)) - 1;
     return s;
 out_free_stripes:
     for (uint32_t i = 0; i < nstripes; i++)
@@ -60,6 +66,7 @@ void store_destroy(struct store **sp)
         pthread_mutex_destroy(&s->stripes[i].lock);
     }
     free(s->stripes);
+    free(s->all);
     free(s);
     *sp = NULL;
 }
@@ -234,6 +241,18 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
     } else {
         COUNTER_ADD(st->misses, 1);
     }
+    return it;
+}
+
+struct item *store_lookup_notouch_locked(struct store *s, const struct skey *k, int64_t now)
+{
+    uint32_t pos;
+    struct item *it = lookup(s, k, now, &pos);
+
+    if (it)
+        COUNTER_ADD(s->stripes[k->stripe].hits, 1);
+    else
+        COUNTER_ADD(s->stripes[k->stripe].misses, 1);
     return it;
 }
 
@@ -493,6 +512,15 @@ uint64_t store_db_expires(struct store *s, int db)
     for (uint32_t i = 0; i < s->nstripes; i++)
         n += __atomic_load_n(&s->stripes[i].db[db].nvolatile, __ATOMIC_RELAXED);
     return n;
+}
+
+void store_swapdb_locked(struct store *s, int a, int b)
+{
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct ht t = s->stripes[i].db[a];
+        s->stripes[i].db[a] = s->stripes[i].db[b];
+        s->stripes[i].db[b] = t;
+    }
 }
 
 uint64_t store_flush(struct store *s, int db)

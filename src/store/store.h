@@ -35,6 +35,7 @@ struct store {
     uint32_t nstripes; /* power of two */
     uint32_t mask;     /* nstripes - 1 */
     int ndb;           /* databases */
+    uint64_t *all;     /* a bitmap of every stripe (store_hold_set(s, s->all)) */
 };
 
 /* A key resolved once: the hash picks stripe and slot. Borrowed bytes. */
@@ -140,6 +141,9 @@ static inline void store_unlock(struct store *s, uint32_t stripe)
 void store_hold_set(struct store *s, const uint64_t *bitmap);
 void store_release_set(struct store *s, const uint64_t *bitmap);
 
+/* Swap databases a and b (SWAPDB); the caller holds every stripe. */
+void store_swapdb_locked(struct store *s, int a, int b);
+
 /* Lock the stripes of n keys in ascending order (each once); unlock them. */
 void store_lock_keys(struct store *s, const struct skey *keys, int n);
 void store_unlock_keys(struct store *s, const struct skey *keys, int n);
@@ -154,6 +158,9 @@ void store_prefetch(struct store *s, const struct skey *keys, int n);
  * store_lookup_read also counts keyspace hits/misses and refreshes the LRU clock. */
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now);
 struct item *store_lookup_write_locked(struct store *s, const struct skey *k, int64_t now);
+/* A read that counts a keyspace hit or miss but leaves the access time alone (Redis's
+ * LOOKUP_NOTOUCH: TTL, TYPE, EXISTS). */
+struct item *store_lookup_notouch_locked(struct store *s, const struct skey *k, int64_t now);
 /* store_lookup_write_locked that also sets *pos to the item's slot, for store_put_at_locked
  * (valid only while the lock is held and the table is not changed). */
 struct item *store_lookup_pos_locked(struct store *s, const struct skey *k, int64_t now,

@@ -126,7 +126,7 @@ def test_command_info_facts_match_redis(tables):
 def test_only_known_extras(tables):
     tc, rs = tables
     # internal or newer than 7.0: documented in the table
-    assert set(tc) - set(rs) <= {"tc.mcset", "client|setinfo", "client|no-touch"}
+    assert set(tc) - set(rs) <= {"client|setinfo", "client|no-touch"}
 
 
 def test_command_info_by_full_name_and_unknown(d):
