@@ -600,7 +600,17 @@ static void object_command(struct conn *c)
             reply_int(c, store_idle_seconds(it));
         }
     } else {
-        reply_int(c, 1);
+        /* as Redis: integers 0..9999 are one shared object, reported with refcount INT_MAX,
+         * unless maxmemory evicts by LRU or LFU (each value then has its own) */
+        long long v;
+        int lru_lfu = cfg.maxmemory_policy != MM_NOEVICTION &&
+                      cfg.maxmemory_policy != MM_ALLKEYS_RANDOM &&
+                      cfg.maxmemory_policy != MM_VOLATILE_RANDOM &&
+                      cfg.maxmemory_policy != MM_VOLATILE_TTL;
+        int shared = it->type == OBJ_STRING && !strcmp(string_encoding(it), "int") &&
+                     util_str2ll(item_value(it), it->vlen, &v) && v >= 0 && v < 10000 &&
+                     (cfg.maxmemory == 0 || !lru_lfu);
+        reply_int(c, shared ? 2147483647 : 1);
     }
     store_unlock(s, k.stripe);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -138,6 +139,89 @@ static void swapdb_command(struct conn *c)
     }
     STAT_INC(c->w->st.dirty);
     reply_ok(c);
+}
+
+#define CONFIG_SET_MAX 64
+
+/* CONFIG SET name value [name value ...], as Redis 7.0: every name is checked first (unknown,
+ * immutable, the same name given twice), then the values are applied in
+ * order; when one is refused, those applied before it get their old values back, so the
+ * settings change all together or not at all. */
+static void config_set_many(struct conn *c)
+{
+    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1;
+    const void *ids[CONFIG_SET_MAX];
+    char name[128], err[512], (*old)[1024];
+
+    if (n > CONFIG_SET_MAX) {
+        reply_error(c, "ERR too many parameters for CONFIG SET");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int mut;
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (config_describe(name, &ids[i], &mut)) {
+            reply_errorf(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'",
+                         name);
+            return;
+        }
+        if (!mut) {
+            reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't "
+                            "set immutable config", name);
+            return;
+        }
+        for (int j = 0; j < i; j++)
+            if (util_eq_nocase(c->argv[2 + 2 * j].p, c->argv[2 + 2 * j].n, name)) {
+                reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - "
+                                "duplicate parameter", name);
+                return;
+            }
+    }
+    old = malloc(sizeof(*old) * (size_t)n);
+    if (!old) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        config_format(name, old[i], sizeof(old[i]));
+    }
+    for (; applied < n; applied++) {
+        char val[1024];
+        const char *v[1] = {val};
+        int i = applied;
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        arg_cstr(c, 3 + 2 * i, val, sizeof(val));
+        if (!strcasecmp(name, "appendonly") && (!strcasecmp(val, "yes") || !strcasecmp(val, "no"))) {
+            int on = !strcasecmp(val, "yes");
+            if (aof_set_enabled(c->w->idx, on, err, sizeof(err)))
+                goto fail;
+            aof_was = !strcasecmp(old[i], "yes");
+            continue;
+        }
+        if (!strcasecmp(name, "maxclients") && maxclients_fit(val, err, sizeof(err)))
+            goto fail;
+        if (config_set(name, v, 1, 0, err, sizeof(err)))
+            goto fail;
+    }
+    free(old);
+    reply_ok(c);
+    return;
+fail:
+    /* put back what was applied, newest first */
+    for (int i = applied - 1; i >= 0; i--) {
+        char e2[256];
+        const char *v[1] = {old[i]};
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (!strcasecmp(name, "appendonly")) {
+            if (aof_was >= 0)
+                aof_set_enabled(c->w->idx, aof_was, e2, sizeof(e2));
+            continue;
+        }
+        config_set(name, v, 1, 1, e2, sizeof(e2));
+    }
+    free(old);
+    reply_errorf(c, "ERR %s", err);
 }
 
 static void time_command(struct conn *c)
@@ -410,7 +494,7 @@ static void collect_setting(const char *name, const char *value, void *arg)
 
 static void config_command(struct conn *c)
 {
-    char name[128], err[512];
+    char name[128];
 
     if (arg_is(c, 1, "get")) {
         struct get_arg a;
@@ -427,33 +511,16 @@ static void config_command(struct conn *c)
         reply_raw(c, a.b.data ? a.b.data : "", buf_len(&a.b));
         buf_deinit(&a.b);
     } else if (arg_is(c, 1, "set")) {
-        if (c->argc < 4 || (c->argc - 2) % 2) {
+        if (c->argc < 4) {
             reply_arity_error(c, "config|set");
             return;
         }
-        for (int i = 2; i < c->argc; i += 2) {
-            char val[1024];
-            const char *v[1] = {val};
-            arg_cstr(c, i, name, sizeof(name));
-            arg_cstr(c, i + 1, val, sizeof(val));
-            if (util_eq_nocase(name, strlen(name), "appendonly") &&
-                (util_eq_nocase(val, strlen(val), "yes") || util_eq_nocase(val, strlen(val), "no"))) {
-                if (aof_set_enabled(c->w->idx, util_eq_nocase(val, strlen(val), "yes"), err, sizeof(err))) {
-                    reply_errorf(c, "ERR %s", err);
-                    return;
-                }
-                continue;
-            }
-            if (util_eq_nocase(name, strlen(name), "maxclients") && maxclients_fit(val, err, sizeof(err))) {
-                reply_errorf(c, "ERR %s", err);
-                return;
-            }
-            if (config_set(name, v, 1, 0, err, sizeof(err))) {
-                reply_errorf(c, "ERR %s", err);
-                return;
-            }
+        if ((c->argc - 2) % 2) {
+            reply_error(c, ERR_SYNTAX);
+            return;
         }
-        reply_ok(c);
+        config_set_many(c);
+        return;
     } else if (arg_is(c, 1, "resetstat") && c->argc == 2) {
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);

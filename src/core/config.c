@@ -90,10 +90,10 @@ static struct setting settings[] = {
      1LL << 40, 1, NULL},
     {"maxmemory", C_MEM, &cfg.maxmemory, 0, 0, 1LL << 50, 1, NULL},
     {"maxmemory-policy", C_ENUM, &cfg.maxmemory_policy, 0, 0, 0, 1, policies},
-    {"maxmemory-samples", C_INT, &cfg.maxmemory_samples, 0, 1, 64, 1, NULL},
+    {"maxmemory-samples", C_INT, &cfg.maxmemory_samples, 0, 1, 0x7fffffff, 1, NULL},
     {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
     {"lfu-decay-time", C_INT, &cfg.lfu_decay_time, 0, 0, 0x7fffffff, 1, NULL},
-    {"hz", C_INT, &cfg.hz, 0, 1, 500, 1, NULL},
+    {"hz", C_INT, &cfg.hz, 0, 0, 0x7fffffff, 1, NULL},
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
     {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
@@ -192,6 +192,17 @@ static struct setting *find(const char *name)
     return NULL;
 }
 
+int config_describe(const char *name, const void **id, int *mutable_)
+{
+    struct setting *s = find(name);
+
+    if (!s)
+        return -1;
+    *id = s->ptr; /* aliases share their value: the same id */
+    *mutable_ = s->mutable_;
+    return 0;
+}
+
 static int parse_bool(const char *v)
 {
     if (!strcasecmp(v, "yes"))
@@ -238,6 +249,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                      (long long)s->min, (long long)s->max);
             return -1;
         }
+        if (s->ptr == &cfg.hz)
+            ll = ll < 1 ? 1 : ll > 500 ? 500 : ll; /* as Redis: kept within 1..500 */
         if (s->type == C_INT)
             __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
         else

@@ -89,6 +89,9 @@ void config_defaults(void);
  * setting may be set; at runtime only mutable ones. Returns 0, or -1 with err set to the
  * text after "ERR " (Redis's CONFIG SET wording is built by the caller). */
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap);
+/* A setting by name (any case): 0 with *id (equal for a name and its aliases) and whether
+ * CONFIG SET may change it, or -1 when there is none. */
+int config_describe(const char *name, const void **id, int *mutable_);
 /* Load a redis.conf-style file. Returns 0 or -1 with err (file:line: reason). */
 int config_load_file(const char *path, char *err, size_t errcap);
 /* Iterate settings matching a glob: cb(name, value) for each. */

@@ -1,0 +1,61 @@
+"""CONFIG SET with several parameters and OBJECT REFCOUNT, against redis-server 7.0: every
+name is checked before anything changes (unknown, immutable, given twice), values apply all
+together or not at all (a refused value puts back those set before it), hz is kept within
+1..500, and small integers report Redis's shared-object refcount."""
+import pytest
+
+from conftest import call
+
+SETTINGS = ("maxmemory-samples", "lfu-log-factor", "hz", "slowlog-max-len", "maxmemory",
+            "hash-max-listpack-entries")
+
+
+def state(c):
+    return [call(c, "CONFIG", "GET", s) for s in SETTINGS]
+
+
+@pytest.fixture
+def restore(tc_server, redis_server):
+    clients = [tc_server.client(), redis_server.client()]
+    before = [state(c) for c in clients]
+    for c in clients:  # the same starting point on both
+        for name, value in zip(SETTINGS, ("5", "10", "10", "128", "0", "128")):
+            call(c, "CONFIG", "SET", name, value)
+    yield
+    for c, b in zip(clients, before):
+        for pair in b:
+            call(c, "CONFIG", "SET", *pair)
+
+
+CASES = [
+    ("maxmemory-samples", 7, "hz", 20),
+    ("maxmemory-samples", 8, "lfu-log-factor", -5),
+    ("maxmemory-samples", 9, "slowlog-max-len", "x", "hz", 30),
+    ("maxmemory-samples", 8, "maxmemory-samples", 9),
+    ("MAXMEMORY-SAMPLES", 8, "maxmemory-samples", 9),
+    ("hash-max-ziplist-entries", 100, "hash-max-listpack-entries", 120),
+    ("nosuch", 1, "maxmemory-samples", 9),
+    ("maxmemory-samples", 9, "databases", 3),
+    ("maxmemory-samples", 9, "nosuch"),
+    ("maxmemory", "10mb", "maxmemory-samples", 0),
+    ("hz", 100000), ("hz", 0), ("hz", -1), ("hz", 250),
+    ("slowlog-max-len", 10, "maxmemory", "1gb", "lfu-log-factor", 3),
+]
+
+
+@pytest.mark.parametrize("args", CASES)
+def test_config_set_all_or_nothing(d, restore, args):
+    d("CONFIG", "SET", *args)
+    for s in SETTINGS:
+        d("CONFIG", "GET", s)
+
+
+@pytest.mark.parametrize("value", ["0", "1", "9999", "10000", "-1", "007", "abc", "1.5",
+                                   "123456789012345678901"])
+def test_object_refcount(d, value):
+    d("SET", "k", value)
+    d("OBJECT", "REFCOUNT", "k")
+    d("OBJECT", "ENCODING", "k")
+    d("RPUSH", "l", value)
+    d("OBJECT", "REFCOUNT", "l")
+    d("OBJECT", "REFCOUNT", "nokey")
