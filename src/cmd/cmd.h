@@ -117,6 +117,7 @@ struct cmd {
     struct keyspec ks[CMD_MAX_KEYSPECS];
     int nsubs;
     const struct cmd *parent; /* a subcommand's container */
+    int id;                   /* index of its counters (cmdstats.c), set by cmd_register */
 };
 
 /* The entry running on this thread (set by cmd_call and EXEC before the handler). */
@@ -251,9 +252,22 @@ static inline void reply_check(struct conn *c, int r)
 /* Error replies of the running command: a write that answered an error changed nothing and
  * is not propagated (cmd_call resets it with cmd_modified_reset). */
 extern __thread unsigned cmd_errors;
-#define reply_error(c, s) (cmd_errors++, reply_check((c), resp_add_error(&(c)->wbuf, (s))))
-#define reply_errorf(c, ...) \
-    (cmd_errors++, reply_check((c), resp_add_errorf(&(c)->wbuf, __VA_ARGS__)))
+extern __thread const char *cmd_last_error; /* its text or format: the code is its first word */
+#define reply_error(c, s)                                                                        \
+    (cmd_errors++, cmd_last_error = (s), reply_check((c), resp_add_error(&(c)->wbuf, (s))))
+#define reply_errorf(c, fmt, ...)                                                                \
+    (cmd_errors++, cmd_last_error = (fmt),                                                        \
+     reply_check((c), resp_add_errorf(&(c)->wbuf, fmt, ##__VA_ARGS__)))
+
+/* cmdstats.c: INFO commandstats / errorstats. call: a command ran (usec, answered an error);
+ * reject: refused before it ran; errors: n error replies, the last one's text msg. */
+void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed);
+void cmdstats_reject(const struct cmd *cmd);
+void cmdstats_errors(const char *msg, unsigned n);
+void cmdstats_info_commands(struct buf *b);
+void cmdstats_info_errors(struct buf *b);
+void cmdstats_totals(uint64_t *errors, uint64_t *rejected);
+void cmdstats_reset(void);
 #define reply_int(c, v) reply_check((c), resp_add_int(&(c)->wbuf, (v)))
 #define reply_bulk(c, p, n) reply_check((c), resp_add_bulk(&(c)->wbuf, (p), (n)))
 #define reply_bulk_ll(c, v) reply_check((c), resp_add_bulk_ll(&(c)->wbuf, (v)))

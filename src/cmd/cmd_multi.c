@@ -351,15 +351,20 @@ static void exec_command(struct conn *c)
         STAT_INC(c->w->st.commands);
         cmd_modified_reset();
         cmd_current = cmd;
+        int64_t t0 = util_mono_us();
         if (TC_UNLIKELY(logged))
             aof_exec(c, cmd);
         else
             cmd->fn(c);
+        cmdstats_call(cmd, util_mono_us() - t0, cmd_errors != 0);
+        if (cmd_errors)
+            cmdstats_errors(cmd_last_error, cmd_errors);
         /* blocked clients on other workers retry once EXEC releases the stripes */
         if (cmd->flags & CMD_WRITE)
             cmd_after_write(c, cmd);
     }
     t->executing = 0;
+    cmd_errors = 0; /* counted above, each command's; EXEC itself answered an array */
     if (TC_UNLIKELY(logged))
         aof_tx_end(c);
     store_release_set(s, bm);

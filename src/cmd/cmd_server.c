@@ -438,7 +438,10 @@ static void info_command(struct conn *c)
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
-            P("total_error_replies:0\r\n");
+            uint64_t errs, rej;
+            cmdstats_totals(&errs, &rej);
+            P("unexpected_error_replies:0\r\n");
+            P("total_error_replies:%llu\r\n", (unsigned long long)errs);
             P("\r\n");
         }
         if (want(sec, "replication", 1)) {
@@ -451,6 +454,14 @@ static void info_command(struct conn *c)
             P("# CPU\r\n");
             P("used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
             P("used_cpu_user:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+            P("\r\n");
+        }
+        if (want(sec, "commandstats", 0)) {
+            cmdstats_info_commands(&b);
+            P("\r\n");
+        }
+        if (want(sec, "errorstats", 1)) {
+            cmdstats_info_errors(&b);
             P("\r\n");
         }
         if (want(sec, "keyspace", 1)) {
@@ -524,6 +535,7 @@ static void config_command(struct conn *c)
     } else if (arg_is(c, 1, "resetstat") && c->argc == 2) {
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);
+        cmdstats_reset();
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */

@@ -22,6 +22,7 @@
 static const struct cmd *table[TABLE_SIZE];
 static const struct cmd *all[MAX_CMDS];
 static int ncmds;
+static int nids; /* counter ids given (entries and subcommands) */
 static const struct cmd *internal[8]; /* tc:internal: outside the table */
 static int ninternal;
 
@@ -39,8 +40,11 @@ void cmd_register(struct cmd *cmds, int n)
         struct cmd *c = &cmds[i];
         uint32_t h = name_hash(c->name, strlen(c->name)) & (TABLE_SIZE - 1);
         cmd_entry_setup(c, NULL);
-        for (int j = 0; j < c->nsubs; j++)
+        c->id = nids++;
+        for (int j = 0; j < c->nsubs; j++) {
             cmd_entry_setup(&c->subs[j], c);
+            c->subs[j].id = nids++;
+        }
         if (c->flags & CMD_INTERNAL) {
             if (ninternal < (int)(sizeof(internal) / sizeof(internal[0])))
                 internal[ninternal++] = c;
@@ -117,6 +121,7 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len)
 __thread const struct cmd *cmd_current;
 __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
+__thread const char *cmd_last_error;
 
 void cmd_modified_reset(void)
 {
@@ -225,7 +230,17 @@ const char *cmd_busy_error(void)
 /* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
  * before its start, or -1: read here) and leaving the time it ended in *clk (-1 when it was
  * not timed), so consecutive commands of one input batch read the clock once each. */
+static void call_inner(struct conn *c, int64_t *clk);
+
 static void call(struct conn *c, int64_t *clk)
+{
+    cmd_errors = 0;
+    call_inner(c, clk);
+    if (TC_UNLIKELY(cmd_errors != 0))
+        cmdstats_errors(cmd_last_error, cmd_errors); /* errorstats, total_error_replies */
+}
+
+static void call_inner(struct conn *c, int64_t *clk)
 {
     const struct cmd *cmd;
     int64_t start = *clk;
@@ -274,27 +289,32 @@ static void call(struct conn *c, int64_t *clk)
         }
     }
     if (TC_UNLIKELY((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity)) {
+        cmdstats_reject(cmd);
         reply_arity_error(c, cmd->name);
         tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(!c->authed) && !(cmd->flags & CMD_NOAUTH)) {
+        cmdstats_reject(cmd);
         reply_error(c, "NOAUTH Authentication required.");
         return;
     }
     if (TC_UNLIKELY(c->tx != NULL) && (cmd->flags & CMD_NO_MULTI) && tx_active(c)) {
+        cmdstats_reject(cmd);
         reply_error(c, "ERR Command not allowed inside a transaction");
         tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(c->ps != NULL) && c->resp == 2 && pubsub_count(c) > 0 &&
         !(cmd->flags & CMD_SUBSCRIBED)) {
+        cmdstats_reject(cmd);
         reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
                         "PING / QUIT / RESET are allowed in this context", cmd->name);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) != 0) &&
         !(cmd->flags & CMD_ALLOW_BUSY)) {
+        cmdstats_reject(cmd);
         if (c->tx != NULL && tx_active(c) && !strcmp(cmd->name, "exec")) {
             /* as Redis's rejectCommand: EXEC answers why and the transaction is gone */
             reply_errorf(c, "EXECABORT Transaction discarded because of: %s", cmd_busy_error());
@@ -307,12 +327,14 @@ static void call(struct conn *c, int64_t *clk)
     }
     if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
         store_make_room(conn_store(c))) {
+        cmdstats_reject(cmd);
         reply_error(c, ERR_OOM);
         tx_flag_error(c);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE)) {
+        cmdstats_reject(cmd);
         reply_error(c, ERR_MISCONF);
         tx_flag_error(c);
         return;
@@ -325,11 +347,13 @@ static void call(struct conn *c, int64_t *clk)
     cmd_current = cmd;
     if (cfg.slowlog_log_slower_than < 0) {
         cmd_exec(c, cmd);
+        cmdstats_call(cmd, 0, cmd_errors != 0);
     } else {
         if (start < 0)
             start = util_mono_us();
         cmd_exec(c, cmd);
         *clk = util_mono_us();
+        cmdstats_call(cmd, *clk - start, cmd_errors != 0);
         if (TC_UNLIKELY(*clk - start >= cfg.slowlog_log_slower_than) &&
             !(cmd->flags & CMD_SKIP_SLOWLOG))
             slowlog_push(c, *clk - start);
