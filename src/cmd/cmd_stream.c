@@ -580,7 +580,7 @@ static int xread_parse(struct conn *c, long long *count, long long *block, int *
 /* Serve XREAD now: 1 when something was replied (entries or an error), 0 when no stream has
  * entries after its ID (a null reply is written only when emit_null). "$" means the last ID
  * of the stream (nothing can come after it without blocking). */
-static int xread_serve(struct conn *c, int emit_null)
+static int xread_serve(struct conn *c, int emit_null, int woken)
 {
     struct store *s = conn_store(c);
     long long count, block;
@@ -616,7 +616,7 @@ static int xread_serve(struct conn *c, int emit_null)
         } else if (stream_parse_id(c, a, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        if (it && stream_of(it)->len && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0)
+        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0)
             nwith++;
     }
     if (!nwith) {
@@ -638,7 +638,7 @@ static int xread_serve(struct conn *c, int emit_null)
         long long n = 0;
         int more;
 
-        if (!t || !t->len || sid_cmp(&t->last_id, &ids[i]) <= 0)
+        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0)
             continue;
         if (c->resp == 2)
             reply_array(c, 2);
@@ -663,9 +663,12 @@ out:
     return ret;
 }
 
+/* A blocked XREAD woken by a write: as Redis, a stream whose last ID moved past the one
+ * waited for is served even when the new entries are gone already (XADD ... MAXLEN 0): the
+ * client gets the stream with no entries. */
 static int xread_try(struct conn *c)
 {
-    return xread_serve(c, 0);
+    return xread_serve(c, 0, 1);
 }
 
 /* How XREAD blocks (its table entry's block spec): every waiter of a key retries, and a key
@@ -698,7 +701,7 @@ static void xread_block(struct conn *c, long long ms, int first, int nkeys)
     char (*ids)[48];
     int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
 
-    if (xread_try(c))
+    if (xread_serve(c, 0, 0))
         return;
     /* "$" means the last ID now: the retries must not see later entries as old */
     v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)nkeys);
@@ -729,7 +732,7 @@ static void xread_command(struct conn *c)
     if (xread_parse(c, &count, &block, &first, &nkeys))
         return;
     if (block < 0) {
-        xread_serve(c, 1);
+        xread_serve(c, 1, 0);
         return;
     }
     xread_block(c, block, first, nkeys);
