@@ -459,6 +459,80 @@ static void xrevrange_command(struct conn *c)
     xrange_generic(c, 1);
 }
 
+/* XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id], Redis 7.0's checks and texts. */
+static void xsetid_command(struct conn *c)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+    struct item *it;
+    struct tstream *t;
+    struct sid id, maxdel = {0, 0};
+    long long added = -1;
+    int wrong;
+
+    if (stream_parse_id(c, &c->argv[2], &id, 0, 1, NULL))
+        return;
+    for (int i = 3; i < c->argc; i += 2) {
+        int more = c->argc - 1 - i;
+        if (arg_is(c, i, "entriesadded") && more) {
+            if (arg_ll(c, i + 1, &added, NULL))
+                return;
+            if (added < 0) {
+                reply_error(c, "ERR entries_added must be positive");
+                return;
+            }
+        } else if (arg_is(c, i, "maxdeletedid") && more) {
+            if (stream_parse_id(c, &c->argv[i + 1], &maxdel, 0, 1, NULL))
+                return;
+            if (sid_cmp(&id, &maxdel) < 0) {
+                reply_error(c, "ERR The ID specified in XSETID is smaller than the provided "
+                               "max_deleted_entry_id");
+                return;
+            }
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    arg_key(c, 1, &k);
+    store_lock(s, k.stripe);
+    it = coll_write(c, &k, OBJ_STREAM, &wrong);
+    if (wrong)
+        goto out;
+    if (!it) {
+        reply_error(c, "ERR no such key");
+        goto out;
+    }
+    t = stream_of(it);
+    if (t->len > 0) { /* (Redis 7.0 does not compare with the current max deleted ID) */
+        struct sid top = {UINT64_MAX, UINT64_MAX};
+        struct spos pos;
+        struct sent e;
+        if (tstream_seek_rev(t, &top, &pos)) {
+            tstream_get(t, &pos, &e);
+            if (sid_cmp(&id, &e.id) < 0) {
+                reply_error(c, "ERR The ID specified in XSETID is smaller than the target "
+                               "stream top item");
+                goto out;
+            }
+        }
+        if (added != -1 && t->len > (uint64_t)added) {
+            reply_error(c, "ERR The entries_added specified in XSETID is smaller than the "
+                           "target stream length");
+            goto out;
+        }
+    }
+    t->last_id = id;
+    if (added != -1)
+        t->entries_added = (uint64_t)added;
+    if (maxdel.ms || maxdel.seq)
+        t->max_deleted_id = maxdel;
+    cmd_modified(c, &k, it);
+    reply_ok(c);
+out:
+    store_unlock(s, k.stripe);
+}
+
 static void xdel_command(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -745,6 +819,7 @@ static struct cmd cmds[] = {
     {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
     {"xdel", xdel_command, -3, "write fast tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
     {"xtrim", xtrim_command, -4, "write tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
+    {"xsetid", xsetid_command, -3, "write denyoom fast tc:signals", "@stream", "RW,update index:1 range:0,1,0", "stream", "An internal command for replicating stream values"},
     {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &xread_block_spec},
 };
 
