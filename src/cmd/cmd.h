@@ -228,6 +228,7 @@ void cmd_string_setup(void);
 void cmd_keys_setup(void);
 void cmd_conn_setup(void);
 void cmd_server_setup(void);
+void cmd_latency_setup(void);
 void cmd_command_setup(void);
 void cmd_list_setup(void);
 void cmd_hash_setup(void);
@@ -268,6 +269,9 @@ void cmdstats_info_commands(struct buf *b);
 void cmdstats_info_errors(struct buf *b);
 void cmdstats_totals(uint64_t *errors, uint64_t *rejected);
 void cmdstats_reset(void);
+void cmdstats_info_latency(struct buf *b);
+int cmdstats_histogram(const struct cmd *cmd, uint64_t *calls, uint64_t *bounds,
+                       uint64_t *counts, int cap, int *n);
 #define reply_int(c, v) reply_check((c), resp_add_int(&(c)->wbuf, (v)))
 #define reply_bulk(c, p, n) reply_check((c), resp_add_bulk(&(c)->wbuf, (p), (n)))
 #define reply_bulk_ll(c, v) reply_check((c), resp_add_bulk_ll(&(c)->wbuf, (v)))

@@ -464,6 +464,10 @@ static void info_command(struct conn *c)
             cmdstats_info_errors(&b);
             P("\r\n");
         }
+        if (want(sec, "latencystats", 0)) {
+            cmdstats_info_latency(&b);
+            P("\r\n");
+        }
         if (want(sec, "keyspace", 1)) {
             P("# Keyspace\r\n");
             for (int d = 0; d < cfg.databases; d++) {

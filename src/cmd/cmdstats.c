@@ -8,25 +8,122 @@
  * by their code (the first word: ERR, WRONGTYPE, ...) in one table under a mutex: only error
  * replies take it. As Redis, at most 128 codes are tracked. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "core/buf.h"
+#include "core/config.h"
 #include "core/log.h"
 
 #define MAX_IDS 1024
 #define MAX_BLOCKS 256
 #define MAX_CODES 128
 
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct cmdstat {
     uint64_t calls, usec, rejected, failed;
 };
 
+/* Latency histograms (LATENCY HISTOGRAM, INFO latencystats): log-linear buckets of
+ * microseconds — exact below 16, then 16 per power of two (6 % wide) — per thread and command,
+ * allocated on a command's first timed call. CONFIG RESETSTAT bumps hist_gen; each thread
+ * clears its own histograms when it next records, and readers skip blocks of an older
+ * generation, so no thread writes another's. */
+#define HB (16 + 36 * 16)
+
+struct hblock {
+    uint32_t *h[MAX_IDS];
+    _Atomic unsigned gen;
+};
+
+static struct hblock *hblocks[MAX_BLOCKS];
+static int nhblocks;
+static __thread struct hblock *myh;
+static _Atomic unsigned hist_gen;
+
+static inline int hbucket(uint64_t us)
+{
+    int e, b;
+    if (us < 16)
+        return (int)us;
+    e = 63 - __builtin_clzll(us);
+    b = 16 + (e - 4) * 16 + (int)((us >> (e - 4)) & 15);
+    return b < HB ? b : HB - 1;
+}
+
+/* the largest value of bucket b */
+static uint64_t hupper(int b)
+{
+    int e, sub;
+    if (b < 16)
+        return (uint64_t)b;
+    e = (b - 16) / 16 + 4;
+    sub = (b - 16) % 16;
+    return ((uint64_t)(16 + sub) << (e - 4)) + ((uint64_t)1 << (e - 4)) - 1;
+}
+
+static void hist_record(int id, uint64_t us)
+{
+    struct hblock *hb = myh;
+    unsigned gen = atomic_load_explicit(&hist_gen, memory_order_relaxed);
+
+    if (TC_UNLIKELY(!hb)) {
+        pthread_mutex_lock(&blocks_lock);
+        if (nhblocks < MAX_BLOCKS && (hb = calloc(1, sizeof(*hb))) != NULL)
+            hblocks[nhblocks++] = hb;
+        pthread_mutex_unlock(&blocks_lock);
+        if (!hb)
+            return;
+        atomic_store_explicit(&hb->gen, gen, memory_order_relaxed);
+        myh = hb;
+    }
+    if (TC_UNLIKELY(atomic_load_explicit(&hb->gen, memory_order_relaxed) != gen)) {
+        for (int i = 0; i < MAX_IDS; i++)
+            if (hb->h[i])
+                for (int j = 0; j < HB; j++)
+                    __atomic_store_n(&hb->h[i][j], 0, __ATOMIC_RELAXED);
+        atomic_store_explicit(&hb->gen, gen, memory_order_release);
+    }
+    if (TC_UNLIKELY(!hb->h[id])) {
+        uint32_t *h = calloc(HB, sizeof(*h));
+        if (!h)
+            return;
+        __atomic_store_n(&hb->h[id], h, __ATOMIC_RELEASE);
+    }
+    STAT_INC(hb->h[id][hbucket(us)]);
+}
+
+/* The summed histogram of id into out (HB counts); returns the total. */
+static uint64_t hist_sum(int id, uint64_t *out)
+{
+    unsigned gen = atomic_load_explicit(&hist_gen, memory_order_relaxed);
+    uint64_t total = 0;
+
+    memset(out, 0, sizeof(*out) * HB);
+    pthread_mutex_lock(&blocks_lock);
+    for (int b = 0; b < nhblocks; b++) {
+        uint32_t *h;
+        if (atomic_load_explicit(&hblocks[b]->gen, memory_order_acquire) != gen)
+            continue;
+        h = __atomic_load_n(&hblocks[b]->h[id], __ATOMIC_ACQUIRE);
+        if (!h)
+            continue;
+        for (int j = 0; j < HB; j++) {
+            uint32_t v = __atomic_load_n(&h[j], __ATOMIC_RELAXED);
+            out[j] += v;
+            total += v;
+        }
+    }
+    pthread_mutex_unlock(&blocks_lock);
+    return total;
+}
+
 static struct cmdstat *blocks[MAX_BLOCKS];
 static int nblocks;
-static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct cmdstat *mine;
 static struct cmdstat spare[MAX_IDS]; /* threads past MAX_BLOCKS share it (counts may race) */
 
@@ -61,6 +158,8 @@ void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed)
     STAT_INC(st->calls);
     if (usec > 0)
         STAT_ADD(st->usec, (uint64_t)usec);
+    if (usec >= 0 && cfg.latency_tracking) /* usec -1: not timed */
+        hist_record(cmd->id, (uint64_t)usec);
     if (failed)
         STAT_INC(st->failed);
 }
@@ -193,8 +292,86 @@ void cmdstats_totals(uint64_t *errors, uint64_t *rejected)
     }
 }
 
+/* INFO latencystats: the configured percentiles of each command's histogram. */
+void cmdstats_info_latency(struct buf *b)
+{
+    char pct[160], line[512];
+    double ps[16];
+    int np = 0;
+    uint64_t *h = malloc(sizeof(*h) * HB);
+
+    buf_append(b, "# Latencystats\r\n", 16);
+    if (!h)
+        return;
+    config_format("latency-tracking-info-percentiles", pct, sizeof(pct));
+    for (char *p = pct, *end; *p && np < 16; p = end) {
+        double v = strtod(p, &end);
+        if (end == p)
+            break;
+        ps[np++] = v;
+    }
+    for (int i = 0; i < cmd_count(); i++) {
+        const struct cmd *top = cmd_at(i);
+        for (int j = -1; j < top->nsubs; j++) {
+            const struct cmd *cmd = j < 0 ? top : &top->subs[j];
+            uint64_t total;
+            int n;
+            if (cmd->id < 0 || cmd->id >= MAX_IDS || !(total = hist_sum(cmd->id, h)))
+                continue;
+            n = snprintf(line, sizeof(line), "latency_percentiles_usec_%s:", cmd->name);
+            for (int k = 0; k < np; k++) {
+                uint64_t want = (uint64_t)((ps[k] / 100.0) * (double)total + 0.999999), cum = 0;
+                int bk = 0;
+                if (want < 1)
+                    want = 1;
+                for (; bk < HB; bk++)
+                    if ((cum += h[bk]) >= want)
+                        break;
+                char pn[32];
+                snprintf(pn, sizeof(pn), "%g", ps[k]);
+                n += snprintf(line + n, sizeof(line) - (size_t)n, "%sp%s=%.3f", k ? "," : "", pn,
+                              (double)hupper(bk < HB ? bk : HB - 1));
+            }
+            n += snprintf(line + n, sizeof(line) - (size_t)n, "\r\n");
+            buf_append(b, line, (size_t)n);
+        }
+    }
+    free(h);
+}
+
+/* LATENCY HISTOGRAM for one command: calls and {2^k usec: calls at most that long} for the
+ * powers of two where the count grows, as Redis's log iteration from 1 us. Returns 0 when the
+ * command has no samples. */
+int cmdstats_histogram(const struct cmd *cmd, uint64_t *calls, uint64_t *bounds,
+                       uint64_t *counts, int cap, int *n)
+{
+    uint64_t *h, cum = 0, prev = 0;
+    int bk = 0;
+
+    *n = 0;
+    if (cmd->id < 0 || cmd->id >= MAX_IDS || !(h = malloc(sizeof(*h) * HB)))
+        return 0;
+    *calls = hist_sum(cmd->id, h);
+    if (!*calls) {
+        free(h);
+        return 0;
+    }
+    for (uint64_t bound = 1; *n < cap && cum < *calls; bound <<= 1) {
+        while (bk < HB && hupper(bk) <= bound)
+            cum += h[bk++];
+        if (cum > prev) {
+            bounds[*n] = bound;
+            counts[(*n)++] = cum;
+            prev = cum;
+        }
+    }
+    free(h);
+    return 1;
+}
+
 void cmdstats_reset(void)
 {
+    atomic_fetch_add_explicit(&hist_gen, 1, memory_order_relaxed);
     pthread_mutex_lock(&blocks_lock);
     for (int i = 0; i < MAX_IDS; i++)
         raw_sum(i, &base[i]);

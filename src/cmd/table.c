@@ -12,6 +12,7 @@
 #include "cmd/blocking.h"
 #include "cmd/slowlog.h"
 #include "core/config.h"
+#include "core/latency.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/persist.h"
@@ -345,18 +346,23 @@ static void call_inner(struct conn *c, int64_t *clk)
     cmd_mods = 0;
     cmd_errors = 0;
     cmd_current = cmd;
-    if (cfg.slowlog_log_slower_than < 0) {
+    if (cfg.slowlog_log_slower_than < 0 && !cfg.latency_tracking &&
+        !cfg.latency_monitor_threshold) {
         cmd_exec(c, cmd);
-        cmdstats_call(cmd, 0, cmd_errors != 0);
+        cmdstats_call(cmd, -1, cmd_errors != 0);
     } else {
+        int64_t took;
         if (start < 0)
             start = util_mono_us();
         cmd_exec(c, cmd);
         *clk = util_mono_us();
-        cmdstats_call(cmd, *clk - start, cmd_errors != 0);
-        if (TC_UNLIKELY(*clk - start >= cfg.slowlog_log_slower_than) &&
-            !(cmd->flags & CMD_SKIP_SLOWLOG))
-            slowlog_push(c, *clk - start);
+        took = *clk - start;
+        cmdstats_call(cmd, took, cmd_errors != 0);
+        if (TC_UNLIKELY(took >= cfg.slowlog_log_slower_than) &&
+            cfg.slowlog_log_slower_than >= 0 && !(cmd->flags & CMD_SKIP_SLOWLOG))
+            slowlog_push(c, took);
+        if (TC_UNLIKELY(cfg.latency_monitor_threshold > 0))
+            latency_sample(cmd->flags & CMD_FAST ? "fast-command" : "command", took / 1000);
     }
     if ((cmd->flags & (CMD_WRITE | CMD_SIGNALS)) == CMD_WRITE)
         cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */

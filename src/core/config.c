@@ -96,6 +96,9 @@ static struct setting settings[] = {
     {"hz", C_INT, &cfg.hz, 0, 0, 0x7fffffff, 1, NULL},
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
+    {"latency-monitor-threshold", C_LL, &cfg.latency_monitor_threshold, 0, 0, LLONG_MAX, 1, NULL},
+    {"latency-tracking", C_BOOL, &cfg.latency_tracking, 0, 0, 1, 1, NULL},
+    S("latency-tracking-info-percentiles", latency_tracking_info_percentiles, 1),
     {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
@@ -161,6 +164,8 @@ void config_defaults(void)
     cfg.slowlog_log_slower_than = 10000;
     cfg.slowlog_max_len = 128;
     cfg.busy_reply_threshold = 5000;
+    cfg.latency_tracking = 1;
+    strcpy(cfg.latency_tracking_info_percentiles, "50 99 99.9");
     cfg.cobl[1][0] = 256LL << 20;
     cfg.cobl[1][1] = 64LL << 20;
     cfg.cobl[1][2] = 60;

@@ -61,6 +61,9 @@ struct config {
     long long item_size_max;
     long long slowlog_log_slower_than;
     int slowlog_max_len;
+    long long latency_monitor_threshold; /* ms; 0: the latency monitor is off */
+    int latency_tracking;                 /* per-command latency histograms (INFO latencystats) */
+    char latency_tracking_info_percentiles[128];
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     int daemonize;
     int protected_mode;

@@ -289,7 +289,7 @@ static int redis_generic(lua_State *L, int raise)
         cmd_exec(f, cmd);
     else
         cmd->fn(f); /* redis.set_repl(REPL_NONE): not logged */
-    cmdstats_call(cmd, 0, cmd_errors != 0);
+    cmdstats_call(cmd, -1, cmd_errors != 0);
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();

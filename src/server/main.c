@@ -78,6 +78,7 @@ static void register_commands(void)
     cmd_conn_setup();
     cmd_command_setup();
     cmd_server_setup();
+    cmd_latency_setup();
     cmd_multi_setup();
     cmd_persist_setup();
     cmd_list_setup();

@@ -4,6 +4,7 @@
 
 #include "core/alloc.h"
 #include "core/config.h"
+#include "core/latency.h"
 #include "store/evict.h"
 #include "store/slab.h"
 #include "store/store.h"
@@ -30,5 +31,7 @@ void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, u
     budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
     if (sc->expire_effort > 10)
         budget *= 10;
+    int64_t t0 = util_mono_us();
     sc->expire_effort = store_expire_cycle(s, first, step, now_ms, budget, &sc->expire_cursor);
+    latency_sample("expire-cycle", (util_mono_us() - t0) / 1000);
 }
