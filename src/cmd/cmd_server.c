@@ -299,6 +299,161 @@ static int want(const char *sec, const char *name, int dflt)
 
 #define P(...) do { int _n = snprintf(line, sizeof(line), __VA_ARGS__); buf_append(&b, line, (size_t)_n); } while (0)
 
+/* ---- MEMORY ---- */
+
+static _Atomic size_t peak_used, startup_used;
+
+/* The largest used_memory seen (INFO, MEMORY STATS), with used taken into account. */
+static size_t memory_peak(size_t used)
+{
+    size_t p = atomic_load(&peak_used);
+    while (used > p && !atomic_compare_exchange_weak(&peak_used, &p, used))
+        ;
+    return used > p ? used : p;
+}
+
+static void stat_int(struct conn *c, const char *name, long long v)
+{
+    reply_bulk(c, name, strlen(name));
+    reply_int(c, v);
+}
+
+static void stat_double(struct conn *c, const char *name, double v)
+{
+    reply_bulk(c, name, strlen(name));
+    reply_double(c, v);
+}
+
+/* MEMORY STATS: Redis 7.0's fields, from the store's accounting and the allocator's. */
+static void memory_stats(struct conn *c)
+{
+    struct srv *srv = c->w->srv;
+    struct alloc_stats as;
+    size_t used, rss = alloc_rss(), startup = atomic_load(&startup_used), peak;
+    int64_t dataset;
+    uint64_t keys = 0;
+    int ndbs = 0;
+
+    store_mem_flush();
+    alloc_stats(&as);
+    used = (size_t)store_used_for_limit();
+    dataset = store_mem_used();
+    peak = memory_peak(used);
+    for (int d = 0; d < cfg.databases; d++) {
+        uint64_t n = store_dbsize(srv->store, d);
+        keys += n;
+        ndbs += n != 0;
+    }
+    reply_map(c, 27 + ndbs);
+    stat_int(c, "peak.allocated", (long long)peak);
+    stat_int(c, "total.allocated", (long long)used);
+    stat_int(c, "startup.allocated", (long long)startup);
+    stat_int(c, "replication.backlog", 0); /* no replication yet */
+    stat_int(c, "clients.slaves", 0);
+    stat_int(c, "clients.normal",
+             (long long)atomic_load(&srv->nclients) * (long long)sizeof(struct conn));
+    stat_int(c, "cluster.links", 0);
+    stat_int(c, "aof.buffer", 0);
+    stat_int(c, "lua.caches", 0);
+    stat_int(c, "functions.caches", 0);
+    for (int d = 0; d < cfg.databases; d++) {
+        char name[32];
+        if (!store_dbsize(srv->store, d))
+            continue;
+        snprintf(name, sizeof(name), "db.%d", d);
+        reply_bulk(c, name, strlen(name));
+        reply_map(c, 3);
+        stat_int(c, "overhead.hashtable.main", (long long)store_db_table_bytes(srv->store, d));
+        stat_int(c, "overhead.hashtable.expires", 0); /* one table holds both */
+        stat_int(c, "overhead.hashtable.slot-to-keys", 0);
+    }
+    stat_int(c, "overhead.total", (long long)used - (long long)dataset);
+    stat_int(c, "keys.count", (long long)keys);
+    stat_int(c, "keys.bytes-per-key",
+             keys && used > startup ? (long long)((used - startup) / keys) : 0);
+    stat_int(c, "dataset.bytes", (long long)dataset);
+    stat_double(c, "dataset.percentage",
+                used > startup ? 100.0 * (double)dataset / (double)(used - startup) : 0.0);
+    stat_double(c, "peak.percentage", peak ? 100.0 * (double)used / (double)peak : 0.0);
+    stat_int(c, "allocator.allocated", (long long)as.allocated);
+    stat_int(c, "allocator.active", (long long)as.active);
+    stat_int(c, "allocator.resident", (long long)as.resident);
+    stat_double(c, "allocator-fragmentation.ratio",
+                as.allocated ? (double)as.active / (double)as.allocated : 0.0);
+    stat_int(c, "allocator-fragmentation.bytes", (long long)as.active - (long long)as.allocated);
+    stat_double(c, "allocator-rss.ratio", as.active ? (double)as.resident / (double)as.active : 0.0);
+    stat_int(c, "allocator-rss.bytes", (long long)as.resident - (long long)as.active);
+    stat_double(c, "rss-overhead.ratio", as.resident ? (double)rss / (double)as.resident : 0.0);
+    stat_int(c, "rss-overhead.bytes", (long long)rss - (long long)as.resident);
+    stat_double(c, "fragmentation", used ? (double)rss / (double)used : 0.0);
+    stat_int(c, "fragmentation.bytes", (long long)rss - (long long)used);
+}
+
+#define PUTS(b, lit) buf_append((b), (lit), sizeof(lit) - 1)
+
+/* MEMORY DOCTOR: Redis's reply for an (almost) empty instance, else the checks that apply
+ * here (a peak far above today's use, allocator fragmentation, RSS far above the allocator). */
+static void memory_doctor(struct conn *c)
+{
+    struct alloc_stats as;
+    size_t used, peak, rss = alloc_rss();
+    struct buf b = {0};
+    char t[256];
+    int issues = 0, k;
+
+    store_mem_flush();
+    alloc_stats(&as);
+    used = (size_t)store_used_for_limit();
+    peak = memory_peak(used);
+    if (used < (size_t)5 << 20) {
+        PUTS(&b, "Hi Sam, this instance is empty or is using very little memory, my issues "
+                 "detector can't be used in these conditions. Please, leave for your mission on "
+                 "Earth and fill it with some data. The new Sam and I will be back to our "
+                 "programming as soon as I finished rebooting.\n");
+        reply_verbatim(c, b.data, buf_len(&b));
+        buf_deinit(&b);
+        return;
+    }
+    PUTS(&b, "Sam, I detected a few issues in this Redis instance memory implants:\n\n");
+    if ((double)peak > (double)used * 1.5) {
+        PUTS(&b, " * Peak memory: In the past this instance used more than 150% the memory that "
+                 "is currently using. The allocator is normally not able to release memory after "
+                 "a peak, so you can expect to see a big fragmentation ratio, however this is "
+                 "actually harmless and is only due to the memory peak, and if the Redis instance "
+                 "Resident Set Size (RSS) is currently bigger than expected, the memory will be "
+                 "used as soon as you fill the Redis instance with more data. If the memory peak "
+                 "was only occasional and you want to try to reclaim memory, please try the "
+                 "MEMORY PURGE command, otherwise the only other option is to shutdown and "
+                 "restart the instance.\n\n");
+        issues++;
+    }
+    if (as.allocated && (double)as.active / (double)as.allocated > 1.1 &&
+        as.active - as.allocated > ((size_t)10 << 20)) {
+        k = snprintf(t, sizeof(t), " * High allocator fragmentation: This instance has an "
+                     "allocator external fragmentation greater than 1.1 (%.2f).\n\n",
+                     (double)as.active / (double)as.allocated);
+        buf_append(&b, t, (size_t)k);
+        issues++;
+    }
+    if (as.resident && rss > as.resident && (double)rss / (double)as.resident > 1.1 &&
+        rss - as.resident > ((size_t)10 << 20)) {
+        k = snprintf(t, sizeof(t), " * High process RSS overhead: This instance has "
+                     "non-allocator RSS memory overhead greater than 1.1 (%.2f).\n\n",
+                     (double)rss / (double)as.resident);
+        buf_append(&b, t, (size_t)k);
+        issues++;
+    }
+    if (!issues) {
+        b.rpos = b.wpos = 0;
+        PUTS(&b, "Hi Sam, I can't find any memory issue in your instance. I can only account "
+                 "for what occurs on this base.\n");
+    } else {
+        PUTS(&b, "I'm here to keep you safe, Sam. I want to help you.\n");
+    }
+    reply_verbatim(c, b.data, buf_len(&b));
+    buf_deinit(&b);
+}
+
 void (*cmd_info_memory_hook)(struct buf *b);
 
 static void info_command(struct conn *c)
@@ -384,12 +539,7 @@ static void info_command(struct conn *c)
             alloc_stats(&as);
             used = (size_t)store_used_for_limit();
             {
-                static _Atomic size_t peak;
-                size_t p = atomic_load(&peak);
-                while (used > p && !atomic_compare_exchange_weak(&peak, &p, used))
-                    ;
-                if (used > p)
-                    p = used;
+                size_t p = memory_peak(used);
                 bytes_human(h2, sizeof(h2), (double)p);
                 bytes_human(h1, sizeof(h1), (double)used);
                 P("# Memory\r\n");
@@ -595,17 +745,27 @@ static void memory_command(struct conn *c)
             reply_int(c, (long long)(item_alloc_size(it) + item_value_mem(it) + 8));
         store_unlock(s, k.stripe);
     } else if (arg_is(c, 1, "doctor") && c->argc == 2) {
-        reply_verbatim(c, "Hi Sam, I can't find any memory issue in your instance. I can only "
-                          "account for what occurs on this base.", 97);
+        memory_doctor(c);
     } else if (arg_is(c, 1, "purge") && c->argc == 2) {
+        alloc_purge();
         reply_ok(c);
+    } else if (arg_is(c, 1, "stats") && c->argc == 2) {
+        memory_stats(c);
+    } else if (arg_is(c, 1, "malloc-stats") && c->argc == 2) {
+        struct buf b = {0};
+        alloc_malloc_stats(&b);
+        reply_verbatim(c, b.data ? b.data : "", buf_len(&b));
+        buf_deinit(&b);
     } else if (arg_is(c, 1, "help")) {
         static const char *help[] = {
             "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "DOCTOR", "    Return memory problems reports.",
+            "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
             "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
-            "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
-            "HELP", "    Print this help."};
+            "STATS", "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+            "HELP", "    Prints this help."};
         reply_array(c, sizeof(help) / sizeof(help[0]));
         for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
             reply_status(c, help[i]);
@@ -649,6 +809,8 @@ static struct cmd memory_subs[] = {
     {"memory|usage", memory_command, -3, "readonly", "", "RO index:2 range:0,1,0", "server", "Bytes a key and its value take"},
     {"memory|doctor", memory_command, 2, "", "", NULL, "server", "A short report on memory health"},
     {"memory|purge", memory_command, 2, "", "", NULL, "server", "Ask the allocator to return free pages"},
+    {"memory|stats", memory_command, 2, "", "", NULL, "server", "Show memory usage details"},
+    {"memory|malloc-stats", memory_command, 2, "", "", NULL, "server", "Show allocator internal stats"},
     {"memory|help", memory_command, 2, "loading stale", "", NULL, "server", "List the MEMORY subcommands"},
     {NULL},
 };
@@ -677,5 +839,7 @@ static struct cmd cmds[] = {
 
 void cmd_server_setup(void)
 {
+    store_mem_flush();
+    atomic_store(&startup_used, (size_t)store_used_for_limit());
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "core/buf.h"
 #ifdef TC_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif
@@ -45,5 +47,32 @@ const char *alloc_name(void)
     return "jemalloc";
 #else
     return "libc";
+#endif
+}
+
+#ifdef TC_HAVE_JEMALLOC
+static void stats_write(void *arg, const char *s)
+{
+    struct buf *b = arg;
+    buf_append(b, s, strlen(s));
+}
+#endif
+
+void alloc_malloc_stats(struct buf *b)
+{
+#ifdef TC_HAVE_JEMALLOC
+    malloc_stats_print(stats_write, b, NULL);
+#else
+    static const char msg[] = "Stats not supported for the current allocator";
+    buf_append(b, msg, sizeof(msg) - 1);
+#endif
+}
+
+void alloc_purge(void)
+{
+#ifdef TC_HAVE_JEMALLOC
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "arena.%d.purge", MALLCTL_ARENAS_ALL);
+    mallctl(cmd, NULL, NULL, NULL, 0);
 #endif
 }

@@ -18,5 +18,10 @@ void alloc_stats(struct alloc_stats *st);
 size_t alloc_rss(void);
 /* Name of the allocator for INFO. */
 const char *alloc_name(void);
+struct buf;
+/* The allocator's own statistics report (jemalloc's malloc_stats_print), appended to b. */
+void alloc_malloc_stats(struct buf *b);
+/* Return the allocator's dirty pages to the OS (MEMORY PURGE). */
+void alloc_purge(void);
 
 #endif

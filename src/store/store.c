@@ -505,6 +505,18 @@ uint64_t store_dbsize(struct store *s, int db)
     return n;
 }
 
+size_t store_db_table_bytes(struct store *s, int db)
+{
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        store_lock(s, i);
+        n += ht_mem(&s->stripes[i].db[db]);
+        store_unlock(s, i);
+    }
+    return n;
+}
+
 uint64_t store_db_expires(struct store *s, int db)
 {
     uint64_t n = 0;

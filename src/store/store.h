@@ -217,6 +217,8 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out);
 
 uint64_t store_dbsize(struct store *s, int db);
 uint64_t store_db_expires(struct store *s, int db);
+/* Bytes of db's hash tables (each stripe's, under its lock): MEMORY STATS. */
+size_t store_db_table_bytes(struct store *s, int db);
 /* Remove every item of db (db < 0: all databases). Returns items removed. */
 uint64_t store_flush(struct store *s, int db);
 /* Active expiry over stripes first, first+step, ... for at most budget_us. Returns the share
