@@ -2,6 +2,8 @@
 # Installs everything twincache needs to build, run and test, from Debian 12's archive.
 # Idempotent: skips apt-get when every package is already installed.
 set -euo pipefail
+SUDO_CMD=""
+[ "$(id -u)" = 0 ] || SUDO_CMD=sudo
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
       redis-server redis-tools memcached libmemcached-tools
@@ -25,4 +27,23 @@ if [ ${#missing[@]} -gt 0 ]; then
             $SUDO service "$s" stop >/dev/null 2>&1 || true
         fi
     done
+fi
+
+# The real applications of tests/apps, from their own registries (each skipped when its
+# toolchain is absent; the tests then skip with the reason): BullMQ (npm), Celery and RQ (PyPI,
+# into .venv-apps), Redisson (Maven). Idempotent: each is installed once.
+cd "$(dirname "$0")/.."
+if command -v npm >/dev/null 2>&1 && [ ! -d tests/apps/bullmq/node_modules/bullmq ]; then
+    (cd tests/apps/bullmq && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -x .venv-apps/bin/celery ] || ! cmp -s tests/apps/requirements.txt .venv-apps/requirements.txt; then
+    if ! python3 -m venv .venv-apps 2>/dev/null; then
+        $SUDO_CMD apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        /usr/bin/python3 -m venv .venv-apps
+    fi
+    .venv-apps/bin/pip install -q -r tests/apps/requirements.txt
+    cp tests/apps/requirements.txt .venv-apps/requirements.txt
+fi
+if command -v mvn >/dev/null 2>&1 && [ ! -f tests/apps/redisson/target/redisson-scenarios-1.jar ]; then
+    (cd tests/apps/redisson && mvn -q -B package -DskipTests)
 fi
