@@ -432,6 +432,18 @@ static void client_command(struct conn *c)
         }
         if (a.self)
             c->flags |= CONN_CLOSE_AFTER_REPLY;
+    } else if (arg_is(c, 1, "reply") && c->argc == 3) {
+        if (arg_is(c, 2, "on")) {
+            c->reply_mode = 0;
+            reply_ok(c);
+        } else if (arg_is(c, 2, "off")) {
+            c->reply_mode = 1;
+        } else if (arg_is(c, 2, "skip")) {
+            if (c->reply_mode != 1)
+                c->reply_mode = 2; /* as Redis: SKIP while OFF keeps it OFF */
+        } else {
+            reply_error(c, ERR_SYNTAX);
+        }
     } else if (arg_is(c, 1, "setinfo") && c->argc == 4) {
         reply_ok(c);
     } else if (arg_is(c, 1, "no-evict") || arg_is(c, 1, "no-touch")) {
@@ -488,6 +500,7 @@ static struct cmd client_subs[] = {
     {"client|info", client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "This connection, as a CLIENT LIST line"},
     {"client|list", client_command, -2, "admin noscript loading stale", "@connection", NULL, "connection", "Every connection, one line each"},
     {"client|kill", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Close connections by address, ID or filter"},
+    {"client|reply", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Instruct the server whether to reply to commands"},
     {"client|setinfo", client_command, 4, "noscript loading stale", "@connection", NULL, "connection", "Record the client library name or version"},
     {"client|no-evict", client_command, 3, "admin noscript loading stale", "@connection", NULL, "connection", "Exempt this connection from client eviction"},
     {"client|no-touch", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Keep this connection's reads from touching key access times"},

@@ -235,10 +235,21 @@ static void call_inner(struct conn *c, int64_t *clk);
 
 static void call(struct conn *c, int64_t *clk)
 {
+    int before = c->reply_mode;
+    struct conn_mark m;
+
+    conn_output_mark(c, &m);
+    if (TC_UNLIKELY(before == 2))
+        c->reply_mode = 0; /* SKIP covers one command */
     cmd_errors = 0;
     call_inner(c, clk);
     if (TC_UNLIKELY(cmd_errors != 0))
         cmdstats_errors(cmd_last_error, cmd_errors); /* errorstats, total_error_replies */
+    /* CLIENT REPLY: no reply while OFF (but CLIENT REPLY ON answers), none for the command
+     * after SKIP, none for the CLIENT REPLY OFF / SKIP that turned replies off */
+    if (TC_UNLIKELY(before | c->reply_mode) &&
+        ((before == 1 && c->reply_mode != 0) || before == 2 || (before == 0 && c->reply_mode)))
+        conn_output_rewind(c, &m);
 }
 
 static void call_inner(struct conn *c, int64_t *clk)

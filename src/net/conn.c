@@ -78,6 +78,14 @@ void conn_reset_output(struct conn *c)
     c->wbuf.rpos = c->wbuf.wpos = 0;
 }
 
+void conn_output_rewind(struct conn *c, const struct conn_mark *m)
+{
+    for (uint32_t i = m->nrefs; i < c->nrefs; i++)
+        c->refs[i].release(c->refs[i].owner);
+    c->nrefs = m->nrefs;
+    c->wbuf.wpos = m->at - c->wbuf.shift;
+}
+
 int conn_out_iov(const struct conn *c, struct iovec *iov, int max)
 {
     int n = 0;

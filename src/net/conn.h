@@ -107,7 +107,22 @@ struct conn {
      * other workers (the buffers themselves are the owner's alone) */
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
     uint32_t pub_oll;
+    uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply */
 };
+
+/* A position in c's output (conn_output_mark) to drop what was added after it
+ * (conn_output_rewind: CLIENT REPLY OFF / SKIP). Nothing may be written to the socket in
+ * between (one command's output). */
+struct conn_mark {
+    size_t at;      /* wbuf.wpos + wbuf.shift */
+    uint32_t nrefs;
+};
+static inline void conn_output_mark(const struct conn *c, struct conn_mark *m)
+{
+    m->at = c->wbuf.wpos + c->wbuf.shift;
+    m->nrefs = c->nrefs;
+}
+void conn_output_rewind(struct conn *c, const struct conn_mark *m);
 
 /* Output helpers used by commands: everything goes to wbuf except large values which are
  * referenced (the reference is released once written). */
