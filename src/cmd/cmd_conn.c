@@ -269,10 +269,36 @@ static void clients_visit(struct conn *c, client_visit_fn *fn, void *arg)
     }
 }
 
+/* Client types (CLIENT LIST / KILL TYPE): Redis's names; masters and replicas do not exist
+ * here yet, so those types match no connection. */
+enum { CT_ANY = -1, CT_NORMAL, CT_MASTER, CT_REPLICA, CT_PUBSUB };
+
+static int client_type_by_name(struct conn *c, int i)
+{
+    if (arg_is(c, i, "normal"))
+        return CT_NORMAL;
+    if (arg_is(c, i, "master"))
+        return CT_MASTER;
+    if (arg_is(c, i, "replica") || arg_is(c, i, "slave"))
+        return CT_REPLICA;
+    if (arg_is(c, i, "pubsub"))
+        return CT_PUBSUB;
+    return CT_ANY;
+}
+
+static int client_type(struct conn *x)
+{
+    return atomic_load_explicit(&x->nsub, memory_order_relaxed) ||
+                   atomic_load_explicit(&x->npsub, memory_order_relaxed)
+               ? CT_PUBSUB
+               : CT_NORMAL;
+}
+
 struct list_arg {
     struct buf out;
     long long *ids;
     int nids;
+    int type;
 };
 
 static int list_one(struct conn *c, struct conn *x, void *arg)
@@ -281,6 +307,8 @@ static int list_one(struct conn *c, struct conn *x, void *arg)
     char line[1024];
     int n;
 
+    if (a->type != CT_ANY && client_type(x) != a->type)
+        return 0;
     if (a->nids) {
         int hit = 0;
         for (int i = 0; i < a->nids; i++)
@@ -303,6 +331,7 @@ struct kill_arg {
     int skipme;
     int killed;
     int self;
+    int type;
 };
 
 static int kill_one(struct conn *c, struct conn *x, void *arg)
@@ -314,6 +343,8 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
     if (a->addr[0] && strcmp(a->addr, x->addr))
         return 0;
     if (a->laddr[0] && strcmp(a->laddr, x->laddr))
+        return 0;
+    if (a->type != CT_ANY && client_type(x) != a->type)
         return 0;
     if (x == c) {
         if (a->skipme)
@@ -348,19 +379,14 @@ static void client_command(struct conn *c)
         int n = client_info(c, c, line, sizeof(line));
         reply_verbatim(c, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
     } else if (arg_is(c, 1, "list")) {
-        struct list_arg a = {{0}, NULL, 0};
+        struct list_arg a = {{0}, NULL, 0, CT_ANY};
         long long ids[64];
         for (int i = 2; i < c->argc; i++) {
             if (arg_is(c, i, "type") && i + 1 < c->argc) {
-                if (!arg_is(c, i + 1, "normal") && !arg_is(c, i + 1, "master") &&
-                    !arg_is(c, i + 1, "replica") && !arg_is(c, i + 1, "pubsub")) {
+                if ((a.type = client_type_by_name(c, i + 1)) == CT_ANY) {
                     char t[64];
                     arg_cstr(c, i + 1, t, sizeof(t));
                     reply_errorf(c, "ERR Unknown client type '%s'", t);
-                    return;
-                }
-                if (!arg_is(c, i + 1, "normal")) {
-                    reply_verbatim(c, "", 0);
                     return;
                 }
                 i++;
@@ -384,6 +410,7 @@ static void client_command(struct conn *c)
     } else if (arg_is(c, 1, "kill") && c->argc >= 3) {
         struct kill_arg a;
         memset(&a, 0, sizeof(a));
+        a.type = CT_ANY;
         if (c->argc == 3) {
             arg_cstr(c, 2, a.addr, sizeof(a.addr));
             clients_visit(c, kill_one, &a);
@@ -420,8 +447,21 @@ static void client_command(struct conn *c)
                         reply_error(c, ERR_SYNTAX);
                         return;
                     }
-                } else if (arg_is(c, i, "type") || arg_is(c, i, "user") || arg_is(c, i, "maxage")) {
-                    /* single user, single client type: accepted, matches everyone */
+                } else if (arg_is(c, i, "type")) {
+                    if ((a.type = client_type_by_name(c, i + 1)) == CT_ANY) {
+                        char t[64];
+                        arg_cstr(c, i + 1, t, sizeof(t));
+                        reply_errorf(c, "ERR Unknown client type '%s'", t);
+                        return;
+                    }
+                } else if (arg_is(c, i, "user")) {
+                    /* one user exists until ACL users do: "default", every client's */
+                    if (!arg_is(c, i + 1, "default")) {
+                        char u[64];
+                        arg_cstr(c, i + 1, u, sizeof(u));
+                        reply_errorf(c, "ERR No such user '%s'", u);
+                        return;
+                    }
                 } else {
                     reply_error(c, ERR_SYNTAX);
                     return;
