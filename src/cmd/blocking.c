@@ -207,8 +207,11 @@ static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
     wk.pos = malloc(sizeof(int) * (size_t)c->argc);
     if (!wk.pos)
         return -1;
-    if (cmd_keys(cmd, c->argc, c->argv, waitkey_cb, &wk) < 0 || wk.n == 0) {
-        free(wk.pos); /* the command checked its arguments before: cannot happen */
+    if (cmd_keys(cmd, c->argc, c->argv, waitkey_cb, &wk) < 0 ||
+        (wk.n == 0 && !cmd->block->timeout_fn)) {
+        /* the command checked its arguments before: cannot happen (only WAIT waits on no
+         * key, for its timeout alone) */
+        free(wk.pos);
         return -1;
     }
     for (int i = 0; i < c->argc; i++)
@@ -219,7 +222,7 @@ static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
         return -1;
     }
     b->argv = malloc(sizeof(struct slice) * (size_t)c->argc + bytes + 1);
-    b->nodes = calloc((size_t)wk.n, sizeof(*b->nodes));
+    b->nodes = calloc((size_t)(wk.n ? wk.n : 1), sizeof(*b->nodes));
     if (!b->argv || !b->nodes)
         goto oom;
     p = (char *)(b->argv + c->argc);
@@ -557,9 +560,11 @@ void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 
     if (spec->try_fn(c))
         return;
-    if (store_held != NULL) {
+    if (store_held != NULL || tx_in_exec(c)) {
         /* inside EXEC: never block */
-        if (spec->multi_null_bulk)
+        if (spec->timeout_fn)
+            spec->timeout_fn(c);
+        else if (spec->multi_null_bulk)
             reply_null(c);
         else
             reply_null_array(c);
@@ -608,6 +613,8 @@ static void finish(struct blk *b, int error)
 
     if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else if (b->cmd->block->timeout_fn)
+        b->cmd->block->timeout_fn(c);
     else
         reply_null_array(c);
     blk_destroy(b);

@@ -46,6 +46,8 @@ struct block_spec {
     int multi_null_bulk;           /* inside MULTI: $-1 instead of *-1 */
     int reader;                    /* consumes nothing (XREAD): every waiter is woken */
     int wrongtype_waits;           /* at a retry, a key of another type is not ready (XREAD) */
+    /* the reply at the timeout (and inside EXEC), or NULL: the null reply (WAIT: its count) */
+    void (*timeout_fn)(struct conn *c);
 };
 
 /* cmd (the running entry, with a block spec) on c: serve it now, or block c until deadline

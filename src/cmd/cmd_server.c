@@ -107,6 +107,43 @@ static void flushall_command(struct conn *c)
     reply_ok(c);
 }
 
+/* WAIT numreplicas timeout: there are no replicas yet (replication is to come), so no write
+ * is ever acknowledged: 0 at once when no replica is asked for, else 0 when the timeout (ms,
+ * 0 = forever) passes, as Redis answers with no replica connected. */
+static int wait_try(struct conn *c)
+{
+    (void)c;
+    return 0;
+}
+
+static void wait_timeout(struct conn *c)
+{
+    reply_int(c, 0);
+}
+
+static const struct block_spec wait_block_spec = {.try_fn = wait_try, .timeout_fn = wait_timeout};
+
+static void wait_command(struct conn *c)
+{
+    long long n, ms;
+
+    if (arg_ll(c, 1, &n, NULL))
+        return;
+    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
+        reply_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    if (n <= 0) {
+        reply_int(c, 0);
+        return;
+    }
+    block_until(c, cmd_current, ms > 0 ? util_now_ms() + ms : 0);
+}
+
 /* SWAPDB: every stripe held, so no client sees the databases half swapped; clients blocked
  * on keys of either database look again; a WATCH of a key in either sees another item (or
  * none) where it watched one, so EXEC fails as in Redis. */
@@ -829,6 +866,7 @@ static struct cmd cmds[] = {
     {"dbsize", dbsize_command, 1, "readonly fast", "@keyspace", NULL, "server", "Return the number of keys in the selected database"},
     {"flushdb", flushdb_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from the current database"},
     {"flushall", flushall_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from all databases"},
+    {"wait", wait_command, 3, "noscript", "@connection", NULL, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", NULL, NULL, &wait_block_spec},
     {"swapdb", swapdb_command, 3, "write fast tc:allstripes", "@keyspace @dangerous", NULL, "server", "Swaps two Redis databases"},
     {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
     {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
