@@ -9,6 +9,8 @@
 #include "store/slab.h"
 #include "store/store.h"
 
+_Atomic int store_active_expire = 1;
+
 void store_cron_clocks(int64_t now_ms)
 {
     struct alloc_stats as;
@@ -31,6 +33,8 @@ void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, u
     budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
     if (sc->expire_effort > 10)
         budget *= 10;
+    if (!atomic_load_explicit(&store_active_expire, memory_order_relaxed))
+        return;
     int64_t t0 = util_mono_us();
     sc->expire_effort = store_expire_cycle(s, first, step, now_ms, budget, &sc->expire_cursor);
     latency_sample("expire-cycle", (util_mono_us() - t0) / 1000);

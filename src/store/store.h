@@ -81,6 +81,9 @@ static inline int64_t store_mem_used(void)
     return atomic_load_explicit(&store_mem_total, memory_order_relaxed);
 }
 
+/* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
+extern _Atomic int store_active_expire;
+
 struct store *store_create(uint32_t nstripes, int ndb);
 void store_destroy(struct store **s);
 
