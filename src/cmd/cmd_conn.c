@@ -213,6 +213,9 @@ static void reset_command(struct conn *c)
  * loads; the buffer sizes as last published by x's owner) are read then. */
 static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
 {
+    char flags[8];
+    int nf = 0;
+
     int64_t now = c->w->now_ms;
     size_t qbuf, qfree, qcap, obl, ocap;
     unsigned oll;
@@ -236,6 +239,17 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
         oll = LOAD(x->pub_oll);
         ocap = LOAD(x->pub_ocap);
     }
+    if (nsub || npsub)
+        flags[nf++] = 'P';
+    if (atomic_load_explicit(&x->blocked, memory_order_relaxed))
+        flags[nf++] = 'b';
+    if (__atomic_load_n(&x->no_evict, __ATOMIC_RELAXED))
+        flags[nf++] = 'e';
+    if (__atomic_load_n(&x->no_touch, __ATOMIC_RELAXED))
+        flags[nf++] = 'T';
+    if (!nf)
+        flags[nf++] = 'N';
+    flags[nf] = '\0';
     return snprintf(out, cap,
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                     "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
@@ -244,8 +258,7 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
                     (long long)((now - x->ctime_ms) / 1000),
                     (long long)((now - LOAD(x->last_ms)) / 1000),
-                    atomic_load_explicit(&x->blocked, memory_order_relaxed) ? "b"
-                    : (nsub || npsub) ? "P" : "N",
+                    flags,
                     LOAD(x->db), nsub, npsub, qbuf, qfree, qcap, obl, oll, ocap,
                     qcap + ocap + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
                     subn, subn ? sub : "", (int)LOAD(x->resp));
@@ -485,8 +498,34 @@ static void client_command(struct conn *c)
             reply_error(c, ERR_SYNTAX);
         }
     } else if (arg_is(c, 1, "setinfo") && c->argc == 4) {
+        /* (Redis 7.2's) LIB-NAME / LIB-VER, kept for CLIENT INFO readers of the future */
+        int ver = arg_is(c, 2, "lib-ver");
+        char *dst = ver ? c->lib_ver : c->lib_name;
+        size_t n = c->argv[3].n < 31 ? c->argv[3].n : 31;
+        if (!ver && !arg_is(c, 2, "lib-name")) {
+            char o[64];
+            arg_cstr(c, 2, o, sizeof(o));
+            reply_errorf(c, "ERR Unrecognized option '%s'", o);
+            return;
+        }
+        if (!valid_name(&c->argv[3])) {
+            reply_errorf(c, "ERR %s cannot contain spaces, newlines or special characters.",
+                         ver ? "lib-ver" : "lib-name");
+            return;
+        }
+        memcpy(dst, c->argv[3].p, n);
+        dst[n] = '\0';
         reply_ok(c);
-    } else if (arg_is(c, 1, "no-evict") || arg_is(c, 1, "no-touch")) {
+    } else if ((arg_is(c, 1, "no-evict") || arg_is(c, 1, "no-touch")) && c->argc == 3) {
+        int on = arg_is(c, 2, "on");
+        if (!on && !arg_is(c, 2, "off")) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(c, 1, "no-evict"))
+            __atomic_store_n(&c->no_evict, (uint8_t)on, __ATOMIC_RELAXED);
+        else
+            __atomic_store_n(&c->no_touch, (uint8_t)on, __ATOMIC_RELAXED);
         reply_ok(c);
     } else if (arg_is(c, 1, "unblock") && (c->argc == 3 || c->argc == 4)) {
         long long id;

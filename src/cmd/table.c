@@ -357,6 +357,8 @@ static void call_inner(struct conn *c, int64_t *clk)
     cmd_mods = 0;
     cmd_errors = 0;
     cmd_current = cmd;
+    if (TC_UNLIKELY(c->no_touch | store_no_touch))
+        store_no_touch = c->no_touch && strcmp(cmd->name, "touch") != 0;
     if (cfg.slowlog_log_slower_than < 0 && !cfg.latency_tracking &&
         !cfg.latency_monitor_threshold) {
         cmd_exec(c, cmd);

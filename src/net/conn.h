@@ -108,6 +108,10 @@ struct conn {
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
     uint32_t pub_oll;
     uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply */
+    uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
+    uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
+    char lib_name[32];     /* CLIENT SETINFO LIB-NAME / LIB-VER (cmd layer) */
+    char lib_ver[32];
 };
 
 /* A position in c's output (conn_output_mark) to drop what was added after it

@@ -15,6 +15,8 @@ store_gone_fn *_Atomic store_gone_hook;
 _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
+_Thread_local int store_no_touch;
+
 struct store *store_create(uint32_t nstripes, int ndb)
 {
     struct store *s = calloc(1, sizeof(*s));
@@ -236,7 +238,8 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
 
     if (it) {
         COUNTER_ADD(st->hits, 1);
-        store_touch(it);
+        if (TC_LIKELY(!store_no_touch))
+            store_touch(it);
         it->enc |= ITEM_FETCHED;
     } else {
         COUNTER_ADD(st->misses, 1);

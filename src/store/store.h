@@ -83,6 +83,9 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
+ * not refresh access times. */
+extern _Thread_local int store_no_touch;
 
 struct store *store_create(uint32_t nstripes, int ndb);
 void store_destroy(struct store **s);

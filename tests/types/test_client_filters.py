@@ -47,3 +47,32 @@ def scenario(srv):
 def test_client_type_filters_as_redis(tc_server, redis_server):
     a, b = scenario(tc_server), scenario(redis_server)
     assert a == b, "\n twincache: %r\n redis:     %r" % (a, b)
+
+
+def test_client_no_evict_as_redis(d):
+    for args in (("NO-EVICT", "ON"), ("NO-EVICT", "maybe"), ("NO-EVICT",), ("NO-EVICT", "OFF")):
+        d("CLIENT", *args)
+    for c in (d.tc, d.rs):
+        call(c, "CLIENT", "NO-EVICT", "ON")
+    a, b = (call(c, "CLIENT", "INFO").decode().split(" ") for c in (d.tc, d.rs))
+    flags = lambda fields: [f for f in fields if f.startswith("flags=")]  # noqa: E731
+    assert flags(a) == flags(b) == ["flags=e"]
+
+
+def test_client_no_touch_and_setinfo(tc_server):
+    """Redis 7.2's NO-TOUCH and SETINFO (not in 7.0): reads of a NO-TOUCH client leave the
+    idle time alone, TOUCH still sets it; SETINFO checks its option and value."""
+    c, other = tc_server.client(), tc_server.client()
+    call(c, "SET", "nt", "v")
+    time.sleep(1.1)
+    assert call(c, "CLIENT", "NO-TOUCH", "ON") == b"OK"
+    assert b"flags=T" in call(c, "CLIENT", "INFO")
+    call(c, "GET", "nt")
+    assert call(other, "OBJECT", "IDLETIME", "nt") >= 1
+    call(c, "TOUCH", "nt")
+    assert call(other, "OBJECT", "IDLETIME", "nt") == 0
+    assert call(c, "CLIENT", "NO-TOUCH", "x")[1] == "ERR syntax error"
+    assert call(c, "CLIENT", "SETINFO", "LIB-NAME", "redis-py") == b"OK"
+    assert call(c, "CLIENT", "SETINFO", "LIB-VER", "a b")[1] == \
+        "ERR lib-ver cannot contain spaces, newlines or special characters."
+    assert call(c, "CLIENT", "SETINFO", "X", "y")[1] == "ERR Unrecognized option 'X'"
