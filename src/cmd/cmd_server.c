@@ -739,7 +739,17 @@ static void config_command(struct conn *c)
         pthread_mutex_unlock(&stat_base_lock);
         reply_ok(c);
     } else if (arg_is(c, 1, "rewrite") && c->argc == 2) {
-        reply_error(c, "ERR The server is running without a config file");
+        char err[512];
+        const char *path = c->w->srv->config_file;
+        if (!path) {
+            reply_error(c, "ERR The server is running without a config file");
+        } else if (config_rewrite(path, err, sizeof(err))) {
+            log_warn("CONFIG REWRITE failed: %s", err);
+            reply_errorf(c, "ERR %s", err);
+        } else {
+            log_notice("CONFIG REWRITE executed with success.");
+            reply_ok(c);
+        }
     } else if (arg_is(c, 1, "help")) {
         static const char *help[] = {
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

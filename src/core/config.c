@@ -2,6 +2,7 @@
 #include "core/config.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -123,6 +125,8 @@ static struct setting settings[] = {
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+static struct config defaults; /* as config_defaults left them (CONFIG REWRITE) */
+
 void config_defaults(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -182,6 +186,7 @@ void config_defaults(void)
     cfg.zset_max_listpack_value = 64;
     cfg.list_max_listpack_size = -2;
     cfg.list_compress_depth = 0;
+    defaults = cfg;
 }
 
 const char *config_policy_name(int policy)
@@ -339,36 +344,48 @@ bad:
     return -1;
 }
 
+/* The value of setting s read from the config struct at base (cfg, or the defaults). */
+static void format_at(const struct setting *s, const struct config *base, char *out, size_t cap)
+{
+    const void *ptr = (const char *)base + ((const char *)s->ptr - (const char *)&cfg);
+
+    switch (s->type) {
+    case C_INT:
+        snprintf(out, cap, "%d", *(const int *)ptr);
+        break;
+    case C_LL:
+    case C_MEM:
+        snprintf(out, cap, "%lld", *(const long long *)ptr);
+        break;
+    case C_STR:
+        if (base == &cfg)
+            config_str((const char *)ptr, out, cap);
+        else
+            snprintf(out, cap, "%s", (const char *)ptr);
+        break;
+    case C_BOOL:
+        snprintf(out, cap, "%s", *(const int *)ptr ? "yes" : "no");
+        break;
+    case C_ENUM:
+    case C_LOGLEVEL:
+        snprintf(out, cap, "%s", s->enums[*(const int *)ptr]);
+        break;
+    case C_COBL:
+        snprintf(out, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
+                 base->cobl[0][0], base->cobl[0][1], base->cobl[0][2], base->cobl[1][0],
+                 base->cobl[1][1], base->cobl[1][2], base->cobl[2][0], base->cobl[2][1],
+                 base->cobl[2][2]);
+        break;
+    }
+}
+
 int config_format(const char *name, char *out, size_t cap)
 {
     struct setting *s = find(name);
 
     if (!s)
         return -1;
-    switch (s->type) {
-    case C_INT:
-        snprintf(out, cap, "%d", *(int *)s->ptr);
-        break;
-    case C_LL:
-    case C_MEM:
-        snprintf(out, cap, "%lld", *(long long *)s->ptr);
-        break;
-    case C_STR:
-        config_str((const char *)s->ptr, out, cap);
-        break;
-    case C_BOOL:
-        snprintf(out, cap, "%s", *(int *)s->ptr ? "yes" : "no");
-        break;
-    case C_ENUM:
-    case C_LOGLEVEL:
-        snprintf(out, cap, "%s", s->enums[*(int *)s->ptr]);
-        break;
-    case C_COBL:
-        snprintf(out, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
-                 cfg.cobl[0][0], cfg.cobl[0][1], cfg.cobl[0][2], cfg.cobl[1][0], cfg.cobl[1][1],
-                 cfg.cobl[1][2], cfg.cobl[2][0], cfg.cobl[2][1], cfg.cobl[2][2]);
-        break;
-    }
+    format_at(s, &cfg, out, cap);
     return 0;
 }
 
@@ -460,5 +477,190 @@ int config_load_file(const char *path, char *err, size_t errcap)
 out_free_line:
     free(line);
     fclose(f);
+    return ret;
+}
+
+/* ---- CONFIG REWRITE ---- */
+
+/* A value as a config-file word: quoted when empty or holding spaces, quotes or controls. */
+static void quote_word(const char *v, char *out, size_t cap)
+{
+    int plain = v[0] != '\0';
+    size_t n = 0;
+
+    for (const char *p = v; *p; p++)
+        if (*p <= ' ' || *p == '"' || *p == '\'' || *p == '\\' || (unsigned char)*p >= 127)
+            plain = 0;
+    if (plain) {
+        snprintf(out, cap, "%s", v);
+        return;
+    }
+    if (n + 1 < cap)
+        out[n++] = '"';
+    for (const char *p = v; *p && n + 5 < cap; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = *p;
+        } else if ((unsigned char)*p < ' ' || (unsigned char)*p >= 127) {
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", (unsigned char)*p);
+        } else {
+            out[n++] = *p;
+        }
+    }
+    if (n + 1 < cap)
+        out[n++] = '"';
+    out[n] = '\0';
+}
+
+/* The lines setting s to its current value, appended to b (save: one line per pair;
+ * client-output-buffer-limit: one per class, as Redis writes them). */
+static void setting_lines(const struct setting *s, struct buf *b)
+{
+    char v[1100], q[2300], line[2400];
+    int n;
+
+    format_at(s, &cfg, v, sizeof(v));
+    if (!strcmp(s->name, "save") && v[0]) {
+        char *save = NULL, *a = strtok_r(v, " ", &save), *c2;
+        while (a && (c2 = strtok_r(NULL, " ", &save)) != NULL) {
+            n = snprintf(line, sizeof(line), "save %s %s\n", a, c2);
+            buf_append(b, line, (size_t)n);
+            a = strtok_r(NULL, " ", &save);
+        }
+        return;
+    }
+    if (s->type == C_COBL) {
+        static const char *cls[] = {"normal", "replica", "pubsub"};
+        for (int i = 0; i < 3; i++) {
+            n = snprintf(line, sizeof(line), "client-output-buffer-limit %s %lld %lld %lld\n",
+                         cls[i], cfg.cobl[i][0], cfg.cobl[i][1], cfg.cobl[i][2]);
+            buf_append(b, line, (size_t)n);
+        }
+        return;
+    }
+    if (!strcmp(s->name, "bind")) { /* several addresses: several words */
+        n = snprintf(line, sizeof(line), "bind %s\n", v);
+        buf_append(b, line, (size_t)n);
+        return;
+    }
+    quote_word(v, q, sizeof(q));
+    n = snprintf(line, sizeof(line), "%s %s\n", s->name, q);
+    buf_append(b, line, (size_t)n);
+}
+
+/* The setting a config-file line sets, or NULL (comments, blank lines, unknown names). The
+ * aliases (lua-time-limit, hash-max-ziplist-*) count as their settings. */
+static const struct setting *line_setting(const char *line)
+{
+    char name[128];
+    size_t n = 0;
+
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (*line == '#' || *line == '\0' || *line == '\n')
+        return NULL;
+    while (line[n] && line[n] != ' ' && line[n] != '\t' && line[n] != '\n' &&
+           line[n] != '\r' && n < sizeof(name) - 1) {
+        name[n] = line[n];
+        n++;
+    }
+    name[n] = '\0';
+    return find(name);
+}
+
+static int same_value(const struct setting *a, const struct setting *b)
+{
+    return a->ptr == b->ptr;
+}
+
+int config_rewrite(const char *path, char *err, size_t errcap)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL, tmp[4096];
+    size_t linecap = 0;
+    struct buf out = {0};
+    unsigned char done[NSETTINGS];
+    int fd, generated = 0, ret = -1;
+    const char *marker = "# Generated by CONFIG REWRITE";
+
+    memset(done, 0, sizeof(done));
+    if (f) {
+        while (getline(&line, &linecap, f) >= 0) {
+            const struct setting *s = line_setting(line);
+            if (!strncmp(line, marker, strlen(marker))) {
+                generated = 1;
+                continue; /* written again below, before what is added */
+            }
+            if (!s) {
+                buf_append(&out, line, strlen(line));
+                if (line[0] && line[strlen(line) - 1] != '\n')
+                    buf_append(&out, "\n", 1);
+                continue;
+            }
+            /* a setting's first line becomes its current value; its other lines (and those
+             * of its aliases) go */
+            size_t idx = (size_t)(s - settings);
+            int seen = 0;
+            for (size_t i = 0; i < NSETTINGS; i++)
+                if (done[i] && same_value(&settings[i], s))
+                    seen = 1;
+            if (seen)
+                continue;
+            done[idx] = 1;
+            setting_lines(s, &out);
+        }
+        free(line);
+        fclose(f);
+    } else if (errno != ENOENT) {
+        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
+        return -1;
+    }
+    /* then the settings not in the file whose value is not the default */
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        char now[1100], dflt[1100];
+        int seen = 0;
+        for (size_t j = 0; j < NSETTINGS; j++)
+            if (done[j] && same_value(&settings[j], &settings[i]))
+                seen = 1;
+        if (seen)
+            continue;
+        format_at(&settings[i], &cfg, now, sizeof(now));
+        format_at(&settings[i], &defaults, dflt, sizeof(dflt));
+        if (!strcmp(now, dflt))
+            continue;
+        done[i] = 1;
+        if (!generated) {
+            buf_append(&out, marker, strlen(marker));
+            buf_append(&out, "\n", 1);
+            generated = 1;
+        }
+        setting_lines(&settings[i], &out);
+    }
+    /* written to a temporary file beside it, then renamed over it */
+    snprintf(tmp, sizeof(tmp), "%s.tmp-rewrite-%d", path, (int)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
+        goto out;
+    }
+    size_t off = 0, len = buf_len(&out);
+    while (off < len) {
+        ssize_t w = write(fd, out.data + off, len - off);
+        if (w <= 0) {
+            snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
+            close(fd);
+            unlink(tmp);
+            goto out;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) || close(fd) || rename(tmp, path)) {
+        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    ret = 0;
+out:
+    buf_deinit(&out);
     return ret;
 }

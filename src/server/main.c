@@ -102,7 +102,9 @@ static int parse_args(int argc, char **argv, const char **config_file)
     int i = 1;
 
     if (argc >= 2 && argv[1][0] != '-') {
-        *config_file = argv[1];
+        /* absolute: CONFIG REWRITE writes it back whatever the working directory is then */
+        char *abs = realpath(argv[1], NULL);
+        *config_file = abs ? abs : argv[1];
         if (config_load_file(argv[1], err, sizeof(err))) {
             fprintf(stderr, "*** FATAL CONFIG FILE ERROR ***\n%s\n", err);
             return -1;
