@@ -33,9 +33,22 @@ static void out_ok(struct conn *c, const struct mcb_req *r, uint64_t cas)
         out(c, r, MCB_ST_OK, cas, NULL, 0, NULL, 0, NULL, 0);
 }
 
-static int32_t ext_exptime(const char *p)
+/* The expire time (absolute ms, as mc_exptime_ms) of a binary exptime: unsigned, so above
+ * 30 days it is always an absolute unix time, as in memcached. */
+/* flush's delay as flush_all's argument (an unsigned delay past 2^31 s is the far future) */
+static int32_t flush_delay(const struct mcb_req *r)
 {
-    return (int32_t)mcb_get32(p);
+    uint32_t e = r->extlen == 4 ? mcb_get32(r->ext) : 0;
+    return e > INT32_MAX ? INT32_MAX : (int32_t)e;
+}
+
+static int64_t ext_exp_ms(struct conn *c, const char *p)
+{
+    uint32_t e = mcb_get32(p);
+
+    if (e > INT32_MAX)
+        return (int64_t)e * 1000 > mc_now(c) ? (int64_t)e * 1000 : MC_EXPIRED;
+    return mc_exptime_ms((int32_t)e, mc_now(c));
 }
 
 /* get getk gat gatk touch (and their quiet variants) */
@@ -57,7 +70,7 @@ static void get_cmd(struct conn *c, struct mcb_req *r)
         char fl[4];
         uint64_t cas;
         if (touch)
-            it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(ext_exptime(r->ext), now));
+            it = mc_set_exp_locked(s, &k, it, ext_exp_ms(c, r->ext));
         strval_hit_locked(s, &k, it, 1);
         cas = store_cas_locked(s, &k, &it);
         mcb_put32(fl, item_mcflags(it));
@@ -104,7 +117,7 @@ static void update_cmd(struct conn *c, struct mcb_req *r)
     struct store *s = mc_store(c);
     int concat = r->base == MCB_APPEND || r->base == MCB_PREPEND;
     uint32_t flags = concat ? 0 : mcb_get32(r->ext);
-    int32_t exptime = concat ? 0 : ext_exptime(r->ext + 4);
+    int64_t exp = concat ? 0 : ext_exp_ms(c, r->ext + 4);
     enum mc_cmd mode;
     enum mc_store_res res;
     struct skey k;
@@ -127,7 +140,7 @@ static void update_cmd(struct conn *c, struct mcb_req *r)
     } else {
         store_lock(s, k.stripe);
         res = mc_store_locked(c, &k, mode, concat && r->cas, r->cas, 0, flags,
-                              mc_exptime_ms(exptime, mc_now(c)), r->val, r->vlen, !r->quiet,
+                              exp, r->val, r->vlen, !r->quiet,
                               &it);
         if (res == MC_ST_STORED && it && !r->quiet)
             cas = store_cas_locked(s, &k, &it);
@@ -218,7 +231,7 @@ static void arith_cmd(struct conn *c, struct mcb_req *r)
         char num[24];
         int n = mc_u64toa(initial, num);
         enum mc_store_res sr = mc_store_locked(c, &k, MC_ADD, 0, 0, 0, 0,
-                                               mc_exptime_ms((int32_t)exptime, mc_now(c)), num,
+                                               ext_exp_ms(c, r->ext + 16), num,
                                                (size_t)n, 1, &it);
         if (sr == MC_ST_STORED && it) {
             v = initial;
@@ -399,7 +412,7 @@ static void run(struct conn *c, struct mcb_req *r)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
         break;
     case MCB_FLUSH:
-        mc_flush_all(c, r->extlen == 4 ? ext_exptime(r->ext) : 0);
+        mc_flush_all(c, flush_delay(r));
         out_ok(c, r, 0);
         break;
     case MCB_NOOP:
@@ -449,8 +462,8 @@ static void run_logged(struct conn *c, struct mcb_req *r)
     q->cmd = cmd;
     q->key.p = r->key;
     q->key.n = r->keylen;
-    if (cmd == MC_FLUSH_ALL && r->extlen == 4)
-        q->exptime = ext_exptime(r->ext);
+    if (cmd == MC_FLUSH_ALL)
+        q->exptime = flush_delay(r);
     aof_mc_exec(c, q, run_aof);
 }
 
@@ -469,6 +482,8 @@ static void refused(struct conn *c, struct mcb_req *r)
             store_unlock(s, k.stripe);
         }
     }
+    if (r->status == MCB_ST_AUTH_ERROR && !cfg.memcache_sasl)
+        r->status = MCB_ST_UNKNOWN; /* an oversized SASL body, with SASL off */
     out_err(c, r, r->status);
     if (r->close)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
@@ -500,8 +515,9 @@ void mc_bin_input(struct conn *c)
         c->rbuf.rpos += used;
         STAT_ADD(mc_ws(c)->bytes_read, used);
         if (st == MCB_ERR_MAGIC) {
-            /* memcached closes on a bad magic byte, without a reply */
-            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            /* memcached closes on a bad magic byte at once, dropping the replies of the
+             * requests read with it */
+            c->flags |= CONN_CLOSE_ASAP;
             c->rbuf.rpos = c->rbuf.wpos;
             break;
         }

@@ -51,8 +51,7 @@ static int lengths_ok(uint8_t base, unsigned extlen, unsigned keylen, uint32_t b
     case MCB_STAT:
         return extlen == 0 && bodylen == keylen;
     case MCB_SASL_AUTH: case MCB_SASL_STEP:
-        return extlen == 0 && keylen != 0 && bodylen >= keylen &&
-               bodylen - keylen <= MCB_SASL_MAX;
+        return extlen == 0 && keylen != 0;
     case MCB_TOUCH: case MCB_GAT: case MCB_GATK:
         return extlen == 4 && keylen != 0 && bodylen == keylen + 4u;
     default:
@@ -100,6 +99,13 @@ int mcb_parse(struct mcb_parser *p, const char *buf, size_t len, size_t item_siz
     r->quiet = base != 0xff;
     r->base = r->quiet ? base : r->op;
 
+    if ((uint64_t)r->keylen + r->extlen > r->bodylen) {
+        /* memcached: unknown command, then close */
+        r->status = MCB_ST_UNKNOWN;
+        r->close = 1;
+        *used += MCB_HDR_LEN;
+        return MCB_OK;
+    }
     if (!known(r->base)) {
         /* memcached answers and discards the body */
         r->status = MCB_ST_UNKNOWN;
@@ -107,8 +113,7 @@ int mcb_parse(struct mcb_parser *p, const char *buf, size_t len, size_t item_siz
         *used += MCB_HDR_LEN;
         return MCB_OK;
     }
-    if (r->keylen > MCB_KEY_MAX || (uint64_t)r->keylen + r->extlen > r->bodylen ||
-        !lengths_ok(r->base, r->extlen, r->keylen, r->bodylen)) {
+    if (r->keylen > MCB_KEY_MAX || !lengths_ok(r->base, r->extlen, r->keylen, r->bodylen)) {
         r->status = MCB_ST_EINVAL;
         r->close = 1;
         *used += MCB_HDR_LEN;
@@ -131,6 +136,13 @@ int mcb_parse(struct mcb_parser *p, const char *buf, size_t len, size_t item_siz
             r->vlen = 0;
             return MCB_OK;
         }
+    }
+    if ((r->base == MCB_SASL_AUTH || r->base == MCB_SASL_STEP) && r->vlen > MCB_SASL_MAX) {
+        r->status = MCB_ST_AUTH_ERROR; /* the caller words it as memcached (SASL on or off) */
+        p->swallow = r->vlen;
+        *used += fixed;
+        r->vlen = 0;
+        return MCB_OK;
     }
     if (len < fixed + r->vlen)
         return MCB_NEED_MORE;
