@@ -137,7 +137,7 @@ public class SpyBin {
         Map<java.net.SocketAddress, Map<String, String>> st = c.getStats();
         check(st.values().iterator().next().containsKey("curr_items"), "stats");
         c.shutdown(5, TimeUnit.SECONDS);
-        System.out.println("OK");
+        System.out.println("SPYBIN-OK");
     }
 }
 """
@@ -160,7 +160,7 @@ def spy(spy_class, port, *auth):
     p = subprocess.run(["java", "-cp", cp, "SpyBin", str(port)] + list(auth),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
     out = p.stdout.decode("utf-8", "replace")
-    assert p.returncode == 0 and "OK" in out.splitlines(), out[-4000:]
+    assert p.returncode == 0 and "SPYBIN-OK" in out, out[-4000:]
 
 
 def test_spymemcached_binary(tc, memcached, spy_class):
