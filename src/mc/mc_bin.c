@@ -352,9 +352,76 @@ static int auth_check(const char *user, size_t un, const char *pass, size_t pn)
     return ok;
 }
 
-int mc_auth_plain(const char *user, size_t un, const char *pass, size_t pn)
+/* ---- memcached 1.6's ASCII authentication (-Y) on text connections ---- */
+
+#define AUTH_LINE_MAX 2048 /* a first line longer than this without newline: close */
+#define AUTH_DATA_MAX 4096 /* longest "user pass" block we wait for (refused: close) */
+
+static void auth_reply(struct conn *c, const char *s)
 {
-    return auth_check(user, un, pass, pn);
+    mc_out_line(c, s);
+}
+
+int mc_text_auth(struct conn *c)
+{
+    struct mc_conn *m = c->mc;
+
+    while (m->auth_need && !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
+        const char *p = c->rbuf.data + c->rbuf.rpos, *el, *end, *pos;
+        size_t avail = buf_len(&c->rbuf);
+        struct mc_tok t[6], u, pw;
+        int n = 0;
+        uint32_t size;
+
+        if (!m->auth_len) {
+            /* "set <key> <flags> <exptime> <bytes>": only the byte count matters */
+            el = avail >= 2 ? memchr(p, '\n', avail) : NULL;
+            if (!el) {
+                if (avail > AUTH_LINE_MAX) {
+                    c->flags |= CONN_CLOSE_ASAP;
+                    c->rbuf.rpos = c->rbuf.wpos;
+                }
+                return 0;
+            }
+            c->rbuf.rpos += (size_t)(el - p) + 1;
+            end = el > p && el[-1] == '\r' ? el - 1 : el;
+            for (pos = p; n < 6 && mc_next_token(&pos, end, &t[n]);)
+                n++;
+            if (n < 5 || t[0].n != 3 || memcmp(t[0].p, "set", 3) != 0 ||
+                !mc_tok_u32(&t[4], &size)) {
+                auth_reply(c, "CLIENT_ERROR unauthenticated");
+                continue;
+            }
+            if (size > AUTH_DATA_MAX) {
+                auth_reply(c, "CLIENT_ERROR bad authentication token format");
+                c->flags |= CONN_CLOSE_AFTER_REPLY;
+                return 0;
+            }
+            m->auth_len = size + 2;
+            continue;
+        }
+        if (avail < m->auth_len)
+            return 0;
+        c->rbuf.rpos += m->auth_len;
+        end = p + m->auth_len - 2;
+        m->auth_len = 0;
+        if (end[0] != '\r' || end[1] != '\n') {
+            auth_reply(c, "CLIENT_ERROR bad command line termination");
+            continue;
+        }
+        pos = p;
+        if (!mc_next_token(&pos, end, &u) || !mc_next_token(&pos, end, &pw)) {
+            auth_reply(c, "CLIENT_ERROR bad authentication token format");
+            continue;
+        }
+        if (auth_check(u.p, u.n, pw.p, pw.n)) {
+            m->auth_need = 0;
+            auth_reply(c, "STORED");
+        } else {
+            auth_reply(c, "CLIENT_ERROR authentication failure");
+        }
+    }
+    return !m->auth_need;
 }
 
 /* sasl list mechs / auth / step: PLAIN only ("[authzid] NUL user NUL password") */
@@ -489,6 +556,20 @@ static void refused(struct conn *c, struct mcb_req *r)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
 }
 
+/* The requests the text protocol counts as writes (set family, arithmetic, delete, touch,
+ * gat, flush). */
+static int is_write(const struct mcb_req *r)
+{
+    switch (r->base) {
+    case MCB_SET: case MCB_ADD: case MCB_REPLACE: case MCB_APPEND: case MCB_PREPEND:
+    case MCB_INCR: case MCB_DECR: case MCB_DELETE: case MCB_TOUCH: case MCB_GAT:
+    case MCB_GATK: case MCB_FLUSH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int needs_auth(const struct mcb_req *r)
 {
     return r->base != MCB_SASL_LIST && r->base != MCB_SASL_AUTH && r->base != MCB_SASL_STEP &&
@@ -535,7 +616,8 @@ void mc_bin_input(struct conn *c)
             refused(c, r);
             continue;
         }
-        STAT_INC(c->w->st.dirty);
+        if (is_write(r))
+            STAT_INC(c->w->st.dirty);
         if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
             run_logged(c, r);
         else

@@ -168,6 +168,7 @@ void mc_cmd_input(struct conn *c)
             return;
         }
         c->mc = m;
+        m->auth_need = !config_str_empty(cfg.memcache_auth_file); /* memcached -Y */
         atomic_fetch_add(&mc_curr_conns, 1);
         STAT_INC(mc_ws(c)->conns_total);
     }
@@ -183,6 +184,8 @@ void mc_cmd_input(struct conn *c)
             goto out;
         }
     }
+    if (TC_UNLIKELY(m->auth_need) && !mc_text_auth(c))
+        goto out;
     while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
         const char *base = c->rbuf.data + c->rbuf.rpos;
         size_t used = 0;

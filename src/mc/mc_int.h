@@ -32,6 +32,8 @@ struct mc_conn {
     const struct item *mg_prev, *mg_cur;
     uint8_t proto;          /* MC_PROTO_*: chosen by the first byte, as memcached does */
     uint8_t sasl_ok;        /* binary SASL authentication succeeded */
+    uint8_t auth_need;      /* text: memcache-auth-file is set and the client has not logged in */
+    uint32_t auth_len;      /* text auth: bytes of the "user pass" block awaited (0: none) */
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
 };
@@ -147,5 +149,9 @@ void mc_stats_command(struct conn *c, struct mc_req *r);
 void mc_flush_all(struct conn *c, int32_t exptime);
 /* Binary protocol connections (mc_bin.c): parse and run everything complete in c->rbuf. */
 void mc_bin_input(struct conn *c);
+/* memcached's ASCII authentication for a text connection with m->auth_need: consumes the
+ * login exchange ("set <any> <flags> <exptime> <bytes>" and "user pass"). Returns 1 once
+ * authenticated (parse commands), 0 when it needs more bytes or the connection closes. */
+int mc_text_auth(struct conn *c);
 
 #endif

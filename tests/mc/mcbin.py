@@ -5,6 +5,9 @@ import socket
 import struct
 import time
 
+import mcharness  # noqa: F401  (puts tests/ on sys.path for tcharness)
+import tcharness
+
 HDR = struct.Struct(">BBHBBHIIQ")
 
 OP = dict(get=0x00, set=0x01, add=0x02, replace=0x03, delete=0x04, incr=0x05, decr=0x06,
@@ -124,3 +127,17 @@ class Bin:
 
 def masked(resps):
     return [r.masked() if r is not None else None for r in resps]
+
+
+def start_with_auth(kind, *args):
+    """twincache or memcached whose memcached port needs a login (its text probe would fail):
+    ready once the port accepts connections."""
+    def make(ports):
+        if kind == "memcached":
+            return tcharness.Server(tcharness.memcached_argv(ports[0], args), port=ports[0],
+                                    mc_port=ports[0], kind=kind, ready=[(ports[0], "tcp")])
+        return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args),
+                                port=ports[0], mc_port=ports[1], check=True,
+                                ready=[(ports[0], "resp"), (ports[1], "tcp")])
+    tcharness.require_twincache()
+    return tcharness.start_fresh(make, 1 if kind == "memcached" else 2)

@@ -4,14 +4,18 @@ input; plus what only twincache can show: SASL PLAIN, one keyspace with the text
 client flooding quiet errors without reading."""
 
 import os
+import shutil
 import socket
 import struct
+import tempfile
 import time
 
 import pytest
 
-from mcbin import Bin, arith, masked, req, set_, touch
-from mcharness import Raw, start_twincache
+from mcbin import Bin, arith, masked, req, set_, start_with_auth, touch
+from mcharness import Raw
+
+
 
 pytestmark = pytest.mark.sanitize
 
@@ -242,7 +246,8 @@ def test_truncated_and_random_garbage(tc):
 def sasl_tc(tmp_path_factory):
     d = tmp_path_factory.mktemp("sasl")
     (d / "pw").write_text("alice:secret\nbob:pa:ss\n")
-    srv = start_twincache("--memcache-sasl", "yes", "--memcache-auth-file", str(d / "pw"))
+    srv = start_with_auth("twincache", "--memcache-sasl", "yes", "--memcache-auth-file",
+                          str(d / "pw"))
     yield srv
     srv.stop(check=True)
 
@@ -282,3 +287,68 @@ def test_sasl_settings_visible(sasl_tc):
     red = sasl_tc.client()
     got = red.config_get("memcache-*")
     assert got["memcache-sasl"] == "yes" and got["memcache-auth-file"].endswith("pw")
+
+
+# ---- memcached 1.6's ASCII authentication (-Y / memcache-auth-file) on the text protocol ----
+
+ASCII_AUTH = {
+    "not_set_first": [b"get a\r\n", b"version\r\n"],
+    "login": [b"set x 0 0 12\r\nalice secret\r\n", b"get a\r\n", b"version\r\n"],
+    "wrong_then_right": [b"set x 0 0 11\r\nalice wrong\r\n", b"set x 0 0 12\r\nalice secret\r\n",
+                         b"set k 0 0 1\r\nv\r\n", b"get k\r\n"],
+    "one_token": [b"set x 0 0 5\r\nalice\r\n", b"version\r\n"],
+    "bad_termination": [b"set x 0 0 12\r\nalice secretXX", b"version\r\n"],
+    "short_set_line": [b"set x\r\n", b"set x 0 0\r\n"],
+    "other_user": [b"set y 1 2 11\r\nbob pa:ss x\r\n", b"version\r\n"],
+    "split_login": [b"set x 0 0 12\r", b"\nalice ", b"secret\r\n", b"version\r\n"],
+}
+
+
+@pytest.fixture(scope="module")
+def auth_pair():
+    d = tempfile.mkdtemp(prefix="tc-auth-")  # readable by memcached's user nobody
+    pw = os.path.join(d, "pw")
+    with open(pw, "w") as f:
+        f.write("alice:secret\nbob:pa:ss\n")
+    os.chmod(d, 0o755)
+    os.chmod(pw, 0o644)
+    mc = start_with_auth("memcached", "-Y", pw)
+    tc = start_with_auth("twincache", "--memcache-auth-file", pw)
+    yield tc, mc
+    tc.stop(check=True)
+    mc.stop(check=False)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def converse(port, steps):
+    r = Raw(port)
+    out = []
+    for step in steps:
+        r.send(step)
+        got = b""
+        r.s.settimeout(0.3)
+        try:
+            while True:
+                d = r.s.recv(65536)
+                if not d:
+                    got += b"<closed>"
+                    break
+                got += d
+                if got.endswith(b"\r\n"):
+                    r.s.settimeout(0.05)
+        except socket.timeout:
+            pass
+        out.append(got)
+    r.close()
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ASCII_AUTH))
+def test_ascii_auth_differential(auth_pair, name):
+    tc, mc = auth_pair
+    assert converse(tc.mc_port, ASCII_AUTH[name]) == converse(mc.mc_port, ASCII_AUTH[name])
+
+
+def test_ascii_auth_long_junk_closes(auth_pair):
+    tc, _ = auth_pair
+    assert converse(tc.mc_port, [b"x" * 3000]) == [b"<closed>"]

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from mcharness import start_twincache
+import tcharness
+from mcbin import start_with_auth
 
 TOOLS = ["memccapable", "memccp", "memccat", "memcslap"]
 JAR = "/usr/share/java/spymemcached.jar"
@@ -26,7 +27,8 @@ def run(*argv, timeout=120):
 def sasl_tc(tmp_path_factory):
     d = tmp_path_factory.mktemp("sasl")
     (d / "pw").write_text("spy:s3cret\n")
-    srv = start_twincache("--memcache-sasl", "yes", "--memcache-auth-file", str(d / "pw"))
+    srv = start_with_auth("twincache", "--memcache-sasl", "yes", "--memcache-auth-file",
+                          str(d / "pw"))
     yield srv
     srv.stop(check=True)
 
@@ -170,3 +172,17 @@ def test_spymemcached_binary(tc, memcached, spy_class):
 
 def test_spymemcached_binary_sasl(sasl_tc, spy_class):
     spy(spy_class, sasl_tc.mc_port, "spy", "s3cret")
+
+
+def test_twinbench_binary(tc, memcached):
+    """twinbench -P memcache-binary: sets then gets, no errors, every get a hit."""
+    tb = os.path.join(os.path.dirname(str(tcharness.twincache_bin())), "twinbench")
+    if not os.path.exists(tb):
+        pytest.skip("twinbench not built next to the server binary")
+    for srv in (tc, memcached):
+        rc, out = run(tb, "-P", "memcache-binary", "-p", str(srv.mc_port), "-t", "1", "-c", "4",
+                      "--pipeline", "8", "-n", "500", "--ratio", "1:1", "--key-maximum", "99",
+                      "--preload")
+        assert rc == 0, out
+        line = [ln for ln in out.splitlines() if "misses" in ln and "errors" in ln][0]
+        assert "misses 0 errors 0 timeouts 0" in line and "hits 0" not in line, out
