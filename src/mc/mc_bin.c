@@ -424,13 +424,20 @@ int mc_text_auth(struct conn *c)
     return !m->auth_need;
 }
 
+/* SASL is on for a binary connection with memcache-sasl, or when an auth file is set (the
+ * text protocol's login then cannot be skipped by speaking binary). */
+static int sasl_on(struct conn *c)
+{
+    return cfg.memcache_sasl || ((struct mc_conn *)c->mc)->auth_need;
+}
+
 /* sasl list mechs / auth / step: PLAIN only ("[authzid] NUL user NUL password") */
 static void sasl_cmd(struct conn *c, struct mcb_req *r)
 {
     struct mc_conn *m = c->mc;
     const char *p, *user, *pass, *end;
 
-    if (!cfg.memcache_sasl) {
+    if (!sasl_on(c)) {
         out_err(c, r, MCB_ST_UNKNOWN);
         return;
     }
@@ -549,7 +556,7 @@ static void refused(struct conn *c, struct mcb_req *r)
             store_unlock(s, k.stripe);
         }
     }
-    if (r->status == MCB_ST_AUTH_ERROR && !cfg.memcache_sasl)
+    if (r->status == MCB_ST_AUTH_ERROR && !sasl_on(c))
         r->status = MCB_ST_UNKNOWN; /* an oversized SASL body, with SASL off */
     out_err(c, r, r->status);
     if (r->close)
@@ -606,7 +613,7 @@ void mc_bin_input(struct conn *c)
             break;
         STAT_INC(c->w->st.commands);
         c->tot_cmds++;
-        if (cfg.memcache_sasl && !m->sasl_ok && needs_auth(r)) {
+        if (!m->sasl_ok && needs_auth(r) && sasl_on(c)) {
             out_err(c, r, MCB_ST_AUTH_ERROR);
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             c->rbuf.rpos = c->rbuf.wpos;

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import tcharness
 from mcbin import Bin, arith, masked, req, set_, start_with_auth, touch
 from mcharness import Raw
 
@@ -352,3 +353,43 @@ def test_ascii_auth_differential(auth_pair, name):
 def test_ascii_auth_long_junk_closes(auth_pair):
     tc, _ = auth_pair
     assert converse(tc.mc_port, [b"x" * 3000]) == [b"<closed>"]
+
+
+def test_binary_writes_reach_the_aof():
+    """Binary writes are logged like text ones: after a restart the AOF replays them."""
+    srv = tcharness.start_twincache("--appendonly", "yes", mc=True, check=True)
+    try:
+        b = Bin(srv.mc_port)
+        b.until_noop(set_("set", "a", b"1", flags=9) + arith("incr", "a", 5) +
+                     req("append", "a", value=b"x") + set_("set", "d", b"z") +
+                     req("delete", "d") + touch("gat", "a", 1000) +
+                     arith("incr", "n", 1, 7, 0) + set_("setq", "q", b"v"))
+        b.close()
+        srv.restart()
+        b = Bin(srv.mc_port)
+        got = masked(b.until_noop(req("get", "a") + req("get", "d") + req("get", "n") +
+                                  req("get", "q")))
+        assert [(r.status, r[3], r.value) for r in got] == [
+            (0, struct.pack(">I", 9), b"6x"), (1, b"", b"Not found"),
+            (0, b"\0\0\0\0", b"7"), (0, b"\0\0\0\0", b"v")]
+        b.until_noop(req("flushq"))
+        b.close()
+        srv.restart()
+        b = Bin(srv.mc_port)
+        assert b.call(req("get", "a")).status == 1
+        b.close()
+    finally:
+        srv.stop(check=True)
+
+
+def test_auth_file_without_sasl_guards_binary(auth_pair):
+    """With only an auth file, a binary client must log in with SASL PLAIN too."""
+    tc, _ = auth_pair
+    b = Bin(tc.mc_port)
+    assert b.call(req("get", "k")).status == 0x20
+    assert b.read() is None
+    b.close()
+    b = Bin(tc.mc_port)
+    assert b.call(req("sasl_auth", "PLAIN", value=b"\0alice\0secret")).status == 0
+    assert b.call(req("get", "nokey")).status == 1
+    b.close()
