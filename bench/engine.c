@@ -139,7 +139,8 @@ int target_parse(struct target *t, const char *spec, enum ketama_layout layout, 
     if (!strncmp(url, "redis://", 8)) { t->proto = PROTO_RESP; url += 8; }
     else if (!strncmp(url, "memcache://", 11)) { t->proto = PROTO_MC; url += 11; }
     else if (!strncmp(url, "memcached://", 12)) { t->proto = PROTO_MC; url += 12; }
-    else { snprintf(err, errlen, "target '%s': expected redis:// or memcache://", spec); return -1; }
+    else if (!strncmp(url, "memcache-binary://", 18)) { t->proto = PROTO_MCBIN; url += 18; }
+    else { snprintf(err, errlen, "target '%s': expected redis://, memcache:// or memcache-binary://", spec); return -1; }
     if (!t->name[0])
         snprintf(t->name, sizeof(t->name), "%s", t->proto == PROTO_RESP ? "redis" : "memcached");
     snprintf(t->url, sizeof(t->url), "%s", spec);
@@ -333,7 +334,9 @@ static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
         if (op == OPK_SET) {
             uint32_t vl = wl_next_size(st, wl);
             const char *v = wl->size_kind == SIZE_RECORD ? wl_record(st) : wl_value(st, vl);
-            if (tg->proto == PROTO_RESP) {
+            if (tg->proto == PROTO_MCBIN) {
+                mcbin_put_set(b, key, kl, v, vl, wl->expiry);
+            } else if (tg->proto == PROTO_RESP) {
                 resp_put_header(b, wl->expiry ? 5 : 3);
                 resp_put_arg(b, "SET", 3);
                 put_key_arg(b, key, kl);
@@ -362,6 +365,8 @@ static struct sock *gen_request(struct worker *w, struct client *c, uint64_t t)
                 resp_put_header(b, 2);
                 resp_put_arg(b, cmd, strlen(cmd));
                 put_key_arg(b, key, kl);
+            } else if (tg->proto == PROTO_MCBIN) {
+                mcbin_put_get(b, key, kl);
             } else if (op == OPK_GET) {
                 iobuf_put(b, "get ", 4);
                 iobuf_put(b, key, kl);
@@ -715,6 +720,8 @@ static void sock_input(struct worker *w, struct sock *s, ssize_t n, int err)
         size_t used = 0;
         int rc = proto == PROTO_RESP
                      ? resp_parse_reply(in->data + in->off, in->len - in->off, &used, &ri)
+                 : proto == PROTO_MCBIN
+                     ? mcbin_parse_reply(in->data + in->off, in->len - in->off, &used, &ri)
                      : mc_parse_reply(in->data + in->off, in->len - in->off, &used, &ri);
         if (rc == REPLY_NEED_MORE) break;
         if (rc != REPLY_OK) {
@@ -1015,6 +1022,10 @@ int engine_run(const struct run_spec *sp, struct run_result *res)
         snprintf(res->error, sizeof(res->error), "--command needs a redis:// target");
         return -1;
     }
+    if (tg->proto == PROTO_MCBIN && sp->wl->mode != WL_MIXED) {
+        snprintf(res->error, sizeof(res->error), "memcache-binary:// runs get/set workloads only");
+        return -1;
+    }
     struct worker *ws = tb_xcalloc(T, sizeof(*ws));
     size_t room = request_room(sp->wl);
     int rc = 0;
@@ -1225,7 +1236,9 @@ int target_flush(const struct target *t)
     for (uint32_t h = 0; h < t->nhosts; h++) {
         int fd = sock_connect(t, h, 0, err, sizeof(err));
         if (fd < 0) return -1;
-        blocking_exchange(fd, t->proto == PROTO_RESP ? "FLUSHALL\r\n" : "flush_all\r\n", t->proto, 1, NULL);
+        /* a fresh connection: text flush_all for either memcached protocol */
+        blocking_exchange(fd, t->proto == PROTO_RESP ? "FLUSHALL\r\n" : "flush_all\r\n",
+                          t->proto == PROTO_RESP ? PROTO_RESP : PROTO_MC, 1, NULL);
         close(fd);
     }
     return 0;

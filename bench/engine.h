@@ -12,7 +12,7 @@
 #include "ketama.h"
 #include "workload.h"
 
-enum proto_kind { PROTO_RESP, PROTO_MC };
+enum proto_kind { PROTO_RESP, PROTO_MC, PROTO_MCBIN };
 
 #define TARGET_MAX_HOSTS 32
 

@@ -16,14 +16,16 @@
 static const char *usage_text =
 "Usage: twinbench [options]\n"
 "\n"
-"Load generator for Redis (RESP) and memcached (text protocol) servers:\n"
+"Load generator for Redis (RESP) and memcached (text or binary protocol) servers:\n"
 "T threads x C clients per thread, each with up to P requests in flight.\n"
 "\n"
 "Targets (one run measures each target in turn with the same workload):\n"
 "  -s, --server HOST          server host (default 127.0.0.1); with --port and --protocol\n"
 "  -p, --port PORT            server port (default 6379 for redis, 11211 for memcache)\n"
-"  -P, --protocol PROTO       redis | memcache (default redis)\n"
-"      --target NAME=URL      URL is redis://HOST:PORT or memcache://HOST:PORT; several\n"
+"  -P, --protocol PROTO       redis | memcache | memcache-binary (default redis; binary:\n"
+"                             get/set workloads)\n"
+"      --target NAME=URL      URL is redis://, memcache:// or memcache-binary://HOST:PORT;\n"
+"                             several\n"
 "                             hosts (memcache://h1:p1,h2:p2) are sharded with ketama.\n"
 "                             A host may be written as in twemproxy's servers list,\n"
 "                             HOST:PORT[:WEIGHT][ NAME] ('redis://h1:p1:1 node1,h2:p2:1\n"
@@ -282,8 +284,10 @@ int main(int argc, char **argv)
         case 'p': port = optarg; break;
         case 'P':
             if (!strcmp(optarg, "redis") || !strcmp(optarg, "resp")) protocol = "redis";
+            else if (!strcmp(optarg, "memcache-binary") || !strcmp(optarg, "mcbin"))
+                protocol = "memcache-binary";
             else if (!strncmp(optarg, "memcache", 8)) protocol = "memcache";
-            else die("unknown protocol '%s' (redis or memcache)", optarg);
+            else die("unknown protocol '%s' (redis, memcache or memcache-binary)", optarg);
             break;
         case O_TARGET:
             if (ntspecs == MAX_TARGETS) die("too many targets%s", "");

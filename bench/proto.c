@@ -206,3 +206,69 @@ int mc_parse_reply(const char *p, size_t n, size_t *used, struct reply_info *ri)
         return REPLY_OK;
     }
 }
+
+/* ---- memcached binary protocol ---- */
+
+static void be32(char *p, uint32_t v)
+{
+    p[0] = (char)(v >> 24), p[1] = (char)(v >> 16), p[2] = (char)(v >> 8), p[3] = (char)v;
+}
+
+static uint32_t rd32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+static void mcbin_header(struct iobuf *b, uint8_t op, uint32_t kl, uint8_t extlen,
+                         uint32_t bodylen)
+{
+    char h[24] = {0};
+    h[0] = (char)0x80;
+    h[1] = (char)op;
+    h[2] = (char)(kl >> 8), h[3] = (char)kl;
+    h[4] = (char)extlen;
+    be32(h + 8, bodylen);
+    iobuf_put(b, h, sizeof(h));
+}
+
+void mcbin_put_get(struct iobuf *b, const char *key, uint32_t kl)
+{
+    mcbin_header(b, 0x00, kl, 0, kl);
+    iobuf_put(b, key, kl);
+}
+
+void mcbin_put_set(struct iobuf *b, const char *key, uint32_t kl, const char *v, uint32_t vl,
+                   uint32_t exptime)
+{
+    char ext[8] = {0};
+    be32(ext + 4, exptime);
+    mcbin_header(b, 0x01, kl, 8, 8 + kl + vl);
+    iobuf_put(b, ext, 8);
+    iobuf_put(b, key, kl);
+    iobuf_put(b, v, vl);
+}
+
+int mcbin_parse_reply(const char *p, size_t n, size_t *used, struct reply_info *ri)
+{
+    uint32_t body;
+    uint16_t status;
+
+    memset(ri, 0, sizeof(*ri));
+    if (n < 24)
+        return REPLY_NEED_MORE;
+    if ((unsigned char)p[0] != 0x81)
+        return REPLY_ERR_PROTO;
+    body = rd32(p + 8);
+    if (n - 24 < body)
+        return REPLY_NEED_MORE;
+    status = (uint16_t)((unsigned char)p[6] << 8 | (unsigned char)p[7]);
+    if (status == 0)
+        ri->elems = 1;
+    else if (status == 1)
+        ri->nils = 1;
+    else
+        ri->error = 1;
+    *used = 24 + (size_t)body;
+    return REPLY_OK;
+}

@@ -1,5 +1,5 @@
 /* twinbench client-side protocol: request encoders and reply parsers for
- * RESP2 and the memcached text protocol. Pure functions over byte buffers:
+ * RESP2, the memcached text protocol and the memcached binary protocol. Pure functions over byte buffers:
  * no I/O, never allocate except through iobuf growth (not per request once
  * the buffer has reached its working size). */
 #ifndef TB_PROTO_H
@@ -40,6 +40,14 @@ struct reply_info {
 int resp_parse_reply(const char *p, size_t n, size_t *used, struct reply_info *ri);
 /* Parse one complete memcached text reply (a line, or VALUE blocks + END). */
 int mc_parse_reply(const char *p, size_t n, size_t *used, struct reply_info *ri);
+
+/* Parse one memcached binary response (header and body): elems 1 for a hit (status 0 with a
+ * value or an empty success), nils 1 for "key not found", error for any other status. */
+int mcbin_parse_reply(const char *p, size_t n, size_t *used, struct reply_info *ri);
+/* Binary requests: get (opcode 0x00) and set (0x01, flags 0, exptime). */
+void mcbin_put_get(struct iobuf *b, const char *key, uint32_t kl);
+void mcbin_put_set(struct iobuf *b, const char *key, uint32_t kl, const char *v, uint32_t vl,
+                   uint32_t exptime);
 
 /* Encoders append to b; callers reserve room first (proto_*_room). */
 void resp_put_header(struct iobuf *b, uint32_t nargs);   /* "*N\r\n" */

@@ -96,6 +96,8 @@ static struct setting settings[] = {
     {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
     {"lfu-decay-time", C_INT, &cfg.lfu_decay_time, 0, 0, 0x7fffffff, 1, NULL},
     {"hz", C_INT, &cfg.hz, 0, 0, 0x7fffffff, 1, NULL},
+    {"memcache-sasl", C_BOOL, &cfg.memcache_sasl, 0, 0, 1, 0, NULL},
+    S("memcache-auth-file", memcache_auth_file, 1),
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
     {"latency-monitor-threshold", C_LL, &cfg.latency_monitor_threshold, 0, 0, LLONG_MAX, 1, NULL},

@@ -49,15 +49,20 @@ static void flush_check(struct conn *c)
     }
 }
 
-static void flush_all_command(struct conn *c, struct mc_req *r)
+void mc_flush_all(struct conn *c, int32_t exptime)
 {
-    int64_t at = r->exptime > 0 ? mc_exptime_ms(r->exptime, mc_now(c)) : 0;
+    int64_t at = exptime > 0 ? mc_exptime_ms(exptime, mc_now(c)) : 0;
 
     STAT_INC(mc_ws(c)->flush_cmds);
     if (at > MC_EXPIRED && at > mc_now(c))
         atomic_store(&g_flush_at_ms, at);
     else
         flush_now(c);
+}
+
+static void flush_all_command(struct conn *c, struct mc_req *r)
+{
+    mc_flush_all(c, r->exptime);
     if (!r->noreply)
         mc_out_line(c, "OK");
 }
@@ -163,11 +168,24 @@ void mc_cmd_input(struct conn *c)
             return;
         }
         c->mc = m;
+        m->auth_need = !config_str_empty(cfg.memcache_auth_file); /* memcached -Y */
         atomic_fetch_add(&mc_curr_conns, 1);
         STAT_INC(mc_ws(c)->conns_total);
     }
     flush_check(c);
     out_before = conn_pending(c);
+    if (TC_UNLIKELY(m->proto != MC_PROTO_TEXT) && buf_len(&c->rbuf) > 0) {
+        /* the first byte chooses the protocol for the connection's life, as in memcached */
+        if (m->proto == MC_PROTO_UNKNOWN)
+            m->proto = (uint8_t)c->rbuf.data[c->rbuf.rpos] == MCB_REQ_MAGIC ? MC_PROTO_BINARY
+                                                                            : MC_PROTO_TEXT;
+        if (m->proto == MC_PROTO_BINARY) {
+            mc_bin_input(c);
+            goto out;
+        }
+    }
+    if (TC_UNLIKELY(m->auth_need) && !mc_text_auth(c))
+        goto out;
     while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
         const char *base = c->rbuf.data + c->rbuf.rpos;
         size_t used = 0;
@@ -204,6 +222,7 @@ void mc_cmd_input(struct conn *c)
         else
             execute(c, &m->r);
     }
+out:
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
     STAT_ADD(mc_ws(c)->bytes_written, conn_pending(c) - out_before);

@@ -14,6 +14,7 @@
 #include "net/conn.h"
 #include "net/worker.h"
 #include "proto/mc.h"
+#include "proto/mc_bin.h"
 #include "proto/mc_compose.h"
 #include "store/store.h"
 #include "store/strval.h"
@@ -29,7 +30,14 @@ struct mc_conn {
      * response still holds a reference while the next command runs, which keeps incr/decr
      * from rewriting that item in place (so the value is not space padded). Compared only. */
     const struct item *mg_prev, *mg_cur;
+    uint8_t proto;          /* MC_PROTO_*: chosen by the first byte, as memcached does */
+    uint8_t sasl_ok;        /* binary SASL authentication succeeded */
+    uint8_t auth_need;      /* text: memcache-auth-file is set and the client has not logged in */
+    uint32_t auth_len;      /* text auth: bytes of the "user pass" block awaited (0: none) */
+    struct mcb_parser bp;   /* binary protocol: resumable parser state */
+    struct mcb_req br;      /* binary protocol: the request being run */
 };
+enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
 
 #define MC_STAT_FIELDS(X)                                                                      \
     X(get_cmds) X(get_hits) X(get_misses) X(get_expired) X(set_cmds) X(flush_cmds)           \
@@ -137,5 +145,13 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_stats_command(struct conn *c, struct mc_req *r);
+/* flush_all's store step: now, or at exptime (memcached's exptime rules); counts flush_cmds. */
+void mc_flush_all(struct conn *c, int32_t exptime);
+/* Binary protocol connections (mc_bin.c): parse and run everything complete in c->rbuf. */
+void mc_bin_input(struct conn *c);
+/* memcached's ASCII authentication for a text connection with m->auth_need: consumes the
+ * login exchange ("set <any> <flags> <exptime> <bytes>" and "user pass"). Returns 1 once
+ * authenticated (parse commands), 0 when it needs more bytes or the connection closes. */
+int mc_text_auth(struct conn *c);
 
 #endif
