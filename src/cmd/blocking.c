@@ -32,7 +32,8 @@ struct bbucket {
 struct blk {
     struct blk *prev, *next; /* the worker's blocked list, in blocking order */
     struct conn *c;
-    const struct cmd *cmd;   /* its table entry (cmd->block says how it blocks) */
+    const struct cmd *cmd;   /* its table entry */
+    const struct block_spec *spec; /* how it blocks: cmd->block, or postponed (CLIENT PAUSE) */
     int64_t deadline;        /* ms, 0 = forever */
     _Atomic int ready;       /* set by a signaling thread under block_lock */
     int argc;
@@ -71,7 +72,7 @@ static void signal_locked(int db, const char *p, size_t n)
         if (x->hash != h || x->db != db || x->n != n || memcmp(x->key, p, n))
             continue;
         /* readers (XREAD) take nothing: all of them retry; of the poppers only the first */
-        if (!x->b->cmd->block->reader) {
+        if (!x->b->spec->reader) {
             if (consumer)
                 continue;
             consumer = 1;
@@ -196,7 +197,8 @@ static int waitkey_cb(void *arg, int pos, unsigned flags)
 
 /* Block c on the keys of its current command cmd. Returns 0 or -1 (OOM, nothing
  * registered). */
-static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
+static int blk_create(struct conn *c, const struct cmd *cmd, const struct block_spec *spec,
+                      int64_t deadline)
 {
     struct worker *w = c->w;
     struct blk *b;
@@ -207,8 +209,10 @@ static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
     wk.pos = malloc(sizeof(int) * (size_t)c->argc);
     if (!wk.pos)
         return -1;
-    if (cmd_keys(cmd, c->argc, c->argv, waitkey_cb, &wk) < 0 ||
-        (wk.n == 0 && !cmd->block->timeout_fn)) {
+    if (spec->postpone) {
+        wk.n = 0; /* waits for the pause to end, on no key */
+    } else if (cmd_keys(cmd, c->argc, c->argv, waitkey_cb, &wk) < 0 ||
+               (wk.n == 0 && !spec->timeout_fn)) {
         /* the command checked its arguments before: cannot happen (only WAIT waits on no
          * key, for its timeout alone) */
         free(wk.pos);
@@ -248,6 +252,7 @@ static int blk_create(struct conn *c, const struct cmd *cmd, int64_t deadline)
     free(wk.pos);
     b->c = c;
     b->cmd = cmd;
+    b->spec = spec;
     b->deadline = deadline;
     pthread_mutex_lock(&block_lock);
     for (int i = 0; i < b->nnodes; i++) {
@@ -570,7 +575,7 @@ void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
             reply_null_array(c);
         return;
     }
-    if (blk_create(c, cmd, deadline)) {
+    if (blk_create(c, cmd, spec, deadline)) {
         reply_error(c, "ERR out of memory");
         return;
     }
@@ -594,7 +599,7 @@ static void block_command(struct conn *c)
 
 void block_register(struct conn *c, const struct cmd *cmd, int64_t deadline)
 {
-    if (blk_create(c, cmd, deadline)) {
+    if (blk_create(c, cmd, cmd->block, deadline)) {
         reply_error(c, "ERR out of memory");
         return;
     }
@@ -613,8 +618,8 @@ static void finish(struct blk *b, int error)
 
     if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (b->cmd->block->timeout_fn)
-        b->cmd->block->timeout_fn(c);
+    else if (b->spec->timeout_fn)
+        b->spec->timeout_fn(c);
     else
         reply_null_array(c);
     blk_destroy(b);
@@ -634,7 +639,7 @@ static void retry(struct blk *b)
     c->argc = b->argc;
     retrying = 1;
     size_t pos = c->wbuf.wpos;
-    const struct block_spec *spec = b->cmd->block;
+    const struct block_spec *spec = b->spec;
     done = spec->retry_fn ? spec->retry_fn(c, b->cmd) : spec->try_fn(c);
     retrying = 0;
     if (done && is_wrongtype(c, pos) && spec->wrongtype_waits) {
@@ -645,6 +650,11 @@ static void retry(struct blk *b)
     c->argc = sc;
     if (!done)
         return;
+    if (spec->postpone) {
+        blk_destroy(b); /* the command ran through cmd_call: counted, signalled, logged */
+        worker_conn_resume(w, c);
+        return;
+    }
     {
         const struct cmd *cmd = b->cmd;
         struct slice *keep = b->argv;
@@ -668,8 +678,19 @@ static void retry(struct blk *b)
     worker_conn_resume(w, c);
 }
 
+/* CLIENT UNPAUSE: every worker retries its postponed clients at its next wake-up. */
+static _Atomic unsigned long unpause_gen;
+static unsigned long unpause_seen[1024]; /* per worker (owner only) */
+
 static void on_wakeup(struct worker *w)
 {
+    unsigned long gen = atomic_load(&unpause_gen);
+    if (TC_UNLIKELY(w->idx < 1024 && unpause_seen[w->idx] != gen)) {
+        unpause_seen[w->idx] = gen;
+        for (struct blk *b = w->blocked; b; b = b->next)
+            if (b->spec->postpone)
+                atomic_store_explicit(&b->ready, 1, memory_order_relaxed);
+    }
     for (;;) {
         struct blk *b;
         for (b = w->blocked; b; b = b->next)
@@ -695,6 +716,15 @@ static void on_timer(struct worker *w)
                 break;
         if (!b)
             break;
+        if (b->spec->postpone) {
+            int64_t until = cmd_pause_until(b->c, b->cmd);
+            if (until > w->now_ms) {
+                b->deadline = until; /* the pause was extended */
+                continue;
+            }
+            retry(b);
+            continue;
+        }
         finish(b, 0);
     }
     update_deadline(w);
@@ -720,6 +750,38 @@ int block_unblock_request(struct srv *srv, unsigned long long id, int error)
         pthread_mutex_unlock(&w->list_lock);
     }
     return found;
+}
+
+/* ---- CLIENT PAUSE: commands postponed until the pause ends ---- */
+
+static int postponed_retry(struct conn *c, const struct cmd *cmd)
+{
+    if (cmd_pause_until(c, cmd) > c->w->now_ms)
+        return 0;
+    cmd_call(c); /* c->blk is set: it runs now even if a new pause began */
+    return 1;
+}
+
+static int never(struct conn *c)
+{
+    (void)c;
+    return 0;
+}
+
+static const struct block_spec postpone_spec = {.try_fn = never, .retry_fn = postponed_retry,
+                                                .postpone = 1};
+
+void block_postpone(struct conn *c, const struct cmd *cmd, int64_t until)
+{
+    if (blk_create(c, cmd, &postpone_spec, until))
+        reply_error(c, "ERR out of memory");
+}
+
+void block_wake_postponed(struct srv *srv)
+{
+    atomic_fetch_add(&unpause_gen, 1);
+    for (int i = 0; i < srv->nworkers; i++)
+        worker_wake(&srv->workers[i]);
 }
 
 void block_setup(struct srv *srv)

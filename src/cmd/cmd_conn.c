@@ -371,6 +371,71 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
     return 0;
 }
 
+/* ---- CLIENT PAUSE / UNPAUSE ---- */
+
+_Atomic int64_t cmd_pause_end; /* ms; 0: no pause */
+static _Atomic int pause_all;     /* ALL (1) or WRITE (0) */
+
+int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
+{
+    int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
+
+    if (!end)
+        return 0;
+    if (end <= c->w->now_ms) {
+        /* over: back to the one-load fast path for every later command */
+        atomic_compare_exchange_strong(&cmd_pause_end, &end, 0);
+        return 0;
+    }
+    if (atomic_load_explicit(&pause_all, memory_order_relaxed))
+        return end;
+    /* WRITE: what may change the dataset or reach replicas waits (EXEC when its queue may
+     * write; EVAL-like commands carry the write flags their scripts may need) */
+    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) ||
+        (!strcmp(cmd->name, "exec") && tx_has_writes(c)) || !strcmp(cmd->name, "publish") ||
+        !strcmp(cmd->name, "pfcount") || !strcmp(cmd->name, "eval") ||
+        !strcmp(cmd->name, "evalsha") || !strcmp(cmd->name, "fcall"))
+        return end;
+    return 0;
+}
+
+/* CLIENT PAUSE timeout [WRITE|ALL]: a longer pause extends the current one, and ALL stays ALL
+ * until the pause ends (as Redis keeps the more restrictive kind). */
+static void client_pause(struct conn *c)
+{
+    long long ms;
+    int all = 1;
+
+    if (c->argc > 4) {
+        reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try "
+                        "CLIENT HELP.", (int)(c->argv[1].n > 64 ? 64 : c->argv[1].n), c->argv[1].p);
+        return;
+    }
+    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
+        reply_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    if (c->argc == 4) {
+        if (arg_is(c, 3, "write"))
+            all = 0;
+        else if (!arg_is(c, 3, "all")) {
+            reply_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    }
+    int64_t now = util_now_ms(), end = now + ms, cur = atomic_load(&cmd_pause_end);
+    if (cur > now && atomic_load(&pause_all))
+        all = 1;
+    if (end > cur)
+        atomic_store(&cmd_pause_end, end);
+    atomic_store(&pause_all, all);
+    reply_ok(c);
+}
+
 static void client_command(struct conn *c)
 {
     if (arg_is(c, 1, "id") && c->argc == 2) {
@@ -485,6 +550,13 @@ static void client_command(struct conn *c)
         }
         if (a.self)
             c->flags |= CONN_CLOSE_AFTER_REPLY;
+    } else if (arg_is(c, 1, "pause") && c->argc >= 3) {
+        client_pause(c);
+    } else if (arg_is(c, 1, "unpause") && c->argc == 2) {
+        atomic_store(&cmd_pause_end, 0);
+        atomic_store(&pause_all, 0);
+        block_wake_postponed(c->w->srv);
+        reply_ok(c);
     } else if (arg_is(c, 1, "reply") && c->argc == 3) {
         if (arg_is(c, 2, "on")) {
             c->reply_mode = 0;
@@ -579,6 +651,8 @@ static struct cmd client_subs[] = {
     {"client|info", client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "This connection, as a CLIENT LIST line"},
     {"client|list", client_command, -2, "admin noscript loading stale", "@connection", NULL, "connection", "Every connection, one line each"},
     {"client|kill", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Close connections by address, ID or filter"},
+    {"client|pause", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Stop processing commands from clients for some time"},
+    {"client|unpause", client_command, 2, "admin noscript loading stale", "@connection", NULL, "connection", "Resume processing of clients that were paused"},
     {"client|reply", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Instruct the server whether to reply to commands"},
     {"client|setinfo", client_command, 4, "noscript loading stale", "@connection", NULL, "connection", "Record the client library name or version"},
     {"client|no-evict", client_command, 3, "admin noscript loading stale", "@connection", NULL, "connection", "Exempt this connection from client eviction"},

@@ -21,6 +21,7 @@ struct tx {
     int active;              /* between MULTI and EXEC/DISCARD */
     int executing;           /* EXEC is running the queued commands */
     int error;               /* a command was rejected while queuing */
+    int writes;              /* a queued command may write (CLIENT PAUSE WRITE holds EXEC) */
     struct buf q;            /* queued commands: u32 argc, then u32 len + bytes per arg */
     int nq;
     struct watched **w;
@@ -47,6 +48,7 @@ static void discard(struct tx *t)
 {
     t->active = 0;
     t->error = 0;
+    t->writes = 0;
     t->nq = 0;
     t->q.rpos = t->q.wpos = 0;
     buf_shrink(&t->q, 16384);
@@ -77,6 +79,12 @@ int tx_in_exec(const struct conn *c)
     return c->tx && ((const struct tx *)c->tx)->executing;
 }
 
+int tx_has_writes(const struct conn *c)
+{
+    const struct tx *t = c->tx;
+    return t && t->active && t->writes;
+}
+
 int tx_active(const struct conn *c)
 {
     return c->tx && ((const struct tx *)c->tx)->active;
@@ -104,6 +112,8 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
         }
     }
     t->nq++;
+    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
+        t->writes = 1;
     reply_lit(c, "+QUEUED\r\n");
     return 1;
 }

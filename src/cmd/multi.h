@@ -20,6 +20,8 @@ extern _Atomic long tx_watched_keys;
 int tx_maybe_queue(struct conn *c, const struct cmd *cmd);
 /* 1 while EXEC runs c's queued commands (a blocking command then never blocks). */
 int tx_in_exec(const struct conn *c);
+/* 1 when a command queued in c's transaction may write. */
+int tx_has_writes(const struct conn *c);
 /* 1 between MULTI and EXEC/DISCARD. */
 int tx_active(const struct conn *c);
 /* A command was rejected while in MULTI: EXEC will answer EXECABORT. */

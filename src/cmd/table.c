@@ -352,6 +352,15 @@ static void call_inner(struct conn *c, int64_t *clk)
         return;
     }
     __atomic_store_n(&c->lastcmd, cmd->name, __ATOMIC_RELAXED);
+    if (TC_UNLIKELY(atomic_load_explicit(&cmd_pause_end, memory_order_relaxed) != 0) &&
+        !c->blk && c->fd >= 0) {
+        /* as Redis, before a transaction queues it: a held write waits to be queued too */
+        int64_t until = cmd_pause_until(c, cmd);
+        if (until) {
+            block_postpone(c, cmd, until); /* CLIENT PAUSE: it runs when the pause ends */
+            return;
+        }
+    }
     if (TC_UNLIKELY(c->tx != NULL) && tx_maybe_queue(c, cmd))
         return;
     cmd_mods = 0;
