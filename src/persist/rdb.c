@@ -76,6 +76,16 @@ static void w_put(struct wr *w, const void *p, size_t n)
     const unsigned char *s = p;
 
     while (n && !w->err) {
+        if (w->n == w->cap && w->fd < 0) { /* in memory (DUMP): grow */
+            size_t nc = w->cap * 2 > w->n + n ? w->cap * 2 : w->n + n;
+            unsigned char *nb = realloc(w->buf, nc);
+            if (!nb) {
+                w->err = ENOMEM;
+                return;
+            }
+            w->buf = nb;
+            w->cap = nc;
+        }
         if (w->n == w->cap)
             w_flush(w);
         size_t k = w->cap - w->n < n ? w->cap - w->n : n;
@@ -565,6 +575,36 @@ static void w_key(struct wr *w, struct item *it, int64_t exp)
     w_byte(w, (unsigned)rdb_type_of(it->type));
     w_str(w, item_key(it), item_klen(it));
     w_value(w, it);
+}
+
+int rdb_dump(struct item *it, char **out, size_t *outn)
+{
+    static const struct rdb_save_opts o = {1, 1};
+    struct wr w = {.fd = -1, .o = &o, .cap = 256};
+    unsigned char b[10];
+
+    w.buf = malloc(w.cap);
+    if (!w.buf)
+        return -1;
+    w_byte(&w, (unsigned)rdb_type_of(it->type));
+    w_value(&w, it);
+    b[0] = RDB_VERSION & 0xff;
+    b[1] = RDB_VERSION >> 8;
+    w_put(&w, b, 2);
+    if (!w.err) {
+        uint64_t crc = crc64(0, w.buf, w.n);
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)(crc >> (8 * i));
+        w_put(&w, b, 8);
+    }
+    free(w.tmp);
+    if (w.err) {
+        free(w.buf);
+        return -1;
+    }
+    *out = (char *)w.buf;
+    *outn = w.n;
+    return 0;
 }
 
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now)

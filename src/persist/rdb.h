@@ -44,6 +44,33 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap);
 
+/* ---- one value: DUMP / RESTORE payloads ----
+ * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version
+ * (2 bytes little-endian, 10) and the CRC64 of everything before (8 bytes little-endian), as
+ * Redis's DUMP. rdb_dump writes what rdb_save writes for the value (strings as Redis writes
+ * them, collections in the plain encodings); the decoder reads every encoding Redis 2.x to
+ * 7.0 writes, validating deeply: a corrupt payload is an error, never a broken value. */
+struct item;
+
+/* The DUMP payload of it's value: a malloc'd buffer in *out, *outn bytes. 0, or -1 when out
+ * of memory. Under the key's stripe lock. */
+int rdb_dump(struct item *it, char **out, size_t *outn);
+/* 0 when the payload's footer is sound (version <= 10, CRC64 matching), else -1. */
+int rdb_payload_check(const char *p, size_t n);
+
+/* A decoded value: type (OBJ_*); a string's bytes (malloc'd) or a collection's structure. */
+struct rdb_value {
+    int type;
+    char *str;
+    size_t strn;
+    void *ptr;
+};
+/* Decode a checked payload (whole, footer included). 0 and v filled, or -1 (corrupt, empty
+ * collection, or out of memory) with *why set and nothing to free. Any thread: no store. */
+int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char **why);
+/* Free what rdb_payload_decode returned, when it is not put into an item. */
+void rdb_value_free(struct rdb_value *v);
+
 /* The path of the dump: dir/dbfilename into out. */
 void rdb_path(char *out, size_t cap, const char *dir, const char *file);
 
