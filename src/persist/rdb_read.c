@@ -229,6 +229,11 @@ int lpr_init_zl(struct lpr *l, const char *blob, size_t n)
     l->end = b + n - 1;
     l->zl = 1;
     l->prev = 0;
+    l->base = b;
+    l->last = NULL;
+    l->tail = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+    l->count = (uint32_t)b[8] | (uint32_t)b[9] << 8;
+    l->seen = 0;
     return 0;
 }
 
@@ -240,8 +245,12 @@ static int zl_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *i
     int64_t v = 0;
     int in = 1;
 
-    if (e >= l->end)
+    if (e >= l->end) { /* the header must agree: the tail offset, the count (unless 65535) */
+        if ((l->last ? (size_t)(l->last - l->base) : 10) != l->tail ||
+            (l->count != 65535 && l->count != l->seen))
+            return -1;
         return 0;
+    }
     if (e[0] < 0xfe) {
         pl = 1;
         if (e[0] != l->prev)
@@ -327,6 +336,8 @@ static int zl_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *i
     if (isint)
         *isint = in;
     l->prev = tot;
+    l->last = e;
+    l->seen++;
     l->p = e + tot;
     return 1;
 }

@@ -28,6 +28,8 @@ struct lpr {
     char num[24];
     int zl;          /* a ziplist (Redis < 7) rather than a listpack */
     size_t prev;     /* ziplist: the size of the previous entry (checked against prevlen) */
+    const unsigned char *base, *last; /* ziplist: its start, its last entry read */
+    uint32_t tail, count, seen; /* ziplist: zltail and zllen from the header, entries read */
 };
 
 /* Free what rd_str decompressed (s stays usable as empty). */
