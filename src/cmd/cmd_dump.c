@@ -228,11 +228,12 @@ static void out_cmd(struct mig_out *o, int argc, const char **argv, const size_t
 }
 
 /* Connect to host:port within timeout ms; the socket then times out sends and receives
- * after timeout ms. -1 on failure. */
+ * after timeout ms. -1 when no connection was made in time, -2 when the attempt failed at
+ * once (refused): Redis sees the socket writable then and reports the failed write. */
 static int mig_connect(const char *host, const char *port, long long timeout)
 {
     struct addrinfo hints = {0}, *res = NULL, *ai;
-    int fd = -1;
+    int fd = -1, failed = -1;
 
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -249,16 +250,20 @@ static int mig_connect(const char *host, const char *port, long long timeout)
             struct pollfd pf = {fd, POLLOUT, 0};
             int err = 0;
             socklen_t el = sizeof(err);
-            if (poll(&pf, 1, (int)timeout) == 1 &&
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)
-                break;
+            if (poll(&pf, 1, (int)timeout) == 1) {
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)
+                    break;
+                failed = -2;
+            }
+        } else {
+            failed = -2;
         }
         close(fd);
         fd = -1;
     }
     freeaddrinfo(res);
     if (fd < 0)
-        return -1;
+        return failed;
     struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
@@ -445,7 +450,9 @@ static void migrate_command(struct conn *c)
              c->argv[2].p);
     fd = mig_connect(host, port, timeout);
     if (fd < 0) {
-        reply_error(c, "IOERR error or timeout connecting to the client");
+        reply_error(c, fd == -1 ? "IOERR error or timeout connecting to the client"
+                                : "IOERR error or timeout writing to target instance");
+        fd = -1;
         goto done;
     }
     if (mig_write(fd, out.b.data + out.b.rpos, buf_len(&out.b))) {
