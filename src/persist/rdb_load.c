@@ -330,6 +330,35 @@ out_name:
     return rc;
 }
 
+/* A stream of Redis < 7 has no entries-read per group: estimated from the group's last ID
+ * as Redis 7 does when it loads one (every entry counted, nothing deleted before 7.0 knew). */
+static void v1_entries_read(struct tstream *s)
+{
+    struct sid first = {0, 0}, zero = {0, 0};
+    struct spos pos;
+    struct sent e;
+
+    if (s->len && tstream_seek(s, &zero, &pos)) {
+        tstream_get(s, &pos, &e);
+        first = e.id;
+    }
+    for (size_t i = 0; i < s->ngroups; i++) {
+        struct sgroup *g = s->groups[i];
+        const struct sid *id = &g->last_id;
+        long long er = SCG_INVALID_ENTRIES_READ;
+        int cl = sid_cmp(id, &s->last_id);
+        if (!s->entries_added)
+            er = 0;
+        else if ((!s->len && cl <= 0) || cl == 0)
+            er = (long long)s->entries_added;
+        else if (cl < 0 && sid_cmp(id, &first) < 0)
+            er = (long long)(s->entries_added - s->len);
+        else if (cl < 0 && sid_cmp(id, &first) == 0)
+            er = (long long)(s->entries_added - s->len + 1);
+        g->entries_read = er;
+    }
+}
+
 static int r_stream(struct rd *r, unsigned t, void **ptr)
 {
     struct tstream *s = tstream_create();
@@ -384,6 +413,8 @@ static int r_stream(struct rd *r, unsigned t, void **ptr)
     s->last_id = last;
     s->max_deleted_id = maxdel;
     s->entries_added = added;
+    if (t == T_STREAM_LISTPACKS)
+        v1_entries_read(s);
     return 0;
 }
 
