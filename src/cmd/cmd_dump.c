@@ -528,10 +528,39 @@ done:
     free(keys);
 }
 
+/* MIGRATE's keys as Redis's migrateGetKeys: argv[3], or what follows KEYS (the options before
+ * it skipped with their arguments); none when KEYS comes with a non-empty key argument. */
+static int migrate_getkeys(const struct cmd *cmd, int argc, const struct slice *argv,
+                           cmd_key_fn *fn, void *arg)
+{
+    int first = 3, num = 1;
+
+    (void)cmd;
+    if (argc < 6)
+        return 0;
+    for (int i = 6; i < argc; i++) {
+        if (util_eq_nocase(argv[i].p, argv[i].n, "keys")) {
+            if (argv[3].n)
+                return 0;
+            first = i + 1;
+            num = argc - first;
+            break;
+        }
+        if (util_eq_nocase(argv[i].p, argv[i].n, "auth"))
+            i += 1;
+        else if (util_eq_nocase(argv[i].p, argv[i].n, "auth2"))
+            i += 2;
+    }
+    for (int i = 0; i < num && fn; i++)
+        if (fn(arg, first + i, KS_RW | KS_ACCESS | KS_DELETE))
+            return i + 1;
+    return num;
+}
+
 static struct cmd cmds[] = {
     {"dump", dump_command, 2, "readonly", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Return a serialized version of the value stored at the specified key."},
     {"restore", restore_command, -4, "write denyoom tc:signals tc:prop-explicit", "@keyspace @dangerous", "OW,update index:1 range:0,1,0", "generic", "Create a key using the provided serialized value, previously obtained using DUMP."},
-    {"migrate", migrate_command, -6, "write tc:signals tc:prop-explicit", "@keyspace @dangerous", "RW,access,delete index:3 range:0,1,0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1,1,0", "generic", "Atomically transfer a key from a Redis instance to another one."},
+    {"migrate", migrate_command, -6, "write tc:signals tc:prop-explicit", "@keyspace @dangerous", "RW,access,delete index:3 range:0,1,0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1,1,0", "generic", "Atomically transfer a key from a Redis instance to another one.", NULL, migrate_getkeys},
 };
 
 void cmd_dump_setup(void)
