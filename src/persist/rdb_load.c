@@ -553,7 +553,11 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         for (uint64_t i = 0; i < len; i++) {
             uint64_t container;
-            if (rd_len(r, &container) || rd_str(r, &a))
+            if (rd_len(r, &container))
+                return -1;
+            if (container != 1 && container != 2)
+                return rd_fail(r, "Quicklist integrity check failed");
+            if (rd_str(r, &a))
                 return -1;
             if (container == 1) { /* PLAIN: one element */
                 int rc = tlist_push(l, 1, a.p, a.n);

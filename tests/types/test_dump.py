@@ -4,6 +4,7 @@ streams with consumer groups), strings byte for byte; errors, TTL/ABSTTL/IDLETIM
 blocked clients, Redis < 7 encodings (hand-built ziplist/zipmap/quicklist payloads) and
 corrupted payloads (an error or a value redis-server accepts, never a crash)."""
 
+import pathlib
 import random
 import struct
 import threading
@@ -322,3 +323,32 @@ def test_corrupted_payloads_never_break(pair):
             assert isinstance(r, tuple) and r[1] in ("ERR Bad data format",), (r, bytes(body))
     assert call(tc, "PING") == b"PONG"
     assert accepted > 0
+
+
+def test_restore_replays_from_the_aof(tc_factory):
+    """RESTORE reaches the AOF so that a restart rebuilds the same keys: a relative TTL is
+    logged as the absolute time it gave (ABSTTL), an expired REPLACE as the DEL it was."""
+    srv = tc_factory("--appendonly", "yes")
+    c = srv.client()
+    c.execute_command("RPUSH", "l", "a", "b")
+    c.execute_command("XADD", "s", "1-1", "f", "v")
+    c.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    c.execute_command("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
+    pl, ps = c.execute_command("DUMP", "l"), c.execute_command("DUMP", "s")
+    assert c.execute_command("RESTORE", "r1", 100000, pl) == b"OK"
+    assert c.execute_command("RESTORE", "r2", 0, ps) == b"OK"
+    c.execute_command("SET", "old", "x")
+    assert c.execute_command("RESTORE", "old", 1000, pl, "ABSTTL", "REPLACE") == b"OK"
+    exp = c.execute_command("PEXPIRETIME", "r1")
+    before = contents(c, "r2")
+    c.connection_pool.disconnect()
+    srv.stop()
+    logged = b"".join(p.read_bytes() for p in pathlib.Path(srv.dir).rglob("*.aof*"))
+    assert b"ABSTTL" in logged and b"RESTORE" in logged
+    srv.restart()
+    c = srv.client()
+    assert c.execute_command("LRANGE", "r1", 0, -1) == [b"a", b"b"]
+    assert c.execute_command("PEXPIRETIME", "r1") == exp
+    assert contents(c, "r2") == before
+    assert c.execute_command("EXISTS", "old") == 0
+    c.connection_pool.disconnect()
