@@ -2,7 +2,9 @@
  * it. Strings (integer and LZF encodings), lists, sets, hashes and sorted sets are written in
  * the plain encodings every Redis since 2.x loads (list, set, hash, zset2), so the files pass
  * redis-check-rdb and load in redis-server. Loading also reads what Redis 7.0 writes:
- * quicklist-2 lists, intset and listpack sets/hashes/sorted sets.
+ * quicklist-2 lists, intset and listpack sets/hashes/sorted sets, and what older Redis wrote
+ * (RDB 6-9: ziplist and quicklist lists, zipmap and ziplist hashes, ziplist sorted sets,
+ * text-double sorted sets, first-layout streams).
  *
  * memcached client flags and CAS values are kept per key in an AUX field written just before
  * the key ("tc-mcmeta" = "<flags> <cas>"): Redis and redis-check-rdb accept AUX fields anywhere

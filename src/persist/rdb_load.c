@@ -1,4 +1,5 @@
-/* RDB loader: every encoding Redis 7.0 writes (format: see rdb.h and Redis's rdb.h). */
+/* RDB loader: every encoding Redis 2.x to 7.0 writes (format: see rdb.h and Redis's rdb.h),
+ * and the RESTORE payload decoder on the same value reader. */
 #define _GNU_SOURCE
 #include "persist/rdb.h"
 
