@@ -7,7 +7,9 @@
  * during the I/O, except when the AOF is on (its commands run with their stripes held): the
  * payloads are taken under the locks, sent, and the keys the target accepted are deleted
  * afterwards (a write to one of them in between is lost with the key, as if it came before
- * the MIGRATE). Connections are not cached: one per call. */
+ * the MIGRATE). Connections are cached per worker thread for 10 s after their last use, as
+ * Redis's (an idle one is closed by the next MIGRATE of that thread that finds it expired,
+ * not by a timer), and a failed one is replaced once, unless it timed out. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +229,8 @@ static void out_cmd(struct mig_out *o, int argc, const char **argv, const size_t
     }
 }
 
+static int mig_timeouts(int fd, long long timeout);
+
 /* Connect to host:port within timeout ms; the socket then times out sends and receives
  * after timeout ms. -1 when no connection was made in time, -2 when the attempt failed at
  * once (refused): Redis sees the socket writable then and reports the failed write. */
@@ -264,11 +268,8 @@ static int mig_connect(const char *host, const char *port, long long timeout)
     freeaddrinfo(res);
     if (fd < 0)
         return failed;
-    struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
     int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || mig_timeouts(fd, timeout)) {
         close(fd);
         return -1;
     }
@@ -315,6 +316,8 @@ static int mig_line(struct mig_in *in, char *out, size_t cap)
         ssize_t r = recv(in->fd, in->buf, sizeof(in->buf), 0);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r == 0)
+            errno = ECONNRESET; /* closed: not a timeout */
         if (r <= 0)
             return -1;
         in->n = (size_t)r;
@@ -327,16 +330,74 @@ struct mig_key {
     int sent;     /* a RESTORE of it was sent */
 };
 
+/* Connections to targets, per worker thread, kept MIG_CACHE_MS after their last use as
+ * Redis's migrate_cached_sockets (closed when a later MIGRATE of this thread finds them idle
+ * longer, or replaced when full). last_db: the database the connection has SELECTed. */
+#define MIG_CACHE 8
+#define MIG_CACHE_MS 10000
+struct mig_sock {
+    char name[300]; /* host:port */
+    int fd;
+    long long last_db;
+    int64_t used;
+};
+static __thread struct mig_sock mig_cache[MIG_CACHE];
+static __thread int mig_cached;
+
+static void mig_drop(int i)
+{
+    close(mig_cache[i].fd);
+    mig_cache[i] = mig_cache[--mig_cached];
+}
+
+/* The cached connection to name (idle ones closed first), or -1. */
+static int mig_find(const char *name, int64_t now)
+{
+    for (int i = 0; i < mig_cached; i++)
+        if (now - mig_cache[i].used > MIG_CACHE_MS)
+            mig_drop(i--);
+    for (int i = 0; i < mig_cached; i++)
+        if (!strcmp(mig_cache[i].name, name))
+            return i;
+    return -1;
+}
+
+static int mig_add(const char *name, int fd, int64_t now)
+{
+    if (mig_cached == MIG_CACHE) { /* full: the least recently used goes */
+        int old = 0;
+        for (int i = 1; i < mig_cached; i++)
+            if (mig_cache[i].used < mig_cache[old].used)
+                old = i;
+        mig_drop(old);
+    }
+    struct mig_sock *m = &mig_cache[mig_cached];
+    snprintf(m->name, sizeof(m->name), "%s", name);
+    m->fd = fd;
+    m->last_db = -1;
+    m->used = now;
+    return mig_cached++;
+}
+
+static int mig_timeouts(int fd, long long timeout)
+{
+    struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+                   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0
+               ? -1
+               : 0;
+}
+
 static void migrate_command(struct conn *c)
 {
     struct store *s = conn_store(c);
     long long dbid, timeout;
-    int copy = 0, replace = 0, first = 3, nkeys = 1, auth = -1, auth2 = -1, fd = -1;
+    int copy = 0, replace = 0, first = 3, nkeys = 1, auth = -1, auth2 = -1;
     int64_t now = conn_now(c);
-    struct mig_out out = {0};
+    struct mig_out out = {0}, hdr = {0};
     struct mig_key *keys = NULL;
-    int nsent = 0;
-    char host[256], port[32], line[512];
+    int nsent = 0, may_retry = 1, ndel = 0;
+    char host[256], port[32], name[300], line[512];
 
     for (int j = 6; j < c->argc; j++) {
         int more = c->argc - j - 1;
@@ -378,32 +439,11 @@ static void migrate_command(struct conn *c)
     if (timeout <= 0)
         timeout = 1000;
 
-    /* the payloads of the keys that exist, each under its stripe */
+    /* the RESTOREs of the keys that exist, each payload taken under its stripe */
     keys = calloc((size_t)(nkeys ? nkeys : 1), sizeof(*keys));
     if (!keys) {
         reply_error(c, "ERR out of memory");
         return;
-    }
-    {
-        const char *av[5];
-        size_t al[5];
-        if (auth >= 0 || auth2 >= 0) {
-            int a = auth >= 0 ? auth : auth2;
-            int n = auth >= 0 ? 1 : 2;
-            av[0] = "AUTH";
-            al[0] = 4;
-            for (int i = 0; i < n; i++) {
-                av[1 + i] = c->argv[a + i].p;
-                al[1 + i] = c->argv[a + i].n;
-            }
-            out_cmd(&out, 1 + n, av, al);
-        }
-        char db[24];
-        av[0] = "SELECT";
-        al[0] = 6;
-        av[1] = db;
-        al[1] = (size_t)snprintf(db, sizeof(db), "%lld", dbid);
-        out_cmd(&out, 2, av, al);
     }
     for (int i = 0; i < nkeys; i++) {
         struct skey k;
@@ -448,46 +488,87 @@ static void migrate_command(struct conn *c)
              c->argv[1].p);
     snprintf(port, sizeof(port), "%.*s", (int)(c->argv[2].n < 31 ? c->argv[2].n : 31),
              c->argv[2].p);
-    fd = mig_connect(host, port, timeout);
-    if (fd < 0) {
-        reply_error(c, fd == -1 ? "IOERR error or timeout connecting to the client"
-                                : "IOERR error or timeout writing to target instance");
-        fd = -1;
+    snprintf(name, sizeof(name), "%s:%s", host, port);
+
+try_again:;
+    int ci = mig_find(name, now), fd, select, write_error = 0;
+    if (ci < 0) {
+        fd = mig_connect(host, port, timeout);
+        if (fd < 0) {
+            if (fd == -2) { /* refused: Redis sees a failed write (and retries once) */
+                if (may_retry) {
+                    may_retry = 0;
+                    goto try_again;
+                }
+                reply_error(c, "IOERR error or timeout writing to target instance");
+            } else {
+                reply_error(c, "IOERR error or timeout connecting to the client");
+            }
+            goto done;
+        }
+        ci = mig_add(name, fd, now);
+    } else if (mig_timeouts(mig_cache[ci].fd, timeout)) {
+        mig_drop(ci);
+        goto try_again;
+    }
+    fd = mig_cache[ci].fd;
+    mig_cache[ci].used = now;
+    select = mig_cache[ci].last_db != dbid;
+    hdr.b.rpos = hdr.b.wpos = 0;
+    if (auth >= 0 || auth2 >= 0) {
+        const char *av[3] = {"AUTH"};
+        size_t al[3] = {4};
+        int a = auth >= 0 ? auth : auth2, n = auth >= 0 ? 1 : 2;
+        for (int i = 0; i < n; i++) {
+            av[1 + i] = c->argv[a + i].p;
+            al[1 + i] = c->argv[a + i].n;
+        }
+        out_cmd(&hdr, 1 + n, av, al);
+    }
+    if (select) {
+        char db[24];
+        const char *av[2] = {"SELECT", db};
+        size_t al[2] = {6, (size_t)snprintf(db, sizeof(db), "%lld", dbid)};
+        out_cmd(&hdr, 2, av, al);
+    }
+    if (hdr.oom) {
+        reply_error(c, "ERR out of memory");
         goto done;
     }
-    if (mig_write(fd, out.b.data + out.b.rpos, buf_len(&out.b))) {
-        reply_error(c, "IOERR error or timeout writing to target instance");
-        goto done;
+    errno = 0;
+    if ((buf_len(&hdr.b) && mig_write(fd, hdr.b.data + hdr.b.rpos, buf_len(&hdr.b))) ||
+        mig_write(fd, out.b.data + out.b.rpos, buf_len(&out.b))) {
+        write_error = 1;
+        goto socket_err;
     }
     {
         struct mig_in in = {.fd = fd};
-        int err = 0, selerr = 0, ndel = 0;
-        char *emsg = NULL;
-        char authe[512] = "";
+        int err = 0, selerr = 0;
+        char *emsg = NULL, authe[512] = "";
         if (auth >= 0 || auth2 >= 0) {
-            if (mig_line(&in, line, sizeof(line))) {
-                reply_error(c, "IOERR error or timeout reading to target instance");
-                goto done;
-            }
+            if (mig_line(&in, line, sizeof(line)))
+                goto socket_err;
             if (line[0] == '-') /* reported (first) when a later reply is an error */
                 snprintf(authe, sizeof(authe), "%s", line + 1);
         }
-        if (mig_line(&in, line, sizeof(line))) {
-            reply_error(c, "IOERR error or timeout reading to target instance");
-            goto done;
-        }
-        if (line[0] == '-') {
-            selerr = 1;
-            err = 1;
-            emsg = strdup(authe[0] ? authe : line + 1);
+        if (select) {
+            if (mig_line(&in, line, sizeof(line)))
+                goto socket_err;
+            if (line[0] == '-') {
+                selerr = 1;
+                err = 1;
+                emsg = strdup(authe[0] ? authe : line + 1);
+            } else {
+                mig_cache[ci].last_db = dbid;
+            }
         }
         for (int i = 0; i < nkeys; i++) {
             if (!keys[i].sent)
                 continue;
             if (mig_line(&in, line, sizeof(line))) {
                 free(emsg);
-                reply_error(c, "IOERR error or timeout reading to target instance");
-                goto deleted;
+                may_retry = 0; /* keys may be deleted already: no second attempt */
+                goto socket_err;
             }
             if (line[0] == '-' || selerr) {
                 if (!err) {
@@ -512,19 +593,33 @@ static void migrate_command(struct conn *c)
             }
             store_unlock(s, k.stripe);
         }
-        if (err)
+        if (err) {
+            mig_cache[ci].last_db = -1; /* as Redis: SELECT again next time */
             reply_errorf(c, "ERR Target instance replied with error: %s", emsg ? emsg : "");
-        else
+        } else {
             reply_ok(c);
+        }
         free(emsg);
-    deleted:
-        if (!ndel)
-            cmd_prop_none(c);
     }
+    goto done;
+
+socket_err: {
+    /* the connection is dropped; a second attempt on a new one unless this was a timeout
+     * (or a reply after which keys may have been deleted) */
+    int timed_out = errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT;
+    mig_drop(ci);
+    if (!timed_out && may_retry) {
+        may_retry = 0;
+        goto try_again;
+    }
+    reply_errorf(c, "IOERR error or timeout %s to target instance",
+                 write_error ? "writing" : "reading");
+}
 done:
-    if (fd >= 0)
-        close(fd);
+    if (!ndel)
+        cmd_prop_none(c);
     buf_deinit(&out.b);
+    buf_deinit(&hdr.b);
     free(keys);
 }
 

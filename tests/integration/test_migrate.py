@@ -213,3 +213,22 @@ def test_read_timeout(src):
     ls.close()
     assert r == ("error", "IOERR error or timeout reading to target instance")
     assert src.get("k") == b"v"
+
+
+def test_cached_connection(src, redis_target_factory):
+    """One connection per target is kept (as Redis, 10 s): later MIGRATEs reuse it, SELECT only
+    when the database changes, and a connection the target closed is replaced."""
+    target = redis_target_factory()
+    t = target.client()
+    for i in range(4):
+        src.set("k%d" % i, i)
+    assert migrate(src, target, "k0", 0, 1000) == b"OK"
+    assert migrate(src, target, "k1", 2, 1000) == b"OK"
+    assert migrate(src, target, "k2", 0, 1000) == b"OK"
+    lines = [x for x in t.execute_command("CLIENT", "LIST").split(b"\n") if x.strip()]
+    assert len(lines) == 2, lines  # this client and the cached one
+    assert t.get("k0") == b"0" and t.get("k2") == b"2"
+    assert target.client(db=2).get("k1") == b"1"
+    assert t.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 1
+    assert migrate(src, target, "k3", 2, 1000) == b"OK"
+    assert target.client(db=2).get("k3") == b"3"
