@@ -49,8 +49,9 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
 /* ---- one value: DUMP / RESTORE payloads ----
  * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version
  * (2 bytes little-endian, 10) and the CRC64 of everything before (8 bytes little-endian), as
- * Redis's DUMP. rdb_dump writes what rdb_save writes for the value (strings as Redis writes
- * them, collections in the plain encodings); the decoder reads every encoding Redis 2.x to
+ * Redis's DUMP. rdb_dump writes strings as rdb_save does (as Redis), and collections in Redis
+ * 7.0's encoding when theirs is one Redis 7.0 has (intset, listpack hash and sorted set,
+ * quicklist of listpacks), else plain as rdb_save; the decoder reads every encoding Redis 2.x to
  * 7.0 writes, validating deeply: a corrupt payload is an error, never a broken value. */
 struct item;
 
