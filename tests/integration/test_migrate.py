@@ -232,3 +232,21 @@ def test_cached_connection(src, redis_target_factory):
     assert t.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 1
     assert migrate(src, target, "k3", 2, 1000) == b"OK"
     assert target.client(db=2).get("k3") == b"3"
+
+
+def test_migrate_with_aof(start_extra_server, tmp_path):
+    """Under the AOF the moved keys are logged as DEL: after a restart they stay moved."""
+    s = start_extra_server("--appendonly", "yes", "--dir", str(tmp_path))
+    target = start_extra_server()
+    c = s.client(decode=False)
+    c.set("a", "1")
+    c.set("b", "2")
+    c.set("c", "3")
+    assert migrate(c, target, "", 0, 1000, "KEYS", "a", "b") == b"OK"
+    assert migrate(c, target, "c", 0, 1000, "COPY") == b"OK"
+    c.connection_pool.disconnect()
+    s.restart()
+    c = s.client(decode=False)
+    assert c.exists("a", "b") == 0
+    assert c.get("c") == b"3"
+    assert target.client(decode=False).mget("a", "b", "c") == [b"1", b"2", b"3"]
