@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +158,7 @@ static void restore_command(struct conn *c)
     if (replace && store_delete_locked(s, &k, now))
         deleted = 1;
     if (ttl && !absttl)
-        ttl += now;
+        ttl = ttl > INT64_MAX - now ? INT64_MAX : ttl + now;
     if (ttl && ttl <= now) {
         /* already expired: nothing is created (a replaced key is gone) */
         rdb_value_free(&v);
