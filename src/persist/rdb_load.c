@@ -1,5 +1,4 @@
-/* RDB loader: every encoding Redis 2.x to 7.0 writes (format: see rdb.h and Redis's rdb.h),
- * and the RESTORE payload decoder on the same value reader. */
+/* RDB loader: every encoding Redis 2.x to 7.0 writes (format: see rdb.h and Redis's rdb.h). */
 #define _GNU_SOURCE
 #include "persist/rdb.h"
 
@@ -74,7 +73,7 @@ static int put_key(struct store *s, int db, const struct rstr *key, int type, co
     return rc;
 }
 
-static void free_value(int type, void *ptr)
+void rdb_free_value(int type, void *ptr)
 {
     if (!ptr)
         return;
@@ -470,7 +469,7 @@ static int r_zipmap(struct rd *r, const struct rstr *a, void **ptr)
 }
 
 /* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
-static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
+int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
 {
     uint64_t len;
     struct rstr a, b;
@@ -915,16 +914,16 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         /* a key */
         if (rd_str(&r, &key))
             break;
-        if (r_value(&r, t, &otype, &ptr, &str)) {
-            free_value(otype, ptr);
+        if (rdb_read_value(&r, t, &otype, &ptr, &str)) {
+            rdb_free_value(otype, ptr);
             rstr_free(&key);
             break;
         }
         if (exp && exp <= now) {
             info->expired++;
-            free_value(otype, ptr);
+            rdb_free_value(otype, ptr);
         } else if (otype != OBJ_STRING && !ptr) {
-            free_value(otype, ptr); /* an empty collection: nothing to keep */
+            rdb_free_value(otype, ptr); /* an empty collection: nothing to keep */
         } else if (put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) {
             rstr_free(&key);
             rstr_free(&str);
@@ -948,103 +947,4 @@ out_unmap:
     if (map)
         munmap(map, (size_t)st.st_size);
     return rc;
-}
-
-/* ======================= DUMP / RESTORE payloads ======================= */
-
-int rdb_payload_check(const char *p, size_t n)
-{
-    const unsigned char *f;
-    uint64_t want = 0;
-
-    if (n < 10)
-        return -1;
-    f = (const unsigned char *)p + n - 10;
-    if ((unsigned)(f[0] | f[1] << 8) > RDB_VERSION)
-        return -1;
-    for (int i = 7; i >= 0; i--)
-        want = (want << 8) | f[2 + i];
-    return crc64(0, p, n - 8) == want ? 0 : -1;
-}
-
-static int value_empty(int type, void *ptr)
-{
-    switch (type) {
-    case OBJ_LIST:
-        return ((struct tlist *)ptr)->len == 0;
-    case OBJ_SET:
-        return tset_len(ptr) == 0;
-    case OBJ_HASH:
-        return thash_len(ptr) == 0;
-    case OBJ_ZSET:
-        return tzset_len(ptr) == 0;
-    }
-    return 0;
-}
-
-static uint64_t value_len(int type, void *ptr)
-{
-    switch (type) {
-    case OBJ_SET:
-        return tset_len(ptr);
-    case OBJ_HASH:
-        return thash_len(ptr);
-    case OBJ_ZSET:
-        return tzset_len(ptr);
-    }
-    return 0;
-}
-
-int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char **why)
-{
-    struct rd r = {0};
-    struct rstr str = {0};
-    unsigned t;
-    int otype = OBJ_STRING;
-    void *ptr = NULL;
-
-    memset(v, 0, sizeof(*v));
-    *why = "Bad data format";
-    if (n < 11)
-        return -1;
-    r.p = (const unsigned char *)p;
-    r.end = r.p + n - 10;
-    r.strict = 1;
-    if (rd_byte(&r, &t) || t == T_MODULE || t == T_MODULE_2 || t >= OP_FUNCTION2)
-        return -1;
-    if (r_value(&r, t, &otype, &ptr, &str)) {
-        free_value(otype, ptr);
-        if (r.why)
-            *why = r.why;
-        return -1;
-    }
-    if (otype != OBJ_STRING &&
-        (!ptr || value_empty(otype, ptr) ||
-         (otype != OBJ_LIST && otype != OBJ_STREAM && value_len(otype, ptr) != r.nel))) {
-        free_value(otype, ptr);
-        *why = ptr ? "empty collection or duplicate elements" : "empty collection";
-        return -1;
-    }
-    v->type = otype;
-    v->ptr = ptr;
-    if (otype == OBJ_STRING) {
-        v->str = malloc(str.n ? str.n : 1);
-        if (!v->str) {
-            rstr_free(&str);
-            *why = "out of memory";
-            return -1;
-        }
-        memcpy(v->str, str.p, str.n);
-        v->strn = str.n;
-        rstr_free(&str);
-    }
-    return 0;
-}
-
-void rdb_value_free(struct rdb_value *v)
-{
-    free(v->str);
-    v->str = NULL;
-    free_value(v->type, v->ptr);
-    v->ptr = NULL;
 }

@@ -32,6 +32,11 @@ struct lpr {
     uint32_t tail, count, seen; /* ziplist: zltail and zllen from the header, entries read */
 };
 
+/* The loader's value reader (rdb_load.c), shared with the RESTORE decoder (rdb_payload.c):
+ * one value of RDB type t into *otype and *ptr (a collection) or *str (a string). 0, or -1
+ * with r->why set; *ptr may hold a partial collection to free with rdb_free_value. */
+int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str);
+void rdb_free_value(int type, void *ptr);
 /* Free what rd_str decompressed (s stays usable as empty). */
 void rstr_free(struct rstr *s);
 /* Record why (the first reason wins); returns -1. */
