@@ -226,8 +226,10 @@ def test_restore_wakes_blocked_clients(tc_server):
     c.flushall()
     c.execute_command("RPUSH", "src", "x", "y")
     c.execute_command("ZADD", "zsrc", 1, "m")
+    c.execute_command("XADD", "xsrc", "3-1", "f", "v")
     pl = c.execute_command("DUMP", "src")
     pz = c.execute_command("DUMP", "zsrc")
+    px = c.execute_command("DUMP", "xsrc")
     got = {}
 
     def waiter(name, *args):
@@ -235,21 +237,26 @@ def test_restore_wakes_blocked_clients(tc_server):
         got[name] = w.execute_command(*args)
 
     threads = [threading.Thread(target=waiter, args=("l", "BLPOP", "dst", 5)),
-               threading.Thread(target=waiter, args=("z", "BZPOPMIN", "zdst", 5))]
+               threading.Thread(target=waiter, args=("z", "BZPOPMIN", "zdst", 5)),
+               threading.Thread(target=waiter,
+                                args=("x", "XREAD", "BLOCK", 5000, "STREAMS", "xdst", "$"))]
     for t in threads:
         t.start()
     deadline = time.time() + 5
     while time.time() < deadline:
-        n = [x for x in c.execute_command("CLIENT", "LIST").split(b"\n") if b"cmd=b" in x]
-        if len(n) >= 2:
+        n = [x for x in c.execute_command("CLIENT", "LIST").split(b"\n")
+             if b"cmd=b" in x or b"cmd=xread" in x]
+        if len(n) >= 3:
             break
         time.sleep(0.02)
     assert c.execute_command("RESTORE", "dst", 0, pl) == b"OK"
     assert c.execute_command("RESTORE", "zdst", 0, pz) == b"OK"
+    assert c.execute_command("RESTORE", "xdst", 0, px) == b"OK"
     for t in threads:
         t.join(6)
     assert got["l"] == [b"dst", b"x"]
     assert got["z"] == [b"zdst", b"m", b"1"]
+    assert got["x"] == [[b"xdst", [[b"3-1", [b"f", b"v"]]]]]
     assert c.execute_command("LRANGE", "dst", 0, -1) == [b"y"]
 
 
