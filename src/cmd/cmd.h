@@ -226,6 +226,7 @@ extern void (*cmd_info_memory_hook)(struct buf *b);
 /* Families: each registers its table (src/server calls them all at start-up) */
 void cmd_string_setup(void);
 void cmd_keys_setup(void);
+void cmd_dump_setup(void); /* DUMP RESTORE MIGRATE (cmd_dump.c) */
 void cmd_conn_setup(void);
 void cmd_server_setup(void);
 void cmd_latency_setup(void);

@@ -2,7 +2,9 @@
  * it. Strings (integer and LZF encodings), lists, sets, hashes and sorted sets are written in
  * the plain encodings every Redis since 2.x loads (list, set, hash, zset2), so the files pass
  * redis-check-rdb and load in redis-server. Loading also reads what Redis 7.0 writes:
- * quicklist-2 lists, intset and listpack sets/hashes/sorted sets.
+ * quicklist-2 lists, intset and listpack sets/hashes/sorted sets, and what older Redis wrote
+ * (RDB 6-9: ziplist and quicklist lists, zipmap and ziplist hashes, ziplist sorted sets,
+ * text-double sorted sets, first-layout streams).
  *
  * memcached client flags and CAS values are kept per key in an AUX field written just before
  * the key ("tc-mcmeta" = "<flags> <cas>"): Redis and redis-check-rdb accept AUX fields anywhere
@@ -43,6 +45,34 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
  * Main thread, before the workers start. */
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap);
+
+/* ---- one value: DUMP / RESTORE payloads ----
+ * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version
+ * (2 bytes little-endian, 10) and the CRC64 of everything before (8 bytes little-endian), as
+ * Redis's DUMP. rdb_dump writes strings as rdb_save does (as Redis), and collections in Redis
+ * 7.0's encoding when theirs is one Redis 7.0 has (intset, listpack hash and sorted set,
+ * quicklist of listpacks), else plain as rdb_save; the decoder reads every encoding Redis 2.x to
+ * 7.0 writes, validating deeply: a corrupt payload is an error, never a broken value. */
+struct item;
+
+/* The DUMP payload of it's value: a malloc'd buffer in *out, *outn bytes. 0, or -1 when out
+ * of memory. Under the key's stripe lock. */
+int rdb_dump(struct item *it, char **out, size_t *outn);
+/* 0 when the payload's footer is sound (version <= 10, CRC64 matching), else -1. */
+int rdb_payload_check(const char *p, size_t n);
+
+/* A decoded value: type (OBJ_*); a string's bytes (malloc'd) or a collection's structure. */
+struct rdb_value {
+    int type;
+    char *str;
+    size_t strn;
+    void *ptr;
+};
+/* Decode a checked payload (whole, footer included). 0 and v filled, or -1 (corrupt, empty
+ * collection, or out of memory) with *why set and nothing to free. Any thread: no store. */
+int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char **why);
+/* Free what rdb_payload_decode returned, when it is not put into an item. */
+void rdb_value_free(struct rdb_value *v);
 
 /* The path of the dump: dir/dbfilename into out. */
 void rdb_path(char *out, size_t cap, const char *dir, const char *file);

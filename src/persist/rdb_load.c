@@ -1,4 +1,4 @@
-/* RDB loader: every encoding Redis 7.0 writes (format: see rdb.h and Redis's rdb.h). */
+/* RDB loader: every encoding Redis 2.x to 7.0 writes (format: see rdb.h and Redis's rdb.h). */
 #define _GNU_SOURCE
 #include "persist/rdb.h"
 
@@ -73,7 +73,7 @@ static int put_key(struct store *s, int db, const struct rstr *key, int type, co
     return rc;
 }
 
-static void free_value(int type, void *ptr)
+void rdb_free_value(int type, void *ptr)
 {
     if (!ptr)
         return;
@@ -96,20 +96,34 @@ static void free_value(int type, void *ptr)
     }
 }
 
-static int set_add(struct tset **sp, const char *p, size_t n)
+/* The element adders count what they add (r->nel): a payload whose collection ends up
+ * smaller than the elements read held duplicates. */
+static int set_add(struct rd *r, struct tset **sp, const char *p, size_t n)
 {
+    r->nel++;
     if (!*sp && !(*sp = tset_create(p, n)))
         return -1;
     return tset_add(*sp, p, n) < 0 ? -1 : 0;
 }
 
-static int zset_add(struct tzset *z, const char *p, size_t n, double sc)
+static int zset_add(struct rd *r, struct tzset *z, const char *p, size_t n, double sc)
 {
     int out;
     double ns;
-    if (isnan(sc))
+    r->nel++;
+    if (isnan(sc)) {
+        if (r->strict)
+            return -1;
         sc = 0;
+    }
     return tzset_add(z, sc, p, n, 0, &out, &ns) < 0 ? -1 : 0;
+}
+
+static int hash_set(struct rd *r, struct thash *h, const char *f, size_t fn, const char *v,
+                    size_t vn)
+{
+    r->nel++;
+    return thash_set(h, f, fn, v, vn) < 0 ? -1 : 0;
 }
 
 static int r_raw_id(struct rd *r, struct sid *id)
@@ -134,7 +148,8 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
     size_t n;
 
     if (lpr_init(&l, blob, bn) || lpr_int(&l, &count) || lpr_int(&l, &deleted) ||
-        lpr_int(&l, &nmaster) || nmaster < 0)
+        lpr_int(&l, &nmaster) || nmaster < 0 || count < 0 || deleted < 0 ||
+        count > (int64_t)bn || deleted > (int64_t)bn || nmaster > (int64_t)bn)
         return -1;
     mf = l;
     for (int64_t i = 0; i < nmaster; i++)
@@ -315,6 +330,35 @@ out_name:
     return rc;
 }
 
+/* A stream of Redis < 7 has no entries-read per group: estimated from the group's last ID
+ * as Redis 7 does when it loads one (every entry counted, nothing deleted before 7.0 knew). */
+static void v1_entries_read(struct tstream *s)
+{
+    struct sid first = {0, 0}, zero = {0, 0};
+    struct spos pos;
+    struct sent e;
+
+    if (s->len && tstream_seek(s, &zero, &pos)) {
+        tstream_get(s, &pos, &e);
+        first = e.id;
+    }
+    for (size_t i = 0; i < s->ngroups; i++) {
+        struct sgroup *g = s->groups[i];
+        const struct sid *id = &g->last_id;
+        long long er = SCG_INVALID_ENTRIES_READ;
+        int cl = sid_cmp(id, &s->last_id);
+        if (!s->entries_added)
+            er = 0;
+        else if ((!s->len && cl <= 0) || cl == 0)
+            er = (long long)s->entries_added;
+        else if (cl < 0 && sid_cmp(id, &first) < 0)
+            er = (long long)(s->entries_added - s->len);
+        else if (cl < 0 && sid_cmp(id, &first) == 0)
+            er = (long long)(s->entries_added - s->len + 1);
+        g->entries_read = er;
+    }
+}
+
 static int r_stream(struct rd *r, unsigned t, void **ptr)
 {
     struct tstream *s = tstream_create();
@@ -364,23 +408,118 @@ static int r_stream(struct rd *r, unsigned t, void **ptr)
             return -1;
     if (s->len != len)
         return rd_fail(r, "Stream length does not match its entries");
+    if (s->len && sid_cmp(&last, &s->last_id) < 0)
+        return rd_fail(r, "Stream last ID is smaller than its last entry's");
     s->last_id = last;
     s->max_deleted_id = maxdel;
     s->entries_added = added;
+    if (t == T_STREAM_LISTPACKS)
+        v1_entries_read(s);
+    return 0;
+}
+
+/* A zipmap length: one byte below 254, or 254 and 4 bytes little-endian. */
+static int zm_len(const unsigned char **p, const unsigned char *end, size_t *len)
+{
+    if (*p >= end)
+        return -1;
+    if (**p < 254) {
+        *len = *(*p)++;
+        return 0;
+    }
+    if (**p != 254 || end - *p < 5)
+        return -1;
+    *len = (size_t)(*p)[1] | (size_t)(*p)[2] << 8 | (size_t)(*p)[3] << 16 |
+           (size_t)(*p)[4] << 24;
+    *p += 5;
+    return 0;
+}
+
+/* RDB_TYPE_HASH_ZIPMAP: zmlen, then key-len key value-len free value (free bytes), 0xff. */
+static int r_zipmap(struct rd *r, const struct rstr *a, void **ptr)
+{
+    const unsigned char *p = (const unsigned char *)a->p, *end = p + a->n;
+    struct thash *h = thash_create();
+
+    if (!h)
+        return -1;
+    *ptr = h;
+    if (a->n < 2 || end[-1] != 0xff)
+        return -1;
+    p++;
+    end--;
+    while (p < end) {
+        size_t kn, vn, fr;
+        const unsigned char *k, *v;
+        if (zm_len(&p, end, &kn) || (size_t)(end - p) < kn)
+            return -1;
+        k = p;
+        p += kn;
+        if (zm_len(&p, end, &vn) || p >= end)
+            return -1;
+        fr = *p++;
+        if ((size_t)(end - p) < vn || (size_t)(end - p) - vn < fr)
+            return -1;
+        v = p;
+        p += vn + fr;
+        if (hash_set(r, h, (const char *)k, kn, (const char *)v, vn))
+            return -1;
+    }
     return 0;
 }
 
 /* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
-static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
+int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
 {
     uint64_t len;
     struct rstr a, b;
     struct lpr lp;
     const char *p, *q;
     size_t n, m;
+    int zl = 0;
 
     *ptr = NULL;
     switch (t) {
+    case T_LIST_ZIPLIST:   /* Redis < 3.2: one ziplist */
+    case T_LIST_QUICKLIST: { /* Redis 3.2 to 6.2: ziplist nodes */
+        struct tlist *l = tlist_create();
+        *otype = OBJ_LIST;
+        if (!l)
+            return rd_fail(r, "Out of memory loading RDB");
+        *ptr = l;
+        len = 1;
+        if (t == T_LIST_QUICKLIST && rd_len(r, &len))
+            return -1;
+        for (uint64_t i = 0; i < len; i++) {
+            int k;
+            if (rd_str(r, &a))
+                return -1;
+            if (lpr_init_zl(&lp, a.p, a.n)) {
+                rstr_free(&a);
+                return rd_fail(r, "Corrupt ziplist in RDB");
+            }
+            while ((k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
+                if (tlist_push(l, 1, p, n)) {
+                    rstr_free(&a);
+                    return rd_fail(r, "Out of memory loading RDB");
+                }
+            }
+            rstr_free(&a);
+            if (k < 0)
+                return rd_fail(r, "Corrupt ziplist in RDB");
+        }
+        return 0;
+    }
+    case T_HASH_ZIPMAP: /* Redis < 2.6 */
+        *otype = OBJ_HASH;
+        if (rd_str(r, &a))
+            return -1;
+        if (r_zipmap(r, &a, ptr)) {
+            rstr_free(&a);
+            return rd_fail(r, "Corrupt zipmap in RDB");
+        }
+        rstr_free(&a);
+        return 0;
     case T_STRING:
         *otype = OBJ_STRING;
         return rd_str(r, str);
@@ -414,7 +553,11 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         for (uint64_t i = 0; i < len; i++) {
             uint64_t container;
-            if (rd_len(r, &container) || rd_str(r, &a))
+            if (rd_len(r, &container))
+                return -1;
+            if (container != 1 && container != 2)
+                return rd_fail(r, "Quicklist integrity check failed");
+            if (rd_str(r, &a))
                 return -1;
             if (container == 1) { /* PLAIN: one element */
                 int rc = tlist_push(l, 1, a.p, a.n);
@@ -448,7 +591,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         for (uint64_t i = 0; i < len; i++) {
             if (rd_str(r, &a))
                 return -1;
-            int rc = set_add(&s, a.p, a.n);
+            int rc = set_add(r, &s, a.p, a.n);
             *ptr = s;
             rstr_free(&a);
             if (rc)
@@ -482,7 +625,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 v |= ~0ULL << (8 * w);
             char num[24];
             int k = snprintf(num, sizeof(num), "%lld", (long long)(int64_t)v);
-            int rc = set_add(&s, num, (size_t)k);
+            int rc = set_add(r, &s, num, (size_t)k);
             *ptr = s;
             if (rc) {
                 rstr_free(&a);
@@ -492,6 +635,11 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         rstr_free(&a);
         return 0;
     }
+    case T_HASH_ZIPLIST: /* Redis < 7: as the listpacks, in a ziplist */
+    case T_ZSET_ZIPLIST:
+        t = t == T_HASH_ZIPLIST ? T_HASH_LISTPACK : T_ZSET_LISTPACK;
+        zl = 1;
+        /* fall through */
     case T_SET_LISTPACK:
     case T_HASH_LISTPACK:
     case T_ZSET_LISTPACK: {
@@ -499,7 +647,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         *otype = t == T_SET_LISTPACK ? OBJ_SET : t == T_HASH_LISTPACK ? OBJ_HASH : OBJ_ZSET;
         if (rd_str(r, &a))
             return -1;
-        if (lpr_init(&lp, a.p, a.n)) {
+        if (zl ? lpr_init_zl(&lp, a.p, a.n) : lpr_init(&lp, a.p, a.n)) {
             rstr_free(&a);
             return rd_fail(r, "Corrupt listpack in RDB");
         }
@@ -516,7 +664,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         while (rc == 0 && (k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
             if (t == T_SET_LISTPACK) {
                 struct tset *s = o;
-                rc = set_add(&s, p, n);
+                rc = set_add(r, &s, p, n);
                 *ptr = o = s;
                 continue;
             }
@@ -533,13 +681,13 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 return rd_fail(r, "Corrupt listpack in RDB");
             }
             if (t == T_HASH_LISTPACK) {
-                rc = thash_set(o, kp, n, q, m) < 0 ? -1 : 0;
+                rc = hash_set(r, o, kp, n, q, m);
             } else {
                 char num[64];
                 size_t c = m < sizeof(num) - 1 ? m : sizeof(num) - 1;
                 memcpy(num, q, c);
                 num[c] = '\0';
-                rc = zset_add(o, kp, n, strtod(num, NULL));
+                rc = zset_add(r, o, kp, n, strtod(num, NULL));
             }
         }
         rstr_free(&a);
@@ -565,7 +713,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 return -1;
             }
             thash_convert_for(h, a.n > b.n ? a.n : b.n);
-            int rc = thash_set(h, a.p, a.n, b.p, b.n);
+            int rc = hash_set(r, h, a.p, a.n, b.p, b.n);
             rstr_free(&a);
             rstr_free(&b);
             if (rc < 0)
@@ -579,7 +727,10 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         *otype = OBJ_ZSET;
         if (rd_len(r, &len))
             return -1;
-        z = tzset_create(len, 0);
+        /* a size hint no larger than the bytes left can hold (9 per member at least) */
+        z = tzset_create(len < (uint64_t)(r->end - r->p) / 9 ? (size_t)len
+                                                             : (size_t)(r->end - r->p) / 9,
+                         0);
         if (!z)
             return rd_fail(r, "Out of memory loading RDB");
         *ptr = z;
@@ -591,7 +742,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 rstr_free(&a);
                 return -1;
             }
-            int rc = zset_add(z, a.p, a.n, sc);
+            int rc = zset_add(r, z, a.p, a.n, sc);
             rstr_free(&a);
             if (rc)
                 return rd_fail(r, "Out of memory loading RDB");
@@ -604,7 +755,7 @@ static int r_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         *otype = OBJ_STREAM;
         return r_stream(r, t, ptr);
     }
-    return rd_fail(r, "Unsupported RDB object type (ziplist encodings of Redis < 7 or modules)");
+    return rd_fail(r, "Unsupported RDB object type (modules)");
 }
 
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
@@ -763,16 +914,16 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         /* a key */
         if (rd_str(&r, &key))
             break;
-        if (r_value(&r, t, &otype, &ptr, &str)) {
-            free_value(otype, ptr);
+        if (rdb_read_value(&r, t, &otype, &ptr, &str)) {
+            rdb_free_value(otype, ptr);
             rstr_free(&key);
             break;
         }
         if (exp && exp <= now) {
             info->expired++;
-            free_value(otype, ptr);
+            rdb_free_value(otype, ptr);
         } else if (otype != OBJ_STRING && !ptr) {
-            free_value(otype, ptr); /* an empty collection: nothing to keep */
+            rdb_free_value(otype, ptr); /* an empty collection: nothing to keep */
         } else if (put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) {
             rstr_free(&key);
             rstr_free(&str);

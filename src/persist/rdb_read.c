@@ -122,7 +122,9 @@ int rd_str(struct rd *r, struct rstr *s)
         uint64_t clen, ulen;
         if (rd_len(r, &clen) || rd_len(r, &ulen) || rd_need(r, clen))
             return -1;
-        if (ulen > (1ULL << 32) || ulen == 0)
+        /* LZF expands at most ~132 times (a 3-byte back reference copies 264 bytes): a
+         * larger claim is corrupt, caught before allocating */
+        if (ulen > (1ULL << 32) || ulen == 0 || ulen > clen * 140 + 64)
             return rd_fail(r, "Invalid LZF compressed string");
         s->own = malloc(ulen);
         if (!s->own)
@@ -210,7 +212,134 @@ int lpr_init(struct lpr *l, const char *blob, size_t n)
         return -1;
     l->p = b + 6;
     l->end = b + n - 1;
+    l->zl = 0;
     return 0;
+}
+
+int lpr_init_zl(struct lpr *l, const char *blob, size_t n)
+{
+    if (n < 11)
+        return -1;
+    const unsigned char *b = (const unsigned char *)blob;
+    uint32_t tot = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                   (uint32_t)b[3] << 24;
+    if (tot != n || b[n - 1] != 0xff)
+        return -1;
+    l->p = b + 10;
+    l->end = b + n - 1;
+    l->zl = 1;
+    l->prev = 0;
+    l->base = b;
+    l->last = NULL;
+    l->tail = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+    l->count = (uint32_t)b[8] | (uint32_t)b[9] << 8;
+    l->seen = 0;
+    return 0;
+}
+
+/* One ziplist entry: prevlen (1 byte, or 0xfe and 4 bytes LE), the encoding, the data. */
+static int zl_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
+{
+    const unsigned char *e = l->p;
+    size_t avail = (size_t)(l->end - e), pl, hdr, len = 0;
+    int64_t v = 0;
+    int in = 1;
+
+    if (e >= l->end) { /* the header must agree: the tail offset, the count (unless 65535) */
+        if ((l->last ? (size_t)(l->last - l->base) : 10) != l->tail ||
+            (l->count != 65535 && l->count != l->seen))
+            return -1;
+        return 0;
+    }
+    if (e[0] < 0xfe) {
+        pl = 1;
+        if (e[0] != l->prev)
+            return -1;
+    } else if (e[0] == 0xfe) {
+        if (avail < 5)
+            return -1;
+        pl = 5;
+        if (((size_t)e[1] | (size_t)e[2] << 8 | (size_t)e[3] << 16 | (size_t)e[4] << 24) !=
+            l->prev)
+            return -1;
+    } else {
+        return -1;
+    }
+    if (avail < pl + 1)
+        return -1;
+    const unsigned char *c = e + pl;
+    unsigned b = c[0];
+    switch (b >> 6) {
+    case 0:
+        in = 0;
+        len = b & 0x3f;
+        hdr = 1;
+        break;
+    case 1:
+        if (avail < pl + 2)
+            return -1;
+        in = 0;
+        len = ((size_t)(b & 0x3f) << 8) | c[1];
+        hdr = 2;
+        break;
+    case 2:
+        if (b != 0x80 || avail < pl + 5)
+            return -1;
+        in = 0;
+        len = (size_t)c[1] << 24 | (size_t)c[2] << 16 | (size_t)c[3] << 8 | c[4];
+        hdr = 5;
+        break;
+    default: {
+        int k;
+        if (b == 0xc0)
+            k = 2;
+        else if (b == 0xd0)
+            k = 4;
+        else if (b == 0xe0)
+            k = 8;
+        else if (b == 0xf0)
+            k = 3;
+        else if (b == 0xfe)
+            k = 1;
+        else if (b >= 0xf1 && b <= 0xfd)
+            k = 0;
+        else
+            return -1;
+        if (avail < pl + 1 + (size_t)k)
+            return -1;
+        if (k == 0) {
+            v = (int64_t)(b & 0x0f) - 1;
+        } else {
+            uint64_t u = 0;
+            for (int i = k - 1; i >= 0; i--)
+                u = (u << 8) | c[1 + i];
+            if (k < 8 && (u >> (8 * k - 1)) & 1)
+                u |= ~0ULL << (8 * k);
+            v = (int64_t)u;
+        }
+        hdr = 1 + (size_t)k;
+        break;
+    }
+    }
+    size_t tot = pl + hdr + (in ? 0 : len);
+    if (avail < tot || (!in && len > avail))
+        return -1;
+    if (in) {
+        *n = (size_t)snprintf(l->num, sizeof(l->num), "%lld", (long long)v);
+        *p = l->num;
+    } else {
+        *p = (const char *)c + hdr;
+        *n = len;
+    }
+    if (iv)
+        *iv = v;
+    if (isint)
+        *isint = in;
+    l->prev = tot;
+    l->last = e;
+    l->seen++;
+    l->p = e + tot;
+    return 1;
 }
 
 static size_t backlen_size(size_t l)
@@ -226,6 +355,8 @@ int lpr_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
     int64_t v = 0;
     int in = 1;
 
+    if (l->zl)
+        return zl_next(l, p, n, iv, isint);
     if (e >= l->end)
         return 0;
     unsigned b = e[0];

@@ -75,6 +75,7 @@ static void register_commands(void)
 {
     cmd_string_setup();
     cmd_keys_setup();
+    cmd_dump_setup();
     cmd_conn_setup();
     cmd_command_setup();
     cmd_server_setup();
