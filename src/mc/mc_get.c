@@ -54,7 +54,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
                 it = mc_set_exp_locked(s, &k, it, exp);
             strval_hit_locked(s, &k, it, 1);
             if (with_cas)
-                cas = store_cas_locked(s, &k, &it);
+                cas = MC_CAS_OUT(store_cas_locked(s, &k, &it));
             out_hit(c, &t, it, with_cas, cas);
             if (touch) {
                 STAT_INC(ws->touch_cmds);

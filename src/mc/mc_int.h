@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/util.h"
+#include "mc/mc_cmd.h"
 #include "net/conn.h"
 #include "net/worker.h"
 #include "proto/mc.h"
@@ -63,6 +64,13 @@ static inline int64_t mc_now(struct conn *c)
 {
     return c->w->now_ms;
 }
+/* An item's cas unique as memcached shows and compares it: 0 with -C (CAS disabled). */
+static inline uint64_t mc_item_cas(struct item *it)
+{
+    return mc_cfg.cas_enabled ? item_cas_field(it) : 0;
+}
+#define MC_CAS_OUT(expr) (mc_cfg.cas_enabled ? (expr) : 0)
+
 /* 1 when it is the item a previous command's mg reply still holds (see struct mc_conn). */
 static inline int mc_pinned(struct conn *c, const struct item *it)
 {
@@ -136,6 +144,7 @@ void mc_ms_command(struct conn *c, struct mc_req *r);
 void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
+void mc_admin_command(struct conn *c, struct mc_req *r);
 void mc_stats_command(struct conn *c, struct mc_req *r);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "mc/mc_cmd.h"
 #include "mc/mc_int.h"
 
 /* Store totals that "stats reset" zeroes (kept as a baseline, the store is shared). */
@@ -156,40 +157,40 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "maxbytes", limit_maxbytes());
     STAT_U(c, "maxconns", cfg.maxclients);
     STAT_U(c, "tcpport", cfg.memcache_port);
-    STAT_U(c, "udpport", 0);
-    stat_line(c, "inter", "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+    STAT_U(c, "udpport", mc_cfg.udp_port);
+    stat_line(c, "inter", "%s", mc_cfg.memcached_cmdline ? mc_cfg.inter : cfg.bind);
     STAT_U(c, "verbosity", atomic_load(&mc_verbosity));
     STAT_U(c, "oldest", 0);
     stat_line(c, "evictions", "%s", cfg.maxmemory_policy == MM_NOEVICTION ? "off" : "on");
-    stat_line(c, "domain_socket", "%s", "NULL");
-    STAT_U(c, "umask", 700);
-    stat_line(c, "shutdown_command", "%s", "no");
-    stat_line(c, "growth_factor", "%s", "1.25");
-    STAT_U(c, "chunk_size", 48);
+    stat_line(c, "domain_socket", "%s", mc_cfg.domain_socket);
+    stat_line(c, "umask", "%o", (unsigned)mc_cfg.umask);
+    stat_line(c, "shutdown_command", "%s", mc_cfg.shutdown_enabled ? "yes" : "no");
+    stat_line(c, "growth_factor", "%s", mc_cfg.growth_factor);
+    STAT_U(c, "chunk_size", mc_cfg.chunk_size);
     STAT_U(c, "num_threads", srv->nworkers);
     STAT_U(c, "num_threads_per_udp", srv->nworkers);
     stat_line(c, "stat_key_prefix", "%s", ":");
     stat_line(c, "detail_enabled", "%s", atomic_load(&g_detail) ? "yes" : "no");
-    STAT_U(c, "reqs_per_event", 20);
-    stat_line(c, "cas_enabled", "%s", "yes");
+    STAT_U(c, "reqs_per_event", mc_cfg.reqs_per_event);
+    stat_line(c, "cas_enabled", "%s", mc_cfg.cas_enabled ? "yes" : "no");
     STAT_U(c, "tcp_backlog", cfg.tcp_backlog);
-    stat_line(c, "binding_protocol", "%s", "ascii");
-    stat_line(c, "auth_enabled_sasl", "%s", "no");
+    stat_line(c, "binding_protocol", "%s", strcmp(mc_cfg.binding, "auto") ? mc_cfg.binding : "auto-negotiate");
+    stat_line(c, "auth_enabled_sasl", "%s", mc_cfg.sasl ? "yes" : "no");
     stat_line(c, "auth_enabled_ascii", "%s", "no");
     STAT_U(c, "item_size_max", cfg.item_size_max);
-    stat_line(c, "maxconns_fast", "%s", "yes");
-    STAT_U(c, "hashpower_init", 0);
+    stat_line(c, "maxconns_fast", "%s", mc_cfg.maxconns_fast ? "yes" : "no");
+    STAT_U(c, "hashpower_init", mc_cfg.hashpower);
     stat_line(c, "slab_reassign", "%s", "no");
     STAT_U(c, "slab_automove", 0);
     stat_line(c, "slab_automove_ratio", "%s", "0.80");
     STAT_U(c, "slab_automove_window", 30);
-    STAT_U(c, "slab_chunk_max", cfg.item_size_max / 2);
-    stat_line(c, "lru_crawler", "%s", "yes");
+    STAT_U(c, "slab_chunk_max", mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
+    stat_line(c, "lru_crawler", "%s", mc_cfg.lru_crawler ? "yes" : "no");
     STAT_U(c, "lru_crawler_sleep", 100);
     STAT_U(c, "lru_crawler_tocrawl", 0);
     STAT_U(c, "tail_repair_time", 0);
-    stat_line(c, "flush_enabled", "%s", "yes");
-    stat_line(c, "dump_enabled", "%s", "yes");
+    stat_line(c, "flush_enabled", "%s", mc_cfg.flush_enabled ? "yes" : "no");
+    stat_line(c, "dump_enabled", "%s", mc_cfg.dump_enabled ? "yes" : "no");
     stat_line(c, "hash_algorithm", "%s", "xxh3");
     stat_line(c, "lru_maintainer_thread", "%s", "no");
     stat_line(c, "lru_segmented", "%s", "no");
@@ -199,11 +200,11 @@ static void stats_settings(struct conn *c)
     stat_line(c, "warm_max_factor", "%s", "2.00");
     stat_line(c, "temp_lru", "%s", "no");
     STAT_U(c, "temporary_ttl", 61);
-    STAT_U(c, "idle_timeout", cfg.timeout);
+    STAT_U(c, "idle_timeout", mc_cfg.idle_timeout);
     STAT_U(c, "watcher_logbuf_size", 262144);
     STAT_U(c, "worker_logbuf_size", 65536);
     STAT_U(c, "read_buf_mem_limit", 0);
-    stat_line(c, "track_sizes", "%s", "no");
+    stat_line(c, "track_sizes", "%s", mc_cfg.track_sizes ? "yes" : "no");
     stat_line(c, "inline_ascii_response", "%s", "no");
     STAT_U(c, "ext_item_size", 512);
     STAT_U(c, "ext_item_age", 4294967295u);

@@ -68,10 +68,10 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         if (!old || old->type != OBJ_STRING) {
             res = MC_ST_NOT_FOUND;
             STAT_INC(ws->cas_misses);
-        } else if (item_cas_field(old) != 0 && item_cas_field(old) == cas) {
+        } else if (mc_item_cas(old) != 0 && mc_item_cas(old) == cas) {
             res = MC_ST_STORED;
             STAT_INC(ws->cas_hits);
-        } else if (stale && (item_cas_field(old) == 0 || cas < item_cas_field(old))) {
+        } else if (stale && (mc_item_cas(old) == 0 || cas < mc_item_cas(old))) {
             /* an older CAS with I: stored, but marked stale */
             res = MC_ST_STORED;
             mark_stale = 1;
@@ -85,7 +85,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     case MC_PREPEND:
         if (!old || old->type != OBJ_STRING) {
             res = MC_ST_NOT_STORED;
-        } else if (cas_cmd && (item_cas_field(old) == 0 || item_cas_field(old) != cas)) {
+        } else if (cas_cmd && (mc_item_cas(old) == 0 || mc_item_cas(old) != cas)) {
             res = MC_ST_EXISTS;
         } else {
             it = old;
@@ -155,7 +155,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
         return MC_DR_NOT_FOUND;
     if (it->vlen == 0)
         return MC_DR_NON_NUMERIC;
-    if (req_cas && item_cas_field(it) != req_cas)
+    if (req_cas && mc_item_cas(it) != req_cas)
         return MC_DR_CAS_MISMATCH;
     rc = strval_mc_delta_locked(s, k, &it, incr, delta, mc_pinned(c, it), val);
     if (rc == STRVAL_NOT_NUMBER)

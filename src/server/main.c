@@ -25,6 +25,7 @@
 #include "net/worker.h"
 #include "persist/aof_log.h"
 #include "persist/persist.h"
+#include "server/mc_cmdline.h"
 #include "store/evict.h"
 #include "store/store.h"
 
@@ -201,8 +202,13 @@ int main(int argc, char **argv)
         return 0;
     }
     config_defaults();
-    if (parse_args(argc, argv, &config_file))
+    if (mc_cmdline_is(argc, argv)) { /* memcached's flags: "twincache -p 11211 -m 64 ..." */
+        int rc = mc_cmdline_parse(argc, argv);
+        if (rc >= 0)
+            return rc;
+    } else if (parse_args(argc, argv, &config_file)) {
         return 1;
+    }
     if ((cfg.stripes & (cfg.stripes - 1)) != 0) {
         fprintf(stderr, "*** FATAL CONFIG ERROR *** stripes must be a power of two\n");
         return 1;
@@ -260,6 +266,7 @@ int main(int argc, char **argv)
         .on_open = mc_cmd_open,
         .on_input = mc_cmd_input,
         .on_close = mc_cmd_close,
+        .may_time_out = mc_cmd_may_time_out,
     };
     pubsub_setup(&srv);
     block_setup(&srv);
