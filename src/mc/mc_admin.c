@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/config.h"
 #include "mc/mc_int.h"
 
@@ -62,8 +63,10 @@ static int dump_one(struct item *it, void *arg)
                           (unsigned long long)mc_item_cas(it),
                           (it->enc & ITEM_FETCHED) ? "yes" : "no",
                           (unsigned long long)mc_item_size(it));
-    line[n] = '\0';
-    mc_out_line(d->c, line);
+    if (n > sizeof(line) - 2)
+        n = sizeof(line) - 2;
+    line[n++] = '\n'; /* memcached ends metadump lines with LF only (END with CRLF) */
+    mc_check(d->c, buf_append(&d->c->wbuf, line, n));
     return 0;
 }
 
@@ -86,6 +89,10 @@ static void metadump(struct conn *c, struct mc_req *r)
         mc_out_line(c, "ERROR metadump not allowed");
         return;
     }
+    if (!crawler_on()) {
+        mc_out_line(c, "CLIENT_ERROR lru crawler disabled");
+        return;
+    }
     if (conn_pending(c) > 0) {
         mc_out_line(c, "ERROR cannot pipeline other commands before metadump");
         return;
@@ -100,6 +107,61 @@ static void metadump(struct conn *c, struct mc_req *r)
     mc_out_line(c, "END");
 }
 
+/* "1,2,5": class ids, each in 1..63. */
+static int class_list_ok(const struct mc_tok *t)
+{
+    const char *p = t->p, *end = t->p + t->n;
+
+    while (p < end) {
+        const char *q = memchr(p, ',', (size_t)(end - p));
+        struct mc_tok one = {p, (size_t)((q ? q : end) - p)};
+        uint32_t id;
+        if (!mc_tok_u32(&one, &id) || id < 1 || id >= 64)
+            return 0;
+        p = q ? q + 1 : end;
+    }
+    return t->n > 0;
+}
+
+struct cachedump_ctx {
+    struct conn *c;
+    uint32_t left;  /* items still to show (UINT32_MAX: no limit) */
+    size_t bytes;   /* output so far, capped at 2 MB as in memcached */
+};
+
+static int cachedump_one(struct item *it, void *arg)
+{
+    struct cachedump_ctx *d = arg;
+    char line[MC_KEY_MAX + 64];
+    int64_t exp = item_expire(it);
+    int n;
+
+    if (it->type != OBJ_STRING)
+        return 0;
+    if (d->left == 0)
+        return 1;
+    n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %lld s]\r\n",
+                 (int)(item_klen(it) > MC_KEY_MAX ? MC_KEY_MAX : item_klen(it)), item_key(it),
+                 it->vlen, exp ? (long long)((exp + 999) / 1000) : 0LL);
+    if (d->bytes + (size_t)n + 6 > 2 * 1024 * 1024)
+        return 1;
+    d->bytes += (size_t)n;
+    d->left--;
+    mc_check(d->c, buf_append(&d->c->wbuf, line, (size_t)n));
+    return 0;
+}
+
+void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit)
+{
+    struct store *s = mc_store(c);
+    struct cachedump_ctx d = {c, limit ? limit : UINT32_MAX, 0};
+
+    if (id == 1)
+        for (uint32_t st = 0; st < s->nstripes && d.left && d.bytes < 2 * 1024 * 1024; st++)
+            store_visit_stripe(s, MC_DB, st, mc_now(c), cachedump_one, &d);
+    mc_out_line(c, "END");
+}
+
 static void lru_crawler(struct conn *c, struct mc_req *r)
 {
     const struct mc_tok *sub = &r->tok[1];
@@ -110,14 +172,12 @@ static void lru_crawler(struct conn *c, struct mc_req *r)
     } else if (tok_eq(sub, "metadump") || tok_eq(sub, "mgdump")) {
         metadump(c, r);
     } else if (r->ntok == 4 && tok_eq(sub, "crawl")) {
-        if (!crawler_on()) {
-            mc_out_line(c, "BUSY currently processing crawler request");
-        } else if (tok_eq(&r->tok[2], "all") ||
-                   (mc_tok_u32(&r->tok[2], &v) && v >= 1 && v < 64)) {
+        if (!crawler_on())
+            mc_out_line(c, "CLIENT_ERROR lru crawler disabled");
+        else if (tok_eq(&r->tok[2], "all") || class_list_ok(&r->tok[2]))
             mc_out_line(c, "OK"); /* expired items are reclaimed by active expiry */
-        } else {
+        else
             mc_out_line(c, "BADCLASS invalid class id");
-        }
     } else if (r->ntok == 4 && (tok_eq(sub, "sleep") || tok_eq(sub, "tocrawl"))) {
         if (!mc_tok_u32(&r->tok[2], &v) || (tok_eq(sub, "sleep") && v > 1000000))
             mc_out_line(c, "CLIENT_ERROR bad command line format");
@@ -173,12 +233,12 @@ static void lru(struct conn *c, struct mc_req *r)
         mc_out_line(c, MC_ERROR);
 }
 
-/* cache_memlimit <megabytes>: maxmemory changes (at least 8 megabytes). */
+/* cache_memlimit <megabytes> [noreply]: maxmemory changes (at least 8 megabytes). */
 static void cache_memlimit(struct conn *c, struct mc_req *r)
 {
     uint32_t mb;
 
-    if (r->ntok != 3) {
+    if (r->ntok != 3 && !(r->ntok == 4 && tok_eq(&r->tok[2], "noreply"))) {
         mc_out_line(c, MC_ERROR);
         return;
     }
@@ -191,7 +251,8 @@ static void cache_memlimit(struct conn *c, struct mc_req *r)
         return;
     }
     __atomic_store_n(&cfg.maxmemory, (long long)mb * 1024 * 1024, __ATOMIC_RELAXED);
-    mc_out_line(c, "OK");
+    if (r->ntok == 3)
+        mc_out_line(c, "OK");
 }
 
 void mc_admin_command(struct conn *c, struct mc_req *r)

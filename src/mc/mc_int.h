@@ -145,6 +145,8 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
+/* "stats cachedump <id> <limit>" after its checks: the items of class id (all are class 1). */
+void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 void mc_stats_command(struct conn *c, struct mc_req *r);
 
 #endif

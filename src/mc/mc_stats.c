@@ -385,8 +385,10 @@ void mc_stats_command(struct conn *c, struct mc_req *r)
             mc_out_line(c, MC_ERR_FORMAT);
         else if (id >= 64)
             mc_out_line(c, "CLIENT_ERROR Illegal slab id");
+        else if (!mc_cfg.dump_enabled)
+            mc_out_line(c, "CLIENT_ERROR stats cachedump not allowed");
         else
-            mc_out_line(c, "END");
+            mc_cachedump(c, id, limit);
     } else {
         mc_out_line(c, MC_ERROR);
     }
