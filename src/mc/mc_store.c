@@ -101,6 +101,8 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     if (res == MC_ST_STORED &&
         (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS)) {
         uint8_t won = old ? (uint8_t)(old->bits & IT_MC_WON) : 0;
+        if (mark_stale) /* a stale value replaces the old one but keeps its TTL */
+            exp = item_expire(old);
         /* large values get room for a CAS value so that gets does not copy them */
         it = strval_set_locked(s, k, old, pos, data, vlen, flags, exp,
                                want_cas || vlen >= ITEM_REF_MIN, old && !mc_pinned(c, old));

@@ -198,3 +198,17 @@ def test_stats_cachedump(tc, memcached):
     out = c.call(b"stats cachedump 1 2\r\n", b"END\r\n")
     c.close()
     assert len(item_re.findall(out)) == 2
+
+
+STALE_SET = [b"ms st 1 T0\r\na\r\n", b"md st I T30\r\n", b"mg st t v\r\n",
+             b"ms st S1 I T90 C1\r\nb\r\n", b"mg st t v\r\n", b"ms st 1 I T90 C1\r\nc\r\n",
+             b"mg st t v\r\n", b"ms st2 1 T50\r\na\r\n", b"md st2 I\r\n",
+             b"ms st2 1 I T90 C1\r\nb\r\n", b"mg st2 t v\r\n", b"md st2\r\n", b"md st\r\n"]
+
+
+def test_stale_set_keeps_ttl(tc, memcached):
+    """ms with I and an older CAS over an invalidated item stores a stale value that keeps the
+    item's TTL (until a valid set)."""
+    got, want = both(tc, memcached, lambda p: script(p, STALE_SET))
+    assert got == want
+    assert want[6] == b"VA 1 t30 Z X\r\nc\r\nMN\r\n", want
