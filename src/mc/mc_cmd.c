@@ -233,6 +233,7 @@ void mc_cmd_input(struct conn *c)
             aof_mc_exec(c, &m->r, execute);
         else
             execute(c, &m->r);
+        conn_udp_cut(c); /* over UDP each reply is its own datagrams */
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;

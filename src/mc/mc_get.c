@@ -55,6 +55,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
             strval_hit_locked(s, &k, it, 1);
             if (with_cas)
                 cas = MC_CAS_OUT(store_cas_locked(s, &k, &it));
+            conn_udp_cut(c); /* memcached answers each hit of a get on its own over UDP */
             out_hit(c, &t, it, with_cas, cas);
             if (touch) {
                 STAT_INC(ws->touch_cmds);

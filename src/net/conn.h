@@ -107,6 +107,7 @@ struct conn {
      * other workers (the buffers themselves are the owner's alone) */
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
     uint32_t pub_oll;
+    struct conn_udp *udp;  /* a UDP pseudo-connection's datagram state (udp.c), else NULL */
 };
 
 /* Output helpers used by commands: everything goes to wbuf except large values which are
@@ -148,6 +149,14 @@ int conn_out_iov(const struct conn *c, struct iovec *iov, int max);
 int conn_sent(struct conn *c, size_t w);
 /* Release the output references and reset the output buffers. */
 void conn_reset_output(struct conn *c);
+/* The protocol layer marks the end of one response: over UDP (c->udp) each response goes
+ * out as its own datagrams, as memcached sends them. A no-op for stream connections. */
+void conn_udp_cut_slow(struct conn *c);
+static inline void conn_udp_cut(struct conn *c)
+{
+    if (__builtin_expect(c->udp != NULL, 0))
+        conn_udp_cut_slow(c);
+}
 /* Format "ip:port" of a socket address. */
 void conn_format_addr(int fd, int peer, char *out, size_t cap);
 

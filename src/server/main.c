@@ -262,6 +262,7 @@ int main(int argc, char **argv)
     };
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,
+        .udp_port = mc_cfg.udp_port,
         .full_reply = "ERROR Too many open connections\r\n",
         .on_open = mc_cmd_open,
         .on_input = mc_cmd_input,
