@@ -235,6 +235,8 @@ void mc_cmd_input(struct conn *c)
             execute(c, &m->r);
         conn_udp_cut(c); /* over UDP each reply is its own datagrams */
     }
+    if (TC_UNLIKELY(c->udp != NULL))
+        memset(&m->p, 0, sizeof(m->p)); /* a datagram is whole: drop an incomplete request */
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
     STAT_ADD(mc_ws(c)->bytes_written, conn_pending(c) - out_before);

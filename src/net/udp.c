@@ -227,12 +227,7 @@ static void run_datagram(struct worker *w, struct conn *c, int fd, size_t n,
     c->flags = 0;
     c->last_ms = w->now_ms;
     u->ncuts = 0;
-    p->on_input(c);
-    if (c->rbuf.rpos != c->rbuf.wpos && p->on_close && p->on_open) {
-        /* an incomplete request: forget the parser's state with it */
-        p->on_close(c);
-        p->on_open(c);
-    }
+    p->on_input(c); /* (an incomplete request is dropped: the layer sees c->udp) */
     c->rbuf.rpos = c->rbuf.wpos = 0;
     if (c->flags & CONN_HOLD_LISTED) {
         for (int i = 0; i < w->nheld; i++)

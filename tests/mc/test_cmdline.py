@@ -19,8 +19,13 @@ MEMCACHED = tcharness.tool("memcached", "/usr/bin/memcached")
 USER = ["-u", "nobody"] if os.geteuid() == 0 else []
 
 
+def with_port(args, port):
+    """The arguments, "SAME" standing for the TCP port (e.g. -U SAME)."""
+    return [str(port) if a == "SAME" else str(a) for a in args]
+
+
 def tc_mc_argv(port, args):
-    return ([str(twincache_bin()), "-l", HOST, "-p", str(port)] + USER + [str(a) for a in args]
+    return ([str(twincache_bin()), "-l", HOST, "-p", str(port)] + USER + with_port(args, port)
             + os.environ.get("TC_SERVER_ARGS", "").split())
 
 
@@ -36,7 +41,7 @@ def start_tc(*args):
 
 def start_mc(*args):
     def make(ports):
-        argv = [MEMCACHED, "-l", HOST, "-p", str(ports[0])] + USER + [str(a) for a in args]
+        argv = [MEMCACHED, "-l", HOST, "-p", str(ports[0])] + USER + with_port(args, ports[0])
         return tcharness.Server(argv, port=ports[0], mc_port=ports[0], kind="memcached",
                                 ready=[(ports[0], "mc")])
     return tcharness.start_fresh(make, 1)
