@@ -24,9 +24,8 @@
 #include "net/net_int.h"
 #include "net/udp.h"
 #include "net/worker.h"
+#include "proto/mc_udp.h"
 
-#define UDP_HDR 8
-#define UDP_MAX_DGRAM 1400        /* memcached's UDP_MAX_PAYLOAD_SIZE, header included */
 #define UDP_MAX_REQ 65536         /* the largest datagram */
 #define UDP_MAX_CUTS 4096         /* responses told apart per datagram (more are merged) */
 #define UDP_PER_EVENT 64          /* datagrams read per readiness event */
@@ -174,16 +173,13 @@ void udp_worker_exit(struct worker *w)
 static void send_response(int fd, const struct sockaddr *to, socklen_t tolen, uint16_t id,
                           const char *p, size_t n)
 {
-    size_t per = UDP_MAX_DGRAM - UDP_HDR, count = (n + per - 1) / per;
+    size_t per = MC_UDP_PER, count = mc_udp_count(n);
 
-    if (count == 0 || count > 65535)
-        return; /* nothing, or more than a 16-bit count can number */
-    for (size_t i = 0; i < count; i++) {
-        unsigned char hdr[UDP_HDR] = {(unsigned char)(id >> 8), (unsigned char)id,
-                                      (unsigned char)(i >> 8), (unsigned char)i,
-                                      (unsigned char)(count >> 8), (unsigned char)count, 0, 0};
+    for (size_t i = 0; i < count; i++) { /* (none: empty, or more than 16 bits can number) */
+        unsigned char hdr[MC_UDP_HDR];
         size_t len = i + 1 < count ? per : n - i * per;
-        struct iovec iov[2] = {{hdr, UDP_HDR}, {(void *)(p + i * per), len}};
+        struct iovec iov[2] = {{hdr, MC_UDP_HDR}, {(void *)(p + i * per), len}};
+        mc_udp_header(hdr, id, (uint16_t)i, (uint16_t)count);
         struct msghdr mh = {.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = iov,
                             .msg_iovlen = 2};
         if (sendmsg(fd, &mh, 0) < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
@@ -216,13 +212,15 @@ static void run_datagram(struct worker *w, struct conn *c, int fd, size_t n,
 {
     const struct srv_proto *p = &w->srv->proto[c->proto];
     struct conn_udp *u = c->udp;
-    const unsigned char *h = (const unsigned char *)c->rbuf.data;
-    uint16_t id = (uint16_t)(h[0] << 8 | h[1]);
+    struct mc_udp_frame f;
+    int off = mc_udp_parse((const unsigned char *)c->rbuf.data, n, &f);
     size_t from_off = 0;
+    uint16_t id;
 
-    if (n <= UDP_HDR || h[4] != 0 || h[5] != 1)
+    if (off < 0)
         return; /* empty, or a request in several datagrams: dropped as memcached does */
-    c->rbuf.rpos = UDP_HDR;
+    id = f.id;
+    c->rbuf.rpos = (size_t)off;
     c->rbuf.wpos = n;
     c->flags = 0;
     c->last_ms = w->now_ms;
