@@ -14,6 +14,8 @@ import pytest
 import tcharness
 from mcharness import Raw, twincache_bin
 
+pytestmark = pytest.mark.sanitize
+
 HOST = "127.0.0.1"
 MEMCACHED = tcharness.tool("memcached", "/usr/bin/memcached")
 USER = ["-u", "nobody"] if os.geteuid() == 0 else []

@@ -11,6 +11,8 @@ import pytest
 
 from mcharness import Raw
 
+pytestmark = pytest.mark.sanitize
+
 
 def both(tc, memcached, fn):
     return fn(tc.mc_port), fn(memcached.mc_port)

@@ -10,6 +10,8 @@ import pytest
 
 from test_cmdline import start_mc, start_tc
 
+pytestmark = pytest.mark.sanitize
+
 HOST = "127.0.0.1"
 
 
