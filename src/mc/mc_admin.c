@@ -250,7 +250,16 @@ static void cache_memlimit(struct conn *c, struct mc_req *r)
         mc_out_line(c, "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m");
         return;
     }
-    __atomic_store_n(&cfg.maxmemory, (long long)mb * 1024 * 1024, __ATOMIC_RELAXED);
+    {
+        /* as CONFIG SET maxmemory does it (workers read the setting racily, by design) */
+        char v[32], err[128];
+        const char *argv[1] = {v};
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)mb * 1024 * 1024);
+        if (config_set("maxmemory", argv, 1, 0, err, sizeof(err))) {
+            mc_out_line(c, MC_ERROR);
+            return;
+        }
+    }
     if (r->ntok == 3)
         mc_out_line(c, "OK");
 }

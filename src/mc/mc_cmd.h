@@ -16,6 +16,7 @@ struct mc_settings {
     int cas_enabled;      /* -C clears: cas uniques read 0 and compares fail */
     int shutdown_enabled; /* -A: "shutdown" and "shutdown graceful" stop the server */
     int udp_port;         /* -U: text protocol over UDP (0: off) */
+    int tcpport;          /* -p as given (reported even when -s replaces it) */
     int reqs_per_event;   /* -R */
     int chunk_size;       /* -n (reported) */
     int umask;            /* -a (reported, octal) */

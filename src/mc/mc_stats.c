@@ -156,7 +156,7 @@ static void stats_settings(struct conn *c)
 
     STAT_U(c, "maxbytes", limit_maxbytes());
     STAT_U(c, "maxconns", cfg.maxclients);
-    STAT_U(c, "tcpport", cfg.memcache_port);
+    STAT_U(c, "tcpport", mc_cfg.tcpport ? mc_cfg.tcpport : cfg.memcache_port);
     STAT_U(c, "udpport", mc_cfg.udp_port);
     stat_line(c, "inter", "%s", mc_cfg.memcached_cmdline ? mc_cfg.inter : cfg.bind);
     STAT_U(c, "verbosity", atomic_load(&mc_verbosity));

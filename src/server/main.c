@@ -252,7 +252,7 @@ int main(int argc, char **argv)
     srv.config_file = config_file;
     srv.proto[PROTO_RESP] = (struct srv_proto){
         .port = cfg.port,
-        .unix_socket = 1,
+        .unix_socket = !mc_cfg.memcached_cmdline, /* memcached's -s: the memcached protocol */
         .full_reply = "-ERR max number of clients reached\r\n",
         .on_open = cmd_resp_open,
         .on_input = cmd_resp_input,
@@ -263,6 +263,7 @@ int main(int argc, char **argv)
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,
         .udp_port = mc_cfg.udp_port,
+        .unix_socket = mc_cfg.memcached_cmdline,
         .full_reply = "ERROR Too many open connections\r\n",
         .on_open = mc_cmd_open,
         .on_input = mc_cmd_input,

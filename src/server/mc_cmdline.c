@@ -390,6 +390,14 @@ int mc_cmdline_parse(int argc, char **argv)
                         "(bytes: %d)\n", cfg.item_size_max, mc_cfg.slab_chunk_max);
         return EX_USAGE_;
     }
+    if (strcmp(mc_cfg.domain_socket, "NULL")) {
+        /* as memcached: a unix socket replaces the TCP and UDP ports; -a is its mode */
+        snprintf(cfg.unixsocket, sizeof(cfg.unixsocket), "%s", mc_cfg.domain_socket);
+        cfg.unixsocketperm = mc_cfg.umask & 0777;
+        mc_cfg.tcpport = cfg.memcache_port;
+        cfg.memcache_port = 0;
+        mc_cfg.udp_port = 0;
+    }
     if (mc_cfg.idle_timeout > 0)
         cfg.timeout = mc_cfg.idle_timeout;
     mc_cfg.verbose = verbose > 2 ? 2 : verbose;

@@ -5,9 +5,12 @@ staying off unless --port is given."""
 
 import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -233,3 +236,49 @@ def test_sasl_flags_map(tmp_path, flags, setting):
     except subprocess.TimeoutExpired:
         p.terminate()
         p.communicate(timeout=30)  # it started: the flag was accepted
+
+
+def unix_call(path, data, ends):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(data)
+    out = b""
+    while out.count(b"END\r\n") < ends:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    s.close()
+    return out
+
+
+def test_unix_socket():
+    """-s serves memcached on a unix socket (mode from -a) instead of the TCP port."""
+    tcharness.require_twincache()
+    res = {}
+    tmp_path = Path(tempfile.mkdtemp(prefix="tc-mcsock-"))
+    os.chmod(tmp_path, 0o777)  # memcached runs as nobody
+    for name, prog in (("tc", str(twincache_bin())), ("mc", MEMCACHED)):
+        path = str(tmp_path / (name + ".sock"))
+        argv = [prog, "-s", path, "-a", "0760", "-U", "0"] + USER
+        srv = tcharness.Server(argv, mc_port=None, ready=[], kind="twincache" if name == "tc"
+                               else "memcached", check=name == "tc")
+        srv.spawn()
+        try:
+            for _ in range(200):
+                if os.path.exists(path):
+                    break
+                time.sleep(0.05)
+            time.sleep(0.1)
+            mode = os.stat(path).st_mode & 0o777
+            out = unix_call(path, b"set u 0 0 1\r\nx\r\nget u\r\nstats settings\r\n",
+                            2)
+            st = dict(re.findall(rb"STAT (\S+) (\S*)\r\n", out))
+            res[name] = (mode, out.split(b"STAT")[0], st[b"tcpport"], st[b"umask"],
+                         st[b"domain_socket"] == path.encode())
+        finally:
+            srv.stop()
+    shutil.rmtree(tmp_path, ignore_errors=True)
+    assert res["tc"] == res["mc"]
+    assert res["mc"][0] == 0o760
