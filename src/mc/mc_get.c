@@ -57,6 +57,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
                 cas = MC_CAS_OUT(store_cas_locked(s, &k, &it));
             conn_udp_cut(c); /* memcached answers each hit of a get on its own over UDP */
             out_hit(c, &t, it, with_cas, cas);
+            mc_detail(t.p, t.n, MC_DETAIL_GET, 1);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_hits);
@@ -66,6 +67,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
             }
         } else {
             strval_miss_locked(s, &k);
+            mc_detail(t.p, t.n, MC_DETAIL_GET, 0);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_misses);

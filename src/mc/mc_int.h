@@ -145,6 +145,16 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
+/* "stats detail on": count a text get (hit or not), storage command or delete of key under
+ * its prefix. Call through mc_detail(), which costs one relaxed load while detail is off. */
+enum { MC_DETAIL_GET, MC_DETAIL_SET, MC_DETAIL_DEL };
+extern _Atomic int mc_detail_on;
+void mc_detail_count(const char *key, size_t klen, int what, int hit);
+static inline void mc_detail(const char *key, size_t klen, int what, int hit)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_detail_on, memory_order_relaxed)))
+        mc_detail_count(key, klen, what, hit);
+}
 /* "stats cachedump <id> <limit>" after its checks: the items of class id (all are class 1). */
 void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 void mc_stats_command(struct conn *c, struct mc_req *r);

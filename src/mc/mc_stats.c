@@ -3,11 +3,13 @@
  * and the store's totals; fields we have no counterpart for read 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/config.h"
 #include "mc/mc_cmd.h"
 #include "mc/mc_int.h"
@@ -20,7 +22,94 @@ struct mc_store_base {
 static struct mc_stats g_base; /* subtracted after "stats reset", under g_base_lock */
 static struct mc_store_base g_store_base;
 static pthread_mutex_t g_base_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int g_detail; /* "stats detail on|off" */
+
+/* ---- "stats detail": per-prefix counters (the key up to its first ':'), as memcached keeps
+ * them: text get/gets/gat (lookups and hits), storage commands and deletes. Only while
+ * "stats detail on": then every counted command takes g_detail_lock (memcached's own
+ * design for this debugging aid); off, a relaxed load is all it costs. ---- */
+#define DETAIL_BUCKETS 256
+#define DETAIL_MAX 65536 /* prefixes tracked at most */
+
+struct prefix_stat {
+    struct prefix_stat *next;  /* bucket chain */
+    struct prefix_stat *older; /* every prefix, newest first */
+    uint64_t get, hit, set, del;
+    size_t n;
+    char p[];
+};
+
+_Atomic int mc_detail_on;
+static pthread_mutex_t g_detail_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct prefix_stat *g_detail_tab[DETAIL_BUCKETS]; /* under g_detail_lock */
+static struct prefix_stat *g_detail_newest;
+static int g_detail_n;
+
+void mc_detail_count(const char *key, size_t klen, int what, int hit)
+{
+    const char *colon = memchr(key, ':', klen);
+    struct prefix_stat *ps;
+    uint32_t h = 2166136261u;
+    size_t n;
+
+    if (!colon)
+        return;
+    n = (size_t)(colon - key);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)key[i]) * 16777619u;
+    pthread_mutex_lock(&g_detail_lock);
+    for (ps = g_detail_tab[h % DETAIL_BUCKETS]; ps; ps = ps->next)
+        if (ps->n == n && memcmp(ps->p, key, n) == 0)
+            break;
+    if (!ps && g_detail_n < DETAIL_MAX && (ps = calloc(1, sizeof(*ps) + n + 1)) != NULL) {
+        memcpy(ps->p, key, n);
+        ps->n = n;
+        ps->next = g_detail_tab[h % DETAIL_BUCKETS];
+        g_detail_tab[h % DETAIL_BUCKETS] = ps;
+        ps->older = g_detail_newest;
+        g_detail_newest = ps;
+        g_detail_n++;
+    }
+    if (ps) {
+        if (what == MC_DETAIL_GET) {
+            ps->get++;
+            ps->hit += hit != 0;
+        } else if (what == MC_DETAIL_SET) {
+            ps->set++;
+        } else {
+            ps->del++;
+        }
+    }
+    pthread_mutex_unlock(&g_detail_lock);
+}
+
+static void detail_dump(struct conn *c)
+{
+    pthread_mutex_lock(&g_detail_lock);
+    for (struct prefix_stat *ps = g_detail_newest; ps; ps = ps->older) {
+        char line[64];
+        int n = snprintf(line, sizeof(line), " get %llu hit %llu set %llu del %llu\r\n",
+                         (unsigned long long)ps->get, (unsigned long long)ps->hit,
+                         (unsigned long long)ps->set, (unsigned long long)ps->del);
+        mc_check(c, buf_append(&c->wbuf, "PREFIX ", 7));
+        mc_check(c, buf_append(&c->wbuf, ps->p, ps->n));
+        mc_check(c, buf_append(&c->wbuf, line, (size_t)n));
+    }
+    pthread_mutex_unlock(&g_detail_lock);
+    mc_out_line(c, "END");
+}
+
+static void detail_reset(void)
+{
+    pthread_mutex_lock(&g_detail_lock);
+    while (g_detail_newest) {
+        struct prefix_stat *ps = g_detail_newest;
+        g_detail_newest = ps->older;
+        free(ps);
+    }
+    memset(g_detail_tab, 0, sizeof(g_detail_tab));
+    g_detail_n = 0;
+    pthread_mutex_unlock(&g_detail_lock);
+}
 
 static void sum_stats(struct mc_stats *t)
 {
@@ -170,7 +259,7 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "num_threads", srv->nworkers);
     STAT_U(c, "num_threads_per_udp", srv->nworkers);
     stat_line(c, "stat_key_prefix", "%s", ":");
-    stat_line(c, "detail_enabled", "%s", atomic_load(&g_detail) ? "yes" : "no");
+    stat_line(c, "detail_enabled", "%s", atomic_load(&mc_detail_on) ? "yes" : "no");
     STAT_U(c, "reqs_per_event", mc_cfg.reqs_per_event);
     stat_line(c, "cas_enabled", "%s", mc_cfg.cas_enabled ? "yes" : "no");
     STAT_U(c, "tcp_backlog", cfg.tcp_backlog);
@@ -338,6 +427,7 @@ static void stats_reset(struct conn *c)
     g_store_base.expired_unfetched = st.expired_unfetched;
     g_store_base.evicted_unfetched = st.evicted_unfetched;
     pthread_mutex_unlock(&g_base_lock);
+    detail_reset();
 }
 
 static int tok_eq(const struct mc_tok *t, const char *s)
@@ -356,13 +446,13 @@ void mc_stats_command(struct conn *c, struct mc_req *r)
         mc_out_line(c, "RESET");
     } else if (tok_eq(sub, "detail")) {
         if (r->ntok >= 4 && tok_eq(&r->tok[2], "on")) {
-            atomic_store(&g_detail, 1);
+            atomic_store(&mc_detail_on, 1);
             mc_out_line(c, "OK");
         } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "off")) {
-            atomic_store(&g_detail, 0);
+            atomic_store(&mc_detail_on, 0);
             mc_out_line(c, "OK");
         } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "dump")) {
-            mc_out_line(c, "END");
+            detail_dump(c);
         } else {
             mc_out_line(c, "CLIENT_ERROR usage: stats detail on|off|dump");
         }

@@ -124,6 +124,7 @@ void mc_update_command(struct conn *c, struct mc_req *r)
     enum mc_store_res res;
 
     STAT_INC(mc_ws(c)->set_cmds);
+    mc_detail(r->key.p, r->key.n, MC_DETAIL_SET, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     if (mc_make_room(c)) {
         res = MC_ST_OOM;
@@ -217,6 +218,7 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     struct skey k;
     int found;
 
+    mc_detail(r->key.p, r->key.n, MC_DETAIL_DEL, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     found = store_delete_locked(s, &k, mc_now(c));

@@ -214,3 +214,20 @@ def test_stale_set_keeps_ttl(tc, memcached):
     got, want = both(tc, memcached, lambda p: script(p, STALE_SET))
     assert got == want
     assert want[6] == b"VA 1 t30 Z X\r\nc\r\nMN\r\n", want
+
+
+DETAIL = [b"stats reset\r\n", b"stats detail on\r\n", b"set d1:b 0 0 1\r\nx\r\n",
+          b"get d1:b d1:c d2:x nokey\r\n", b"get d1:b\r\n", b"gat 0 d1:b\r\n",
+          b"delete d1:b\r\n", b"delete d1:q\r\n", b"mg d1:z v\r\n", b"ms d1:y 1\r\nx\r\n",
+          b"add d3:a 0 0 1\r\nx\r\n", b"append d3:zz 0 0 1\r\nx\r\n", b"touch d1:y 10\r\n",
+          b"stats detail dump\r\n", b"stats detail off\r\n", b"get d1:b\r\n",
+          b"stats detail dump\r\n", b"stats reset\r\n", b"stats detail dump\r\n"]
+
+
+def test_stats_detail(tc, memcached):
+    got, want = both(tc, memcached, lambda p: script(p, DETAIL))
+
+    def norm(out):  # memcached lists the prefixes in its hash order
+        return [b"".join(sorted(o.split(b"\r\n"))) if b"PREFIX" in o else o for o in out]
+    assert norm(got) == norm(want)
+    assert b"PREFIX d1 get 4 hit 3 set 1 del 2\r\n" in want[13]
