@@ -276,6 +276,8 @@ void mc_admin_command(struct conn *c, struct mc_req *r)
         lru(c, r);
     else if (tok_eq(t0, "cache_memlimit"))
         cache_memlimit(c, r);
+    else if (tok_eq(t0, "watch"))
+        mc_watch_command(c, r);
     else
         mc_out_line(c, MC_ERROR);
 }

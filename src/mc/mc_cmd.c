@@ -259,6 +259,8 @@ void mc_cmd_close(struct conn *c)
     free(c->argv);
     c->argv = NULL;
     if (c->mc) {
+        if (((struct mc_conn *)c->mc)->watching)
+            mc_watch_close(c);
         free(c->mc);
         c->mc = NULL;
         atomic_fetch_sub(&mc_curr_conns, 1);

@@ -50,6 +50,10 @@ void mc_cmd_input(struct conn *c);
 void mc_cmd_open(struct conn *c);
 /* Close hook: free the connection's memcached state and arguments. Owner worker only. */
 void mc_cmd_close(struct conn *c);
+/* Worker tick hook (every 1000/hz ms, on worker w): deliver "watch" log lines to w's
+ * watchers. */
+struct worker;
+void mc_cmd_tick(struct worker *w);
 /* Idle-timeout hook: 1 when -o idle_timeout is set (the worker then applies cfg.timeout). */
 int mc_cmd_may_time_out(struct conn *c);
 

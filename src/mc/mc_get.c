@@ -48,6 +48,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
         store_key(s, &k, MC_DB, t.p, t.n);
         store_lock(s, k.stripe);
         it = strval_find_locked(s, &k, now, &expired);
+        mc_watch_get(c, t.p, t.n, it);
         if (it) {
             uint64_t cas = 0;
             if (touch)

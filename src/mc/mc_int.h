@@ -30,6 +30,7 @@ struct mc_conn {
      * response still holds a reference while the next command runs, which keeps incr/decr
      * from rewriting that item in place (so the value is not space padded). Compared only. */
     const struct item *mg_prev, *mg_cur;
+    uint8_t watching; /* a "watch" log stream (mc_watch.c) */
 };
 
 #define MC_STAT_FIELDS(X)                                                                      \
@@ -145,6 +146,32 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
+/* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
+#define MC_WATCH_FETCHERS 1u
+#define MC_WATCH_MUTATIONS 2u
+#define MC_WATCH_EVICTIONS 4u
+extern _Atomic unsigned mc_watch_mask; /* what some watcher wants (relaxed reads) */
+void mc_watch_command(struct conn *c, struct mc_req *r);
+void mc_watch_close(struct conn *c);
+void mc_watch_get_slow(struct conn *c, const char *key, size_t klen, const struct item *it);
+void mc_watch_store_slow(struct conn *c, const char *key, size_t klen, const char *status,
+                         const char *cmd, int64_t exp_ms, size_t vlen);
+/* An item fetch (it NULL: not found) and a store, logged while someone watches them. */
+static inline void mc_watch_get(struct conn *c, const char *key, size_t klen,
+                                const struct item *it)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed) &
+                    MC_WATCH_FETCHERS))
+        mc_watch_get_slow(c, key, klen, it);
+}
+static inline void mc_watch_store(struct conn *c, const char *key, size_t klen,
+                                  const char *status, const char *cmd, int64_t exp_ms,
+                                  size_t vlen)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed) &
+                    MC_WATCH_MUTATIONS))
+        mc_watch_store_slow(c, key, klen, status, cmd, exp_ms, vlen);
+}
 /* "stats detail on": count a text get (hit or not), storage command or delete of key under
  * its prefix. Call through mc_detail(), which costs one relaxed load while detail is off. */
 enum { MC_DETAIL_GET, MC_DETAIL_SET, MC_DETAIL_DEL };

@@ -21,6 +21,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = strval_find_locked(s, &k, now, &expired);
+    mc_watch_get(c, r->key.p, r->key.n, it);
     if (!it && (has & MC_MF('N'))) {
         /* vivify an empty item; a key of another type is replaced */
         it = strval_put_locked(s, &k, NULL, "", 0);

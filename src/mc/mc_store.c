@@ -52,6 +52,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
 
     *out = NULL;
     old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
+    mc_watch_get(c, k->p, k->n, old && old->type == OBJ_STRING ? old : NULL);
     switch (mode) {
     case MC_ADD:
         if (old) {
@@ -111,6 +112,15 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         if (mark_stale) /* memcached keeps a handed-out recache token */
             it->bits |= (uint8_t)(IT_MC_STALE | won);
         *out = it;
+    }
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed))) {
+        static const char *const st[] = {"stored", "not_stored", "exists", "not_found",
+                                         "no_memory"};
+        const char *cmd = mode == MC_ADD ? "add" : mode == MC_REPLACE ? "replace"
+                        : mode == MC_APPEND ? "append" : mode == MC_PREPEND ? "prepend"
+                        : mode == MC_CAS && cas_cmd && !stale ? "cas" : "set";
+        mc_watch_store(c, k->p, k->n, st[res], cmd, *out ? item_expire(*out) : exp,
+                       *out ? (*out)->vlen : vlen);
     }
     return res;
 }
@@ -221,6 +231,8 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     mc_detail(r->key.p, r->key.n, MC_DETAIL_DEL, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed)))
+        mc_watch_get(c, r->key.p, r->key.n, strval_find_locked(s, &k, mc_now(c), NULL));
     found = store_delete_locked(s, &k, mc_now(c));
     store_unlock(s, k.stripe);
     if (found)

@@ -49,6 +49,7 @@ static void server_tick(struct worker *w)
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
+    mc_cmd_tick(w); /* memcached "watch" log lines */
 }
 
 static void server_worker_exit(struct worker *w)

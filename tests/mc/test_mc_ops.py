@@ -231,3 +231,47 @@ def test_stats_detail(tc, memcached):
         return [b"".join(sorted(o.split(b"\r\n"))) if b"PREFIX" in o else o for o in out]
     assert norm(got) == norm(want)
     assert b"PREFIX d1 get 4 hit 3 set 1 del 2\r\n" in want[13]
+
+
+WATCHED = (b"set wa 1 0 1\r\nx\r\nget wa wb\r\nmg wa v\r\nmg wz v\r\ndelete wa\r\n"
+           b"ms wq 1 T0\r\nx\r\nappend wq 0 0 1\r\ny\r\nadd wq 0 0 1\r\nz\r\n"
+           b"set wt 0 100 2\r\nhi\r\ngets wt\r\nmn\r\n")
+
+
+def watch_log(port):
+    """The lines two watchers (fetchers+mutations, and the default) get for WATCHED, with the
+    timestamp, event id and client fd left out."""
+    w1, w2, c = Raw(port), Raw(port), Raw(port)
+    try:
+        assert w1.call(b"watch fetchers mutations\r\n") == b"OK\r\n"
+        assert w2.call(b"watch\r\n") == b"OK\r\n"
+        c.call(WATCHED, b"MN\r\n")
+        out = []
+        for w, n in ((w1, 16), (w2, 11)):
+            data = b""
+            while data.count(b"\n") < n:
+                data += w.read_until(b"\n", timeout=10)
+            out.append(re.sub(rb"ts=\S+ gid=\d+ (.*) cfd=\d+", rb"\1", data).split(b"\n"))
+        return out
+    finally:
+        for x in (w1, w2, c):
+            x.close()
+
+
+def test_watch(tc, memcached):
+    got, want = both(tc, memcached, watch_log)
+    assert got == want
+    assert want[0][1] == b"type=item_store key=wa status=stored cmd=set ttl=0 clsid=1 size=1"
+
+
+def test_watch_not_pipelined(tc, memcached):
+    got, want = both(tc, memcached, lambda p: script(p, [b"watch bogus\r\n"]))
+    assert got == want
+    def run(p):
+        c = Raw(p)
+        c.send(b"version\r\nwatch\r\n")
+        out = c.read_until(b"watch\r\n")
+        c.close()
+        return out
+    got, want = both(tc, memcached, run)
+    assert got == want
