@@ -110,6 +110,10 @@ void mc_watch_command(struct conn *c, struct mc_req *r)
             return;
         }
     }
+    if (c->udp) { /* a datagram has no connection to stream to */
+        mc_out_line(c, MC_ERROR);
+        return;
+    }
     if (!mc_cfg.watch_enabled) {
         mc_out_line(c, "CLIENT_ERROR watch commands not allowed");
         return;
@@ -160,8 +164,8 @@ static void mc_watch_tick(struct worker *w)
     pthread_mutex_lock(&g_watch_lock);
     for (int i = 0; i < g_nwatchers; i++) {
         struct watcher *wt = &g_watchers[i];
-        if (wt->c->w != w || !buf_len(&wt->pending))
-            continue;
+        if (wt->c->w != w || !buf_len(&wt->pending) || conn_pending(wt->c) > WATCH_PENDING_MAX)
+            continue; /* (a watcher that does not read: its pending lines fill, then skip) */
         mc_check(wt->c, buf_append(&wt->c->wbuf, wt->pending.data + wt->pending.rpos,
                                    buf_len(&wt->pending)));
         wt->pending.rpos = wt->pending.wpos = 0;

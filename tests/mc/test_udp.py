@@ -102,3 +102,9 @@ def test_incomplete_request_dropped(pair):
     assert exchange(tc.mc_port, b"delete u3\r\n") == [((7, 0, 1, 0), b"NOT_FOUND\r\n")]
     assert exchange(tc.mc_port, b"get u3 u3 u3 u") == []
     assert exchange(tc.mc_port, b"version\r\n") == [((7, 0, 1, 0), b"VERSION 1.6.18\r\n")]
+
+
+def test_no_watch_over_udp(pair):
+    tc = pair[0]
+    assert exchange(tc.mc_port, b"watch\r\n") == [((7, 0, 1, 0), b"ERROR\r\n")]
+    assert exchange(tc.mc_port, b"version\r\n") == [((7, 0, 1, 0), b"VERSION 1.6.18\r\n")]
