@@ -263,7 +263,8 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "reqs_per_event", mc_cfg.reqs_per_event);
     stat_line(c, "cas_enabled", "%s", mc_cfg.cas_enabled ? "yes" : "no");
     STAT_U(c, "tcp_backlog", cfg.tcp_backlog);
-    stat_line(c, "binding_protocol", "%s", strcmp(mc_cfg.binding, "auto") ? mc_cfg.binding : "auto-negotiate");
+    stat_line(c, "binding_protocol", "%s",
+              strcmp(mc_cfg.binding, "auto") ? mc_cfg.binding : "auto-negotiate");
     stat_line(c, "auth_enabled_sasl", "%s", mc_cfg.sasl ? "yes" : "no");
     stat_line(c, "auth_enabled_ascii", "%s", "no");
     STAT_U(c, "item_size_max", cfg.item_size_max);
@@ -273,7 +274,8 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "slab_automove", 0);
     stat_line(c, "slab_automove_ratio", "%s", "0.80");
     STAT_U(c, "slab_automove_window", 30);
-    STAT_U(c, "slab_chunk_max", mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
+    STAT_U(c, "slab_chunk_max",
+           mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
     stat_line(c, "lru_crawler", "%s", mc_cfg.lru_crawler ? "yes" : "no");
     STAT_U(c, "lru_crawler_sleep", 100);
     STAT_U(c, "lru_crawler_tocrawl", 0);

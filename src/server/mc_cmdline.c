@@ -381,7 +381,8 @@ int mc_cmdline_parse(int argc, char **argv)
     if (!mc_cfg.slab_chunk_max)
         mc_cfg.slab_chunk_max = SLAB_PAGE_SIZE / 2;
     if (mc_cfg.slab_chunk_max > cfg.item_size_max) {
-        fprintf(stderr, "slab_chunk_max (bytes: %d) cannot be larger than -I (item_size_max %lld)\n",
+        fprintf(stderr,
+                "slab_chunk_max (bytes: %d) cannot be larger than -I (item_size_max %lld)\n",
                 mc_cfg.slab_chunk_max, cfg.item_size_max);
         return EX_USAGE_;
     }
