@@ -486,8 +486,10 @@ static void run(struct conn *c, struct mcb_req *r)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
         break;
     case MCB_FLUSH:
-        mc_flush_all(c, flush_delay(r));
-        out_ok(c, r, 0);
+        if (mc_flush_all(c, flush_delay(r)))
+            out_err(c, r, MCB_ST_AUTH_ERROR); /* -F: as memcached's binary FLUSH answers */
+        else
+            out_ok(c, r, 0);
         break;
     case MCB_NOOP:
         out_ok(c, r, 0);

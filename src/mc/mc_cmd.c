@@ -9,6 +9,7 @@
 
 #include "cmd/propagate.h"
 #include "core/config.h"
+#include "core/log.h"
 #include "mc/mc_int.h"
 
 struct srv *mc_srv;
@@ -16,10 +17,17 @@ struct mc_stats *mc_wstats;
 _Atomic int mc_curr_conns;
 _Atomic int mc_verbosity;
 static _Atomic int64_t g_flush_at_ms; /* pending "flush_all <delay>" (0: none) */
+struct mc_settings mc_cfg = {
+    .flush_enabled = 1, .cas_enabled = 1, .reqs_per_event = 20, .chunk_size = 48,
+    .umask = 0700, .lru_crawler = 1, .dump_enabled = 1, .watch_enabled = 1,
+    .maxconns_fast = 1, .evictions = 1, .binding = "auto", .growth_factor = "1.25",
+    .domain_socket = "NULL", .inter = "NULL",
+};
 
 int mc_cmd_setup(struct srv *srv)
 {
     mc_srv = srv;
+    atomic_store(&mc_verbosity, mc_cfg.verbose);
     mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     if (!mc_wstats)
         return -1;
@@ -49,20 +57,27 @@ static void flush_check(struct conn *c)
     }
 }
 
-void mc_flush_all(struct conn *c, int32_t exptime)
+int mc_flush_all(struct conn *c, int32_t exptime)
 {
     int64_t at = exptime > 0 ? mc_exptime_ms(exptime, mc_now(c)) : 0;
 
     STAT_INC(mc_ws(c)->flush_cmds);
+    if (!mc_cfg.flush_enabled)
+        return -1; /* memcached -F */
     if (at > MC_EXPIRED && at > mc_now(c))
         atomic_store(&g_flush_at_ms, at);
     else
         flush_now(c);
+    return 0;
 }
 
 static void flush_all_command(struct conn *c, struct mc_req *r)
 {
-    mc_flush_all(c, r->exptime);
+    if (mc_flush_all(c, r->exptime)) {
+        if (!r->noreply)
+            mc_out_line(c, "CLIENT_ERROR flush_all not allowed");
+        return;
+    }
     if (!r->noreply)
         mc_out_line(c, "OK");
 }
@@ -148,6 +163,23 @@ static void execute(struct conn *c, struct mc_req *r)
     case MC_MN:
         mc_out_line(c, "MN");
         break;
+    case MC_SHUTDOWN:
+        if (!mc_cfg.shutdown_enabled) {
+            mc_out_line(c, "ERROR: shutdown not enabled");
+        } else if (r->num == 2) {
+            mc_out_line(c, "CLIENT_ERROR invalid shutdown mode");
+        } else {
+            log_notice(r->num == 1 ? "Gracefully stopping" : "Shutting down");
+            c->flags |= CONN_CLOSE_ASAP;
+            srv_request_shutdown(c->w->srv, 0);
+        }
+        break;
+    case MC_HANGUP:
+        c->flags |= CONN_CLOSE_ASAP; /* memcached drops what was pending too */
+        break;
+    case MC_ADMIN:
+        mc_admin_command(c, r);
+        break;
     case MC_ME:
         mc_me_command(c, r);
         break;
@@ -221,11 +253,20 @@ void mc_cmd_input(struct conn *c)
             aof_mc_exec(c, &m->r, execute);
         else
             execute(c, &m->r);
+        conn_udp_cut(c); /* over UDP each reply is its own datagrams */
     }
 out:
+    if (TC_UNLIKELY(c->udp != NULL))
+        memset(&m->p, 0, sizeof(m->p)); /* a datagram is whole: drop an incomplete request */
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
     STAT_ADD(mc_ws(c)->bytes_written, conn_pending(c) - out_before);
+}
+
+int mc_cmd_may_time_out(struct conn *c)
+{
+    (void)c;
+    return mc_cfg.idle_timeout > 0;
 }
 
 void mc_cmd_open(struct conn *c)
@@ -239,6 +280,8 @@ void mc_cmd_close(struct conn *c)
     free(c->argv);
     c->argv = NULL;
     if (c->mc) {
+        if (((struct mc_conn *)c->mc)->watching)
+            mc_watch_close(c);
         free(c->mc);
         c->mc = NULL;
         atomic_fetch_sub(&mc_curr_conns, 1);

@@ -48,14 +48,17 @@ void mc_get_command(struct conn *c, struct mc_req *r)
         store_key(s, &k, MC_DB, t.p, t.n);
         store_lock(s, k.stripe);
         it = strval_find_locked(s, &k, now, &expired);
+        mc_watch_get(c, t.p, t.n, it);
         if (it) {
             uint64_t cas = 0;
             if (touch)
                 it = mc_set_exp_locked(s, &k, it, exp);
             strval_hit_locked(s, &k, it, 1);
             if (with_cas)
-                cas = store_cas_locked(s, &k, &it);
+                cas = MC_CAS_OUT(store_cas_locked(s, &k, &it));
+            conn_udp_cut(c); /* memcached answers each hit of a get on its own over UDP */
             out_hit(c, &t, it, with_cas, cas);
+            mc_detail(t.p, t.n, MC_DETAIL_GET, 1);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_hits);
@@ -65,6 +68,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
             }
         } else {
             strval_miss_locked(s, &k);
+            mc_detail(t.p, t.n, MC_DETAIL_GET, 0);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_misses);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/util.h"
+#include "mc/mc_cmd.h"
 #include "net/conn.h"
 #include "net/worker.h"
 #include "proto/mc.h"
@@ -36,6 +37,7 @@ struct mc_conn {
     uint32_t auth_len;      /* text auth: bytes of the "user pass" block awaited (0: none) */
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
+    uint8_t watching; /* a "watch" log stream (mc_watch.c) */
 };
 enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
 
@@ -71,6 +73,13 @@ static inline int64_t mc_now(struct conn *c)
 {
     return c->w->now_ms;
 }
+/* An item's cas unique as memcached shows and compares it: 0 with -C (CAS disabled). */
+static inline uint64_t mc_item_cas(struct item *it)
+{
+    return mc_cfg.cas_enabled ? item_cas_field(it) : 0;
+}
+#define MC_CAS_OUT(expr) (mc_cfg.cas_enabled ? (expr) : 0)
+
 /* 1 when it is the item a previous command's mg reply still holds (see struct mc_conn). */
 static inline int mc_pinned(struct conn *c, const struct item *it)
 {
@@ -144,9 +153,49 @@ void mc_ms_command(struct conn *c, struct mc_req *r);
 void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
+void mc_admin_command(struct conn *c, struct mc_req *r);
+/* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
+#define MC_WATCH_FETCHERS 1u
+#define MC_WATCH_MUTATIONS 2u
+#define MC_WATCH_EVICTIONS 4u
+extern _Atomic unsigned mc_watch_mask; /* what some watcher wants (relaxed reads) */
+void mc_watch_command(struct conn *c, struct mc_req *r);
+void mc_watch_close(struct conn *c);
+void mc_watch_get_slow(struct conn *c, const char *key, size_t klen, const struct item *it);
+void mc_watch_store_slow(struct conn *c, const char *key, size_t klen, const char *status,
+                         const char *cmd, int64_t exp_ms, size_t vlen);
+/* An item fetch (it NULL: not found) and a store, logged while someone watches them. */
+static inline void mc_watch_get(struct conn *c, const char *key, size_t klen,
+                                const struct item *it)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed) &
+                    MC_WATCH_FETCHERS))
+        mc_watch_get_slow(c, key, klen, it);
+}
+static inline void mc_watch_store(struct conn *c, const char *key, size_t klen,
+                                  const char *status, const char *cmd, int64_t exp_ms,
+                                  size_t vlen)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed) &
+                    MC_WATCH_MUTATIONS))
+        mc_watch_store_slow(c, key, klen, status, cmd, exp_ms, vlen);
+}
+/* "stats detail on": count a text get (hit or not), storage command or delete of key under
+ * its prefix. Call through mc_detail(), which costs one relaxed load while detail is off. */
+enum { MC_DETAIL_GET, MC_DETAIL_SET, MC_DETAIL_DEL };
+extern _Atomic int mc_detail_on;
+void mc_detail_count(const char *key, size_t klen, int what, int hit);
+static inline void mc_detail(const char *key, size_t klen, int what, int hit)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_detail_on, memory_order_relaxed)))
+        mc_detail_count(key, klen, what, hit);
+}
+/* "stats cachedump <id> <limit>" after its checks: the items of class id (all are class 1). */
+void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 void mc_stats_command(struct conn *c, struct mc_req *r);
 /* flush_all's store step: now, or at exptime (memcached's exptime rules); counts flush_cmds. */
-void mc_flush_all(struct conn *c, int32_t exptime);
+/* flush_all (after exptime when > 0): 0, or -1 when flush_all is disabled (-F). */
+int mc_flush_all(struct conn *c, int32_t exptime);
 /* Binary protocol connections (mc_bin.c): parse and run everything complete in c->rbuf. */
 void mc_bin_input(struct conn *c);
 /* memcached's ASCII authentication for a text connection with m->auth_need: consumes the

@@ -21,6 +21,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = strval_find_locked(s, &k, now, &expired);
+    mc_watch_get(c, r->key.p, r->key.n, it);
     if (!it && (has & MC_MF('N'))) {
         /* vivify an empty item; a key of another type is replaced */
         it = strval_put_locked(s, &k, NULL, "", 0);
@@ -83,7 +84,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
                 mc_line_put(&l, " t-1", 4);
             break;
         case 'c':
-            mc_line_flag_u64(&l, 'c', store_cas_locked(s, &k, &it));
+            mc_line_flag_u64(&l, 'c', MC_CAS_OUT(store_cas_locked(s, &k, &it)));
             break;
         case 'f':
             mc_line_flag_u64(&l, 'f', item_mcflags(it));
@@ -161,9 +162,9 @@ void mc_ms_command(struct conn *c, struct mc_req *r)
                               r->m.flags, exp, r->data, r->vlen,
                               (has & (MC_MF('c') | MC_MF('E'))) != 0, &it);
         if (res == MC_ST_STORED && it && (has & MC_MF('E')))
-            cas = strval_new_cas_locked(s, &k, &it, r->m.new_cas);
+            cas = MC_CAS_OUT(strval_new_cas_locked(s, &k, &it, r->m.new_cas));
         else if (res == MC_ST_STORED && it && (has & MC_MF('c')))
-            cas = store_cas_locked(s, &k, &it);
+            cas = MC_CAS_OUT(store_cas_locked(s, &k, &it));
         store_unlock(s, k.stripe);
     }
     if (res == MC_ST_OOM) {
@@ -246,7 +247,7 @@ void mc_ma_command(struct conn *c, struct mc_req *r)
         for (int i = 2; i < r->ntok - 1; i++) {
             switch (r->tok[i].p[0]) {
             case 'c':
-                mc_line_flag_u64(&l, 'c', store_cas_locked(s, &k, &it));
+                mc_line_flag_u64(&l, 'c', MC_CAS_OUT(store_cas_locked(s, &k, &it)));
                 break;
             case 't':
                 mc_line_put(&l, " t", 2);
@@ -306,7 +307,7 @@ void mc_md_command(struct conn *c, struct mc_req *r)
     if (!it || ((has & MC_MF('I')) && it->type != OBJ_STRING)) {
         STAT_INC(ws->delete_misses);
         code = "NF";
-    } else if ((has & MC_MF('C')) && item_cas_field(it) != r->m.cas) {
+    } else if ((has & MC_MF('C')) && mc_item_cas(it) != r->m.cas) {
         STAT_INC(ws->delete_misses);
         code = "EX";
     } else if (has & MC_MF('I')) {
@@ -356,7 +357,7 @@ void mc_me_command(struct conn *c, struct mc_req *r)
     mc_line_str(&l, " la=");
     mc_line_u64(&l, store_idle_seconds(it));
     mc_line_str(&l, " cas=");
-    mc_line_u64(&l, item_cas_field(it));
+    mc_line_u64(&l, mc_item_cas(it));
     mc_line_str(&l, it->enc & ITEM_FETCHED ? " fetch=yes" : " fetch=no");
     mc_line_str(&l, " cls=1 size=");
     mc_line_u64(&l, item_alloc_size(it));

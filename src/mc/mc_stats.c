@@ -3,12 +3,15 @@
  * and the store's totals; fields we have no counterpart for read 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/config.h"
+#include "mc/mc_cmd.h"
 #include "mc/mc_int.h"
 
 /* Store totals that "stats reset" zeroes (kept as a baseline, the store is shared). */
@@ -19,7 +22,94 @@ struct mc_store_base {
 static struct mc_stats g_base; /* subtracted after "stats reset", under g_base_lock */
 static struct mc_store_base g_store_base;
 static pthread_mutex_t g_base_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int g_detail; /* "stats detail on|off" */
+
+/* ---- "stats detail": per-prefix counters (the key up to its first ':'), as memcached keeps
+ * them: text get/gets/gat (lookups and hits), storage commands and deletes. Only while
+ * "stats detail on": then every counted command takes g_detail_lock (memcached's own
+ * design for this debugging aid); off, a relaxed load is all it costs. ---- */
+#define DETAIL_BUCKETS 256
+#define DETAIL_MAX 65536 /* prefixes tracked at most */
+
+struct prefix_stat {
+    struct prefix_stat *next;  /* bucket chain */
+    struct prefix_stat *older; /* every prefix, newest first */
+    uint64_t get, hit, set, del;
+    size_t n;
+    char p[];
+};
+
+_Atomic int mc_detail_on;
+static pthread_mutex_t g_detail_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct prefix_stat *g_detail_tab[DETAIL_BUCKETS]; /* under g_detail_lock */
+static struct prefix_stat *g_detail_newest;
+static int g_detail_n;
+
+void mc_detail_count(const char *key, size_t klen, int what, int hit)
+{
+    const char *colon = memchr(key, ':', klen);
+    struct prefix_stat *ps;
+    uint32_t h = 2166136261u;
+    size_t n;
+
+    if (!colon)
+        return;
+    n = (size_t)(colon - key);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)key[i]) * 16777619u;
+    pthread_mutex_lock(&g_detail_lock);
+    for (ps = g_detail_tab[h % DETAIL_BUCKETS]; ps; ps = ps->next)
+        if (ps->n == n && memcmp(ps->p, key, n) == 0)
+            break;
+    if (!ps && g_detail_n < DETAIL_MAX && (ps = calloc(1, sizeof(*ps) + n + 1)) != NULL) {
+        memcpy(ps->p, key, n);
+        ps->n = n;
+        ps->next = g_detail_tab[h % DETAIL_BUCKETS];
+        g_detail_tab[h % DETAIL_BUCKETS] = ps;
+        ps->older = g_detail_newest;
+        g_detail_newest = ps;
+        g_detail_n++;
+    }
+    if (ps) {
+        if (what == MC_DETAIL_GET) {
+            ps->get++;
+            ps->hit += hit != 0;
+        } else if (what == MC_DETAIL_SET) {
+            ps->set++;
+        } else {
+            ps->del++;
+        }
+    }
+    pthread_mutex_unlock(&g_detail_lock);
+}
+
+static void detail_dump(struct conn *c)
+{
+    pthread_mutex_lock(&g_detail_lock);
+    for (struct prefix_stat *ps = g_detail_newest; ps; ps = ps->older) {
+        char line[64];
+        int n = snprintf(line, sizeof(line), " get %llu hit %llu set %llu del %llu\r\n",
+                         (unsigned long long)ps->get, (unsigned long long)ps->hit,
+                         (unsigned long long)ps->set, (unsigned long long)ps->del);
+        mc_check(c, buf_append(&c->wbuf, "PREFIX ", 7));
+        mc_check(c, buf_append(&c->wbuf, ps->p, ps->n));
+        mc_check(c, buf_append(&c->wbuf, line, (size_t)n));
+    }
+    pthread_mutex_unlock(&g_detail_lock);
+    mc_out_line(c, "END");
+}
+
+static void detail_reset(void)
+{
+    pthread_mutex_lock(&g_detail_lock);
+    while (g_detail_newest) {
+        struct prefix_stat *ps = g_detail_newest;
+        g_detail_newest = ps->older;
+        free(ps);
+    }
+    memset(g_detail_tab, 0, sizeof(g_detail_tab));
+    g_detail_n = 0;
+    pthread_mutex_unlock(&g_detail_lock);
+}
 
 static void sum_stats(struct mc_stats *t)
 {
@@ -155,41 +245,43 @@ static void stats_settings(struct conn *c)
 
     STAT_U(c, "maxbytes", limit_maxbytes());
     STAT_U(c, "maxconns", cfg.maxclients);
-    STAT_U(c, "tcpport", cfg.memcache_port);
-    STAT_U(c, "udpport", 0);
-    stat_line(c, "inter", "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
+    STAT_U(c, "tcpport", mc_cfg.tcpport ? mc_cfg.tcpport : cfg.memcache_port);
+    STAT_U(c, "udpport", mc_cfg.udp_port);
+    stat_line(c, "inter", "%s", mc_cfg.memcached_cmdline ? mc_cfg.inter : cfg.bind);
     STAT_U(c, "verbosity", atomic_load(&mc_verbosity));
     STAT_U(c, "oldest", 0);
     stat_line(c, "evictions", "%s", cfg.maxmemory_policy == MM_NOEVICTION ? "off" : "on");
-    stat_line(c, "domain_socket", "%s", "NULL");
-    STAT_U(c, "umask", 700);
-    stat_line(c, "shutdown_command", "%s", "no");
-    stat_line(c, "growth_factor", "%s", "1.25");
-    STAT_U(c, "chunk_size", 48);
+    stat_line(c, "domain_socket", "%s", mc_cfg.domain_socket);
+    stat_line(c, "umask", "%o", (unsigned)mc_cfg.umask);
+    stat_line(c, "shutdown_command", "%s", mc_cfg.shutdown_enabled ? "yes" : "no");
+    stat_line(c, "growth_factor", "%s", mc_cfg.growth_factor);
+    STAT_U(c, "chunk_size", mc_cfg.chunk_size);
     STAT_U(c, "num_threads", srv->nworkers);
     STAT_U(c, "num_threads_per_udp", srv->nworkers);
     stat_line(c, "stat_key_prefix", "%s", ":");
-    stat_line(c, "detail_enabled", "%s", atomic_load(&g_detail) ? "yes" : "no");
-    STAT_U(c, "reqs_per_event", 20);
-    stat_line(c, "cas_enabled", "%s", "yes");
+    stat_line(c, "detail_enabled", "%s", atomic_load(&mc_detail_on) ? "yes" : "no");
+    STAT_U(c, "reqs_per_event", mc_cfg.reqs_per_event);
+    stat_line(c, "cas_enabled", "%s", mc_cfg.cas_enabled ? "yes" : "no");
     STAT_U(c, "tcp_backlog", cfg.tcp_backlog);
-    stat_line(c, "binding_protocol", "%s", "ascii");
-    stat_line(c, "auth_enabled_sasl", "%s", "no");
+    stat_line(c, "binding_protocol", "%s",
+              strcmp(mc_cfg.binding, "auto") ? mc_cfg.binding : "auto-negotiate");
+    stat_line(c, "auth_enabled_sasl", "%s", mc_cfg.sasl ? "yes" : "no");
     stat_line(c, "auth_enabled_ascii", "%s", "no");
     STAT_U(c, "item_size_max", cfg.item_size_max);
-    stat_line(c, "maxconns_fast", "%s", "yes");
-    STAT_U(c, "hashpower_init", 0);
+    stat_line(c, "maxconns_fast", "%s", mc_cfg.maxconns_fast ? "yes" : "no");
+    STAT_U(c, "hashpower_init", mc_cfg.hashpower);
     stat_line(c, "slab_reassign", "%s", "no");
     STAT_U(c, "slab_automove", 0);
     stat_line(c, "slab_automove_ratio", "%s", "0.80");
     STAT_U(c, "slab_automove_window", 30);
-    STAT_U(c, "slab_chunk_max", cfg.item_size_max / 2);
-    stat_line(c, "lru_crawler", "%s", "yes");
+    STAT_U(c, "slab_chunk_max",
+           mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
+    stat_line(c, "lru_crawler", "%s", mc_cfg.lru_crawler ? "yes" : "no");
     STAT_U(c, "lru_crawler_sleep", 100);
     STAT_U(c, "lru_crawler_tocrawl", 0);
     STAT_U(c, "tail_repair_time", 0);
-    stat_line(c, "flush_enabled", "%s", "yes");
-    stat_line(c, "dump_enabled", "%s", "yes");
+    stat_line(c, "flush_enabled", "%s", mc_cfg.flush_enabled ? "yes" : "no");
+    stat_line(c, "dump_enabled", "%s", mc_cfg.dump_enabled ? "yes" : "no");
     stat_line(c, "hash_algorithm", "%s", "xxh3");
     stat_line(c, "lru_maintainer_thread", "%s", "no");
     stat_line(c, "lru_segmented", "%s", "no");
@@ -199,11 +291,11 @@ static void stats_settings(struct conn *c)
     stat_line(c, "warm_max_factor", "%s", "2.00");
     stat_line(c, "temp_lru", "%s", "no");
     STAT_U(c, "temporary_ttl", 61);
-    STAT_U(c, "idle_timeout", cfg.timeout);
+    STAT_U(c, "idle_timeout", mc_cfg.idle_timeout);
     STAT_U(c, "watcher_logbuf_size", 262144);
     STAT_U(c, "worker_logbuf_size", 65536);
     STAT_U(c, "read_buf_mem_limit", 0);
-    stat_line(c, "track_sizes", "%s", "no");
+    stat_line(c, "track_sizes", "%s", mc_cfg.track_sizes ? "yes" : "no");
     stat_line(c, "inline_ascii_response", "%s", "no");
     STAT_U(c, "ext_item_size", 512);
     STAT_U(c, "ext_item_age", 4294967295u);
@@ -337,6 +429,7 @@ static void stats_reset(struct conn *c)
     g_store_base.expired_unfetched = st.expired_unfetched;
     g_store_base.evicted_unfetched = st.evicted_unfetched;
     pthread_mutex_unlock(&g_base_lock);
+    detail_reset();
 }
 
 static int tok_eq(const struct mc_tok *t, const char *s)
@@ -355,13 +448,13 @@ void mc_stats_command(struct conn *c, struct mc_req *r)
         mc_out_line(c, "RESET");
     } else if (tok_eq(sub, "detail")) {
         if (r->ntok >= 4 && tok_eq(&r->tok[2], "on")) {
-            atomic_store(&g_detail, 1);
+            atomic_store(&mc_detail_on, 1);
             mc_out_line(c, "OK");
         } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "off")) {
-            atomic_store(&g_detail, 0);
+            atomic_store(&mc_detail_on, 0);
             mc_out_line(c, "OK");
         } else if (r->ntok >= 4 && tok_eq(&r->tok[2], "dump")) {
-            mc_out_line(c, "END");
+            detail_dump(c);
         } else {
             mc_out_line(c, "CLIENT_ERROR usage: stats detail on|off|dump");
         }
@@ -384,8 +477,10 @@ void mc_stats_command(struct conn *c, struct mc_req *r)
             mc_out_line(c, MC_ERR_FORMAT);
         else if (id >= 64)
             mc_out_line(c, "CLIENT_ERROR Illegal slab id");
+        else if (!mc_cfg.dump_enabled)
+            mc_out_line(c, "CLIENT_ERROR stats cachedump not allowed");
         else
-            mc_out_line(c, "END");
+            mc_cachedump(c, id, limit);
     } else {
         mc_out_line(c, MC_ERROR);
     }

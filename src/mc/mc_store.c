@@ -52,6 +52,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
 
     *out = NULL;
     old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
+    mc_watch_get(c, k->p, k->n, old && old->type == OBJ_STRING ? old : NULL);
     switch (mode) {
     case MC_ADD:
         if (old) {
@@ -68,10 +69,10 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         if (!old || old->type != OBJ_STRING) {
             res = MC_ST_NOT_FOUND;
             STAT_INC(ws->cas_misses);
-        } else if (item_cas_field(old) != 0 && item_cas_field(old) == cas) {
+        } else if (mc_item_cas(old) != 0 && mc_item_cas(old) == cas) {
             res = MC_ST_STORED;
             STAT_INC(ws->cas_hits);
-        } else if (stale && (item_cas_field(old) == 0 || cas < item_cas_field(old))) {
+        } else if (stale && (mc_item_cas(old) == 0 || cas < mc_item_cas(old))) {
             /* an older CAS with I: stored, but marked stale */
             res = MC_ST_STORED;
             mark_stale = 1;
@@ -85,7 +86,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     case MC_PREPEND:
         if (!old || old->type != OBJ_STRING) {
             res = MC_ST_NOT_STORED;
-        } else if (cas_cmd && (item_cas_field(old) == 0 || item_cas_field(old) != cas)) {
+        } else if (cas_cmd && (mc_item_cas(old) == 0 || mc_item_cas(old) != cas)) {
             res = MC_ST_EXISTS;
         } else {
             it = old;
@@ -101,6 +102,8 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     if (res == MC_ST_STORED &&
         (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS)) {
         uint8_t won = old ? (uint8_t)(old->bits & IT_MC_WON) : 0;
+        if (mark_stale) /* a stale value replaces the old one but keeps its TTL */
+            exp = item_expire(old);
         /* large values get room for a CAS value so that gets does not copy them */
         it = strval_set_locked(s, k, old, pos, data, vlen, flags, exp,
                                want_cas || vlen >= ITEM_REF_MIN, old && !mc_pinned(c, old));
@@ -109,6 +112,15 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         if (mark_stale) /* memcached keeps a handed-out recache token */
             it->bits |= (uint8_t)(IT_MC_STALE | won);
         *out = it;
+    }
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed))) {
+        static const char *const st[] = {"stored", "not_stored", "exists", "not_found",
+                                         "no_memory"};
+        const char *cmd = mode == MC_ADD ? "add" : mode == MC_REPLACE ? "replace"
+                        : mode == MC_APPEND ? "append" : mode == MC_PREPEND ? "prepend"
+                        : mode == MC_CAS && cas_cmd && !stale ? "cas" : "set";
+        mc_watch_store(c, k->p, k->n, st[res], cmd, *out ? item_expire(*out) : exp,
+                       *out ? (*out)->vlen : vlen);
     }
     return res;
 }
@@ -122,6 +134,7 @@ void mc_update_command(struct conn *c, struct mc_req *r)
     enum mc_store_res res;
 
     STAT_INC(mc_ws(c)->set_cmds);
+    mc_detail(r->key.p, r->key.n, MC_DETAIL_SET, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     if (mc_make_room(c)) {
         res = MC_ST_OOM;
@@ -155,7 +168,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
         return MC_DR_NOT_FOUND;
     if (it->vlen == 0)
         return MC_DR_NON_NUMERIC;
-    if (req_cas && item_cas_field(it) != req_cas)
+    if (req_cas && mc_item_cas(it) != req_cas)
         return MC_DR_CAS_MISMATCH;
     rc = strval_mc_delta_locked(s, k, &it, incr, delta, mc_pinned(c, it), val);
     if (rc == STRVAL_NOT_NUMBER)
@@ -215,8 +228,11 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     struct skey k;
     int found;
 
+    mc_detail(r->key.p, r->key.n, MC_DETAIL_DEL, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
+    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed)))
+        mc_watch_get(c, r->key.p, r->key.n, strval_find_locked(s, &k, mc_now(c), NULL));
     found = store_delete_locked(s, &k, mc_now(c));
     store_unlock(s, k.stripe);
     if (found)

@@ -112,6 +112,7 @@ struct conn {
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     char lib_name[32];     /* CLIENT SETINFO LIB-NAME / LIB-VER (cmd layer) */
     char lib_ver[32];
+    struct conn_udp *udp;  /* a UDP pseudo-connection's datagram state (udp.c), else NULL */
 };
 
 /* A position in c's output (conn_output_mark) to drop what was added after it
@@ -167,6 +168,14 @@ int conn_out_iov(const struct conn *c, struct iovec *iov, int max);
 int conn_sent(struct conn *c, size_t w);
 /* Release the output references and reset the output buffers. */
 void conn_reset_output(struct conn *c);
+/* The protocol layer marks the end of one response: over UDP (c->udp) each response goes
+ * out as its own datagrams, as memcached sends them. A no-op for stream connections. */
+void conn_udp_cut_slow(struct conn *c);
+static inline void conn_udp_cut(struct conn *c)
+{
+    if (__builtin_expect(c->udp != NULL, 0))
+        conn_udp_cut_slow(c);
+}
 /* Format "ip:port" of a socket address. */
 void conn_format_addr(int fd, int peer, char *out, size_t cap);
 

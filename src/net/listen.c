@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/net_int.h"
+#include "net/udp.h"
 #include "net/worker.h"
 
 static int set_nonblock(int fd)
@@ -166,7 +167,7 @@ int srv_listen(struct srv *srv)
             if (add_listener(w, fds[l], protos[l]))
                 return -1;
     }
-    return 0;
+    return udp_listen(srv);
 }
 
 void net_accept(struct worker *w, int li)

@@ -10,6 +10,7 @@ struct worker;
  * connections their pointer. */
 #define TAG_EVENT 1
 #define TAG_LISTEN 8
+#define TAG_UDP 32 /* + UDP socket index (udp.c) */
 static inline int net_is_tag(uint64_t u)
 {
     return u < 64;

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/net_int.h"
+#include "net/udp.h"
 
 #define READ_CHUNK 16384
 
@@ -785,6 +786,8 @@ static void *worker_main(void *arg)
             if (net_is_tag(u)) {
                 if (u == TAG_EVENT)
                     handle_kills(w);
+                else if (u >= TAG_UDP)
+                    udp_readable(w, (int)(u - TAG_UDP));
                 else
                     net_accept(w, (int)(u - TAG_LISTEN));
                 continue;
@@ -837,6 +840,7 @@ static void *worker_main(void *arg)
     w->batching = 0; /* the drain writes the plain way */
     drain(w);
     free_dead(w);
+    udp_worker_exit(w);
     uring_exit(w);
     if (srv->on_exit)
         srv->on_exit(w);
@@ -859,6 +863,7 @@ void srv_join(struct srv *srv)
     /* the listening sockets are shared: close them once */
     for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
         close(srv->workers[0].lfd[i]);
+    udp_close(srv);
 }
 
 void srv_free(struct srv *srv)

@@ -31,6 +31,7 @@ struct skey;
  * worker. Listeners are given a protocol id; their connections carry it in c->proto. */
 struct srv_proto {
     int port;               /* TCP port, listened on at every bind address; 0: none */
+    int udp_port;           /* UDP port (datagrams framed as memcached's, udp.c); 0: none */
     int unix_socket;        /* 1: cfg.unixsocket speaks this protocol (one protocol at most) */
     const char *full_reply; /* written to a client refused at maxclients before closing it */
     /* a new connection: set up protocol state (and the CONN_OUT_LIMIT/CONN_PAUSE_AT_LIMIT
@@ -105,6 +106,7 @@ struct worker {
     struct conn **flushq, **flushq2;
     int nflush, flush_cap, flush2_cap;
     struct conn *dead;         /* closed during this turn; freed at its end */
+    struct conn *udp_conn[4];  /* owner only: UDP pseudo-connection per protocol (udp.c) */
 } __attribute__((aligned(64)));
 
 /* A delivery for connection c: msg is owned by the cmd layer (on_deliver / on_discard). */
@@ -124,6 +126,10 @@ struct srv {
     _Atomic int uring_workers;    /* workers batching their socket I/O in io_uring (INFO) */
     int64_t start_ms;
     struct srv_proto proto[SRV_MAX_PROTO];
+#define SRV_MAX_UDP 4
+    int udp_fd[SRV_MAX_UDP];      /* UDP sockets (udp.c), shared by every worker */
+    uint8_t udp_proto[SRV_MAX_UDP];
+    int nudp;
     const char *executable;
     const char *config_file;
     /* run by every worker every 1000/hz ms (its "tick"), before the worker's own timeouts */

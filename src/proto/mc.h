@@ -39,6 +39,8 @@ enum mc_cmd {
     MC_INCR, MC_DECR, MC_DELETE, MC_TOUCH,
     MC_FLUSH_ALL, MC_VERSION, MC_VERBOSITY, MC_QUIT, MC_STATS, MC_SHUTDOWN,
     MC_MG, MC_MS, MC_MD, MC_MA, MC_MN, MC_ME,
+    MC_HANGUP,      /* an HTTP request line: close without a reply (pending output dropped) */
+    MC_ADMIN,       /* lru_crawler, slabs, lru, cache_memlimit, watch: tok[] holds the line */
 };
 
 struct mc_tok {

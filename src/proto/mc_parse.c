@@ -462,8 +462,22 @@ static int parse_line(struct mc_req *r, const char *line, const char *end, size_
         return LINE_DONE;
     }
     if (tok_is(t0, "shutdown")) {
+        /* num: 0 now, 1 graceful, 2 an unknown mode (refused only when shutdown is enabled) */
         r->cmd = MC_SHUTDOWN;
-        return set_err(r, "ERROR: shutdown not enabled");
+        r->num = r->ntok == 2 ? 0 : r->ntok == 3 && tok_is(t1, "graceful") ? 1 : 2;
+        return LINE_DONE;
+    }
+    if (tok_is(t0, "lru_crawler") || tok_is(t0, "slabs") || tok_is(t0, "lru") ||
+        tok_is(t0, "cache_memlimit") || tok_is(t0, "watch")) {
+        r->cmd = MC_ADMIN;
+        return LINE_DONE;
+    }
+    /* memcached hangs up on what looks like an HTTP request line (the last token starts
+     * with HTTP/), past the command initials it dispatches on first */
+    if (!strchr("acdgist", t0->p[0]) && r->tok[r->ntok - 2].n >= 5 &&
+        memcmp(r->tok[r->ntok - 2].p, "HTTP/", 5) == 0) {
+        r->cmd = MC_HANGUP;
+        return LINE_DONE;
     }
     return set_err(r, MC_ERROR);
 }

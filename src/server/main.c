@@ -25,6 +25,7 @@
 #include "net/worker.h"
 #include "persist/aof_log.h"
 #include "persist/persist.h"
+#include "server/mc_cmdline.h"
 #include "store/evict.h"
 #include "store/store.h"
 
@@ -48,6 +49,7 @@ static void server_tick(struct worker *w)
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
+    mc_cmd_tick(w); /* memcached "watch" log lines */
 }
 
 static void server_worker_exit(struct worker *w)
@@ -205,8 +207,13 @@ int main(int argc, char **argv)
         return 0;
     }
     config_defaults();
-    if (parse_args(argc, argv, &config_file))
+    if (mc_cmdline_is(argc, argv)) { /* memcached's flags: "twincache -p 11211 -m 64 ..." */
+        int rc = mc_cmdline_parse(argc, argv);
+        if (rc >= 0)
+            return rc;
+    } else if (parse_args(argc, argv, &config_file)) {
         return 1;
+    }
     if ((cfg.stripes & (cfg.stripes - 1)) != 0) {
         fprintf(stderr, "*** FATAL CONFIG ERROR *** stripes must be a power of two\n");
         return 1;
@@ -250,7 +257,7 @@ int main(int argc, char **argv)
     srv.config_file = config_file;
     srv.proto[PROTO_RESP] = (struct srv_proto){
         .port = cfg.port,
-        .unix_socket = 1,
+        .unix_socket = !mc_cfg.memcached_cmdline, /* memcached's -s: the memcached protocol */
         .full_reply = "-ERR max number of clients reached\r\n",
         .on_open = cmd_resp_open,
         .on_input = cmd_resp_input,
@@ -260,10 +267,13 @@ int main(int argc, char **argv)
     };
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,
+        .udp_port = mc_cfg.udp_port,
+        .unix_socket = mc_cfg.memcached_cmdline,
         .full_reply = "ERROR Too many open connections\r\n",
         .on_open = mc_cmd_open,
         .on_input = mc_cmd_input,
         .on_close = mc_cmd_close,
+        .may_time_out = mc_cmd_may_time_out,
     };
     pubsub_setup(&srv);
     block_setup(&srv);

@@ -122,7 +122,10 @@ def test_binary_junk(tc):
 
 
 def test_http_request(tc, raw):
-    assert raw.sync(b"GET / HTTP/1.1\r\nHost: example\r\n\r\n") == b"ERROR\r\nERROR\r\nERROR\r\n"
+    # memcached hangs up on an HTTP request line (test_mc_ops.py compares it side by side)
+    raw.send(b"GET / HTTP/1.1\r\nHost: example\r\n\r\n")
+    assert raw.read_to_close() == b""
+    still_serving(tc)
 
 
 def test_10000_keys_in_one_get(tc, raw):

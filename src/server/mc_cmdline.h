@@ -1,0 +1,12 @@
+/* memcached's command line for twincache (mc_cmdline.c). */
+#ifndef TC_MC_CMDLINE_H
+#define TC_MC_CMDLINE_H
+
+/* 1 when argv is a memcached command line (its first argument a single-dash flag). */
+int mc_cmdline_is(int argc, char **argv);
+/* Apply a memcached command line to cfg and mc_cfg (after config_defaults). Returns -1 to go
+ * on starting, else the exit status (0 after -h / -V, memcached's status on a refusal, the
+ * message already printed on stderr). */
+int mc_cmdline_parse(int argc, char **argv);
+
+#endif
