@@ -108,12 +108,10 @@ static int find_script(struct conn *c, int arg, int by_sha, char sha[41])
 
 static void eval_generic(struct conn *c, int by_sha, int ro)
 {
-    struct store *s = conn_store(c);
     struct script_run run = {0};
-    const uint64_t *bm = NULL;
     long long nkeys;
     char sha[41];
-    int flags, nested, logged;
+    int flags;
 
     if (by_sha && c->argv[1].n != 40) {
         reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
@@ -142,13 +140,25 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
             return;
         }
     }
+    run.flags = flags;
+    script_exec(c, &run, (int)nkeys);
+}
+
+/* Run run (set up by EVAL or FCALL: run->flags the script's or function's flags) with nkeys
+ * keys: the OOM check, every stripe held, the writes logged as one MULTI ... EXEC. */
+void script_exec(struct conn *c, struct script_run *run, int nkeys)
+{
+    struct store *s = conn_store(c);
+    const uint64_t *bm = NULL;
+    int flags = run->flags, nested, logged;
+
     nested = store_held != NULL;
     /* as Redis: whether used memory is over maxmemory is decided once, before the script
      * (evicting now, with no stripe held by this thread) */
     if (cfg.maxmemory > 0 && !nested)
-        run.oom = store_make_room(s) != 0;
-    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES) && !run.allow_oom &&
-        run.oom) {
+        run->oom = store_make_room(s) != 0;
+    if ((flags & SCRIPT_FLAG_SHEBANG) && !(flags & SCRIPT_FLAG_NO_WRITES) && !run->allow_oom &&
+        run->oom) {
         reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when used "
                        "memory > 'maxmemory'");
         return;
@@ -169,7 +179,7 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
     logged = !nested && atomic_load_explicit(&aof_on, memory_order_relaxed);
     if (logged)
         aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
-    script_lua_run(c, &run, (int)nkeys);
+    script_lua_run(c, run, nkeys);
     if (logged)
         aof_tx_end(c);
     if (!nested)

@@ -31,6 +31,7 @@ struct script_run {
     int oom;             /* used memory was over maxmemory when the script started */
     int wrote;           /* a write command ran (OOM is no longer checked, as in Redis) */
     int repl;            /* redis.set_repl flags: SCRIPT_REPL_AOF logs the writes */
+    int flags;           /* SCRIPT_FLAG_* of the script or function */
 };
 
 /* This thread's Lua state, created on first use and reset when SCRIPT FLUSH bumped the cache
@@ -44,6 +45,9 @@ int script_lua_load(struct conn *c, const char *sha, const char *body, size_t n)
 /* Run the compiled script sha with KEYS = c->argv[3..3+nkeys) and ARGV = the rest, writing
  * its reply to c. The caller holds every stripe (or runs inside EXEC, which does). */
 void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
+/* cmd_script.c: run run (EVAL's or FCALL's, set up) with nkeys keys: the OOM check, the
+ * stripes held, the writes logged as one MULTI ... EXEC, the reply written to c. */
+void script_exec(struct conn *c, struct script_run *run, int nkeys);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 
