@@ -32,6 +32,9 @@ struct script_run {
     int wrote;           /* a write command ran (OOM is no longer checked, as in Redis) */
     int repl;            /* redis.set_repl flags: SCRIPT_REPL_AOF logs the writes */
     int flags;           /* SCRIPT_FLAG_* of the script or function */
+    const char *fname;   /* FCALL: the function's name (fname_n bytes), run from the registry
+                          * table "tc_fn" with (KEYS, ARGV) as arguments; NULL for EVAL */
+    size_t fname_n;
 };
 
 /* This thread's Lua state, created on first use and reset when SCRIPT FLUSH bumped the cache
@@ -48,6 +51,12 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
 /* cmd_script.c: run run (EVAL's or FCALL's, set up) with nkeys keys: the OOM check, the
  * stripes held, the writes logged as one MULTI ... EXEC, the reply written to c. */
 void script_exec(struct conn *c, struct script_run *run, int nkeys);
+/* script_func.c: make this thread's state hold the current libraries' functions (registry
+ * tables "tc_fn" name -> callback, "tc_ff" name -> flags). Returns L, or NULL (out of
+ * memory). */
+lua_State *script_func_state(void);
+/* FUNCTION STATS' running_script: "none" for now (the busy-script work fills it in). */
+const char *script_running_info(void);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 

@@ -1,0 +1,246 @@
+"""Redis 7.0 functions (FUNCTION LOAD|LIST|DELETE|FLUSH|DUMP|RESTORE|STATS|HELP, FCALL,
+FCALL_RO) against redis-server 7.0: error texts, flags, RESP2/RESP3 shapes of FUNCTION LIST,
+DUMP payloads moving between the two servers both ways, functions seen by every worker."""
+import pytest
+import redis
+
+from conftest import call, canon
+
+LIB = """#!lua name=mylib
+local function set(keys, args) return redis.call('SET', keys[1], args[1]) end
+local function get(keys, args) return redis.call('GET', keys[1]) end
+redis.register_function('myset', set)
+redis.register_function{function_name='myget', callback=get, flags={'no-writes'}}
+redis.register_function{function_name='echo', callback=function(k, a) return {k, a} end,
+  flags={'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'},
+  description='echoes'}
+"""
+
+LIB2 = """#!lua name=other
+redis.register_function('ro_write', function(k, a) return redis.call('SET', k[1], 'x') end)
+redis.register_function{function_name='ro_ok', callback=function(k, a) return 7 end,
+  flags={'no-writes'}}
+redis.register_function('fail', function(k, a) return redis.call('nosuch') end)
+redis.register_function('err', function(k, a) error('boom') end)
+"""
+
+
+def norm(x):
+    if isinstance(x, Exception):
+        return ("error", str(x))
+    if isinstance(x, list):
+        return [norm(v) for v in x]
+    if isinstance(x, set):
+        return sorted(norm(v) for v in x)
+    if isinstance(x, dict):
+        return sorted((norm(k), norm(v)) for k, v in x.items())
+    return x
+
+
+@pytest.fixture
+def fd(tc_server, redis_server):
+    tc, rs = tc_server.client(), redis_server.client()
+    for c in (tc, rs):
+        c.execute_command("FUNCTION", "FLUSH")
+        c.flushall()
+
+    def diff(*args, unordered=False):
+        a, b = norm(call(tc, *args)), norm(call(rs, *args))
+        if unordered:
+            a, b = canon(a), canon(b)
+        assert a == b, "%r:\n twincache: %r\n redis:     %r" % (args, a, b)
+        return a
+    diff.tc, diff.rs = tc, rs
+    yield diff
+    for c in (tc, rs):
+        c.execute_command("FUNCTION", "FLUSH")
+    tc.connection_pool.disconnect()
+    rs.connection_pool.disconnect()
+
+
+BAD_LOADS = [
+    "return 1",
+    "#!lua\nredis.register_function('f', function() end)",
+    "#!lua name=\nredis.register_function('f', function() end)",
+    "#!lua name=a-b\nredis.register_function('f', function() end)",
+    "#!lua name=x name=y\nredis.register_function('f', function() end)",
+    "#!lua name=x foo=bar\nredis.register_function('f', function() end)",
+    "#!nosuch name=x\nredis.register_function('f', function() end)",
+    "#!lua name=x\nlocal a = 1",
+    "#!lua name=x\nredis.call('SET', 'a', 'b')",
+    "#!lua name=x\nredis.register_function('f', function() end)\nreturn redis.call('PING')",
+    "#!lua name=x\nredis.register_function('bad-name', function() end)",
+    "#!lua name=x\nredis.register_function('', function() end)",
+    "#!lua name=x\nredis.register_function('f', function() end)\n"
+    "redis.register_function('f', function() end)",
+    "#!lua name=x\nredis.register_function('f')",
+    "#!lua name=x\nredis.register_function('f', 1)",
+    "#!lua name=x\nredis.register_function(1, function() end)",
+    "#!lua name=x\nredis.register_function('f', function() end, 3)",
+    "#!lua name=x\nredis.register_function{function_name='f'}",
+    "#!lua name=x\nredis.register_function{callback=function() end}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, "
+    "flags={'nosuch'}}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, "
+    "flags='no-writes'}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, "
+    "what=1}",
+    "#!lua name=x\nredis.register_function{function_name=1, callback=function() end}",
+    "#!lua name=x\nredis.register_function{function_name='f', callback=1}",
+    "#!lua name=x\nredis.register_function('x')",
+    "#!lua name=x\nthis is not lua",
+    "#!lua name=x\nerror('at load')",
+]
+
+
+@pytest.mark.parametrize("code", BAD_LOADS)
+def test_load_errors(fd, code):
+    fd("FUNCTION", "LOAD", code)
+    fd("FUNCTION", "LIST")
+
+
+def test_load_list_delete(fd):
+    fd("FUNCTION", "LOAD", LIB)
+    fd("FUNCTION", "LOAD", LIB)  # already exists
+    fd("FUNCTION", "LOAD", "REPLACE", LIB)
+    fd("FUNCTION", "LOAD", "NOSUCH", LIB)
+    fd("FUNCTION", "LOAD", "#!lua name=clash\nredis.register_function('myset', function() end)")
+    fd("FUNCTION", "LOAD", LIB2)
+    fd("FUNCTION", "LIST", unordered=True)
+    fd("FUNCTION", "LIST", "WITHCODE", unordered=True)
+    fd("FUNCTION", "LIST", "LIBRARYNAME", "my*")
+    fd("FUNCTION", "LIST", "LIBRARYNAME", "my*", "WITHCODE")
+    fd("FUNCTION", "LIST", "LIBRARYNAME", "nosuch")
+    fd("FUNCTION", "LIST", "LIBRARYNAME")
+    fd("FUNCTION", "LIST", "BOGUS")
+    fd("FUNCTION", "STATS")
+    fd("FUNCTION", "DELETE", "nosuch")
+    fd("FUNCTION", "DELETE", "other")
+    fd("FUNCTION", "DELETE")
+    fd("FUNCTION", "LIST")
+    fd("FUNCTION", "FLUSH", "BOGUS")
+    fd("FUNCTION", "FLUSH", "ASYNC")
+    fd("FUNCTION", "LOAD", LIB)
+    fd("FUNCTION", "FLUSH", "SYNC")
+    fd("FUNCTION", "LIST")
+    fd("FUNCTION", "STATS")
+    fd("FUNCTION", "HELP")
+    fd("FUNCTION", "NOSUCH")
+    fd("FUNCTION")
+
+
+def test_fcall(fd):
+    fd("FUNCTION", "LOAD", LIB)
+    fd("FUNCTION", "LOAD", LIB2)
+    fd("FCALL", "myset", 1, "k", "v")
+    fd("FCALL", "myget", 1, "k")
+    fd("FCALL_RO", "myget", 1, "k")
+    fd("FCALL_RO", "myset", 1, "k", "v")
+    fd("FCALL", "echo", 2, "a", "b", "c", "d")
+    fd("FCALL", "echo", 0)
+    fd("FCALL", "nosuch", 0)
+    fd("FCALL", "myget", 5, "k")
+    fd("FCALL", "myget", -1, "k")
+    fd("FCALL", "myget", "x", "k")
+    fd("FCALL_RO", "ro_write", 1, "k")
+    fd("FCALL_RO", "ro_ok", 0)
+    fd("FCALL", "fail", 0)
+    fd("FCALL", "err", 0)
+    fd("FCALL", "myset", 1, "k")
+    fd("FCALL")
+    fd("GET", "k")
+    # a function that writes under no-writes
+    fd("FUNCTION", "LOAD", "#!lua name=nw\nredis.register_function{function_name='nw', "
+       "callback=function(k) return redis.call('SET', k[1], 1) end, flags={'no-writes'}}")
+    fd("FCALL", "nw", 1, "k")
+    fd("FUNCTION", "DELETE", "mylib")
+    fd("FCALL", "myset", 1, "k", "v")
+    # SCRIPT FLUSH and FLUSHALL leave functions alone
+    fd("SCRIPT", "FLUSH")
+    fd("FLUSHALL")
+    fd("FCALL", "ro_ok", 0)
+    fd("FUNCTION", "LIST", "LIBRARYNAME", "other")
+
+
+def test_fcall_in_multi(fd):
+    fd("FUNCTION", "LOAD", LIB)
+    for c in (fd.tc, fd.rs):
+        p = c.pipeline(transaction=True)
+        p.execute_command("FCALL", "myset", 1, "k", "v1")
+        p.execute_command("FCALL", "myget", 1, "k")
+        assert p.execute() == [b"OK", b"v1"]
+
+
+def test_resp3_list(tc_server, redis_server):
+    tc = tc_server.client(protocol=3) if "protocol" in redis.Redis.__init__.__code__.co_varnames \
+        else None
+    if tc is None:
+        pytest.skip("redis-py without RESP3")
+    rs = redis_server.client(protocol=3)
+    try:
+        for c in (tc, rs):
+            c.execute_command("FUNCTION", "FLUSH")
+            c.execute_command("FUNCTION", "LOAD", LIB)
+        a = norm(tc.execute_command("FUNCTION", "LIST", "WITHCODE"))
+        b = norm(rs.execute_command("FUNCTION", "LIST", "WITHCODE"))
+        assert a == b
+        assert norm(tc.execute_command("FUNCTION", "STATS")) == \
+            norm(rs.execute_command("FUNCTION", "STATS"))
+    finally:
+        for c in (tc, rs):
+            c.execute_command("FUNCTION", "FLUSH")
+
+
+def test_dump_restore_both_ways(fd):
+    tc, rs = fd.tc, fd.rs
+    tc.execute_command("FUNCTION", "LOAD", LIB)
+    payload = tc.execute_command("FUNCTION", "DUMP")
+    assert rs.execute_command("FUNCTION", "RESTORE", payload) == b"OK"
+    fd("FUNCTION", "LIST", "WITHCODE")
+    fd("FUNCTION", "RESTORE", payload)  # already exists
+    fd("FUNCTION", "RESTORE", payload, "REPLACE")
+    fd("FUNCTION", "RESTORE", payload, "BOGUS")
+    fd("FUNCTION", "RESTORE", b"\x00" + payload[1:])
+    fd("FUNCTION", "RESTORE", payload[:-1] + bytes([payload[-1] ^ 1]))
+    fd("FUNCTION", "RESTORE", "x")
+    rs.execute_command("FUNCTION", "LOAD", LIB2)
+    payload = rs.execute_command("FUNCTION", "DUMP")
+    fd("FUNCTION", "FLUSH")
+    assert tc.execute_command("FUNCTION", "RESTORE", payload) == b"OK"
+    rs.execute_command("FUNCTION", "RESTORE", payload)
+    fd("FUNCTION", "LIST", "WITHCODE", unordered=True)
+    fd("FCALL", "ro_ok", 0)
+    fd("FUNCTION", "LOAD", "#!lua name=z\nredis.register_function('myset', function() end)")
+    fd("FUNCTION", "RESTORE", payload, "FLUSH")
+    fd("FUNCTION", "LIST", "WITHCODE", unordered=True)
+    fd("FUNCTION", "DUMP")  # same payload bytes for one library
+
+
+def test_every_worker_sees_functions(tc_server):
+    clients = [tc_server.client() for _ in range(8)]
+    try:
+        clients[0].execute_command("FUNCTION", "LOAD", LIB)
+        for i, c in enumerate(clients):
+            assert c.execute_command("FCALL", "myset", 1, "w%d" % i, i) == b"OK"
+        clients[3].execute_command("FUNCTION", "DELETE", "mylib")
+        for c in clients:
+            with pytest.raises(redis.exceptions.ResponseError, match="Function not found"):
+                c.execute_command("FCALL", "myset", 1, "k", "v")
+    finally:
+        clients[0].execute_command("FUNCTION", "FLUSH")
+        for c in clients:
+            c.connection_pool.disconnect()
+
+
+def test_info_and_command(fd):
+    fd("FUNCTION", "LOAD", LIB)
+    for c in (fd.tc, fd.rs):
+        info = c.info("memory")
+        assert info["number_of_functions"] == 3
+        assert info["number_of_libraries"] == 1
+        for f in ("used_memory_vm_functions", "used_memory_functions"):
+            assert f in info
+    fd("COMMAND", "GETKEYS", "FCALL", "myset", 2, "a", "b", "c")
+    fd("COMMAND", "GETKEYS", "FCALL_RO", "myget", 0, "c")
+    tcinfo = fd.tc.execute_command("COMMAND", "INFO", "FCALL")
+    assert b"movablekeys" in tcinfo[0][2]
