@@ -180,7 +180,7 @@ static void list_one(const struct func_lib *lib, void *arg)
         reply_set(c, nf);
         for (int k = 0; (fl = func_flag_name(k, &flag)); k++)
             if (lib->fns[i].flags & flag)
-                reply_cstr(c, fl);
+                reply_status(c, fl);
     }
     if (a->withcode) {
         reply_cstr(c, "library_code");
@@ -300,7 +300,7 @@ int func_parse_records(const char *p, size_t n, struct func_lib **out, char *err
             goto fail;
         }
         if (rd_str(&r, &s)) {
-            snprintf(err, cap, "payload version or checksum are wrong");
+            snprintf(err, cap, "DUMP payload version or checksum are wrong");
             goto fail;
         }
         lib = func_compile(s.p, s.n, err, cap);
@@ -350,14 +350,14 @@ static void function_restore_command(struct conn *c)
         }
     }
     if (n < 10) {
-        reply_error(c, "ERR payload version or checksum are wrong");
+        reply_error(c, "ERR DUMP payload version or checksum are wrong");
         return;
     }
     for (int i = 0; i < 8; i++)
         crc |= (uint64_t)p[n - 8 + i] << (8 * i);
     if ((p[n - 10] | (p[n - 9] << 8)) > RDB_VERSION ||
         (crc != 0 && crc64(0, p, n - 8) != crc)) {
-        reply_error(c, "ERR payload version or checksum are wrong");
+        reply_error(c, "ERR DUMP payload version or checksum are wrong");
         return;
     }
     if (func_parse_records((const char *)p, n - 10, &list, err, sizeof(err))) {
