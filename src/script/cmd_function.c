@@ -468,7 +468,36 @@ static struct cmd cmds[] = {
     {"function", function_command, -2, "", "", NULL, "scripting", "A container for function commands", function_subs},
 };
 
+struct each_arg {
+    void (*put)(void *arg, const char *code, size_t n);
+    void *arg;
+};
+
+static void each_one(const struct func_lib *lib, void *arg)
+{
+    struct each_arg *a = arg;
+
+    a->put(a->arg, lib->code, lib->code_n);
+}
+
+void script_func_each(void (*put)(void *arg, const char *code, size_t n), void *arg)
+{
+    struct each_arg a = {put, arg};
+
+    func_each(each_one, &a);
+}
+
+int script_func_load(const char *code, size_t n, char *err, size_t cap)
+{
+    struct func_lib *lib = func_compile(code, n, err, cap);
+
+    if (!lib)
+        return -1;
+    return func_add(lib, 0, err, cap);
+}
+
 void func_setup(void)
 {
+    func_init();
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -28,6 +28,25 @@ static _Atomic uint64_t reg_gen = 1;
 static _Atomic long nlibs_all, nfns_all;
 static _Atomic long long code_bytes;
 
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* a fork child (BGSAVE, AOF rewrite) reads the registry: never with the lock held by a
+ * thread it does not have */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&reg_mu);
+}
+
+static void fork_done(void)
+{
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void setup_atfork(void)
+{
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 static __thread uint64_t seen_gen;
 static __thread lua_State *seen_L;
 
@@ -447,6 +466,11 @@ int func_lookup(const char *name, size_t n)
     f = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : -1;
     lua_pop(L, 2);
     return f;
+}
+
+void func_init(void)
+{
+    pthread_once(&atfork_once, setup_atfork);
 }
 
 const char *script_running_info(void)

@@ -52,6 +52,8 @@ struct buf;
 /* Append every library as an RDB_OPCODE_FUNCTION2 record (cmd_function.c). */
 void func_rdb_write(struct buf *b);
 void func_setup(void);
+/* main thread, once: the registry's lock handled across fork */
+void func_init(void);
 void func_counts(long *nlibs, long *nfns, size_t *bytes);
 /* Flags of function name in this thread's state (loaded if the registry changed): -1 when
  * there is no such function, -2 out of memory. */
