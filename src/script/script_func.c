@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "script/script_func.h"
 #include "script/script_int.h"
 
@@ -318,6 +319,19 @@ static const char *err_text(lua_State *L)
     return lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
 }
 
+#define LOAD_TIMEOUT_MS 500 /* as Redis: a library body may run this long */
+
+static __thread int64_t load_deadline;
+
+static void load_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (util_now_ms() > load_deadline) {
+        lua_sethook(L, load_hook, LUA_MASKLINE, 0); /* the error raised from a line hook */
+        lerr(L, "FUNCTION LOAD timeout");
+    }
+}
+
 static int load_missing(lua_State *L)
 {
     const char *k = lua_tostring(L, 2);
@@ -348,7 +362,8 @@ static int run_library(lua_State *L, const char *code, size_t n, struct collect 
 {
     const char *nl = memchr(code, '\n', n);
     size_t skip = nl ? (size_t)(nl - code) : n;
-    int top = lua_gettop(L), rc;
+    int top = lua_gettop(L), rc, saved_mask, saved_count;
+    lua_Hook saved_hook;
 
     if (luaL_loadbuffer(L, code + skip, n - skip, "@user_function")) {
         const char *m = lua_tostring(L, -1);
@@ -394,7 +409,14 @@ static int run_library(lua_State *L, const char *code, size_t n, struct collect 
     lua_pushvalue(L, top + 1);
     lua_pushvalue(L, top + 2);
     lua_setfenv(L, -2);
+    /* a time limit on the body (any other hook, the busy-script one, put back after) */
+    saved_hook = lua_gethook(L);
+    saved_mask = lua_gethookmask(L);
+    saved_count = lua_gethookcount(L);
+    load_deadline = util_now_ms() + LOAD_TIMEOUT_MS;
+    lua_sethook(L, load_hook, LUA_MASKCOUNT, 100000);
     rc = lua_pcall(L, 0, 0, 0);
+    lua_sethook(L, saved_hook, saved_mask, saved_count);
     if (rc)
         snprintf(err, cap, "Error registering functions: %s", err_text(L));
     /* from now on the functions see the globals (read-only through the sandbox's proxy) */

@@ -107,6 +107,7 @@ BAD_LOADS = [
     "#!lua name=x\nredis.register_function('x')",
     "#!lua name=x\nthis is not lua",
     "#!lua name=x\nerror('at load')",
+    "#!lua name=x\nwhile true do end",  # FUNCTION LOAD timeout (0.5 s)
 ]
 
 
@@ -177,6 +178,16 @@ def test_fcall(fd):
     fd("FLUSHALL")
     fd("FCALL", "ro_ok", 0)
     fd("FUNCTION", "LIST", "LIBRARYNAME", "other")
+
+
+def test_function_globals(fd):
+    fd("FUNCTION", "LOAD", "#!lua name=y\nredis.register_function('g', function() return FOO end)")
+    fd("FCALL", "g", 0)
+    fd("FUNCTION", "LOAD", "#!lua name=z\nredis.register_function('h', function() BAR = 1 end)")
+    fd("FCALL", "h", 0)
+    fd("FUNCTION", "LOAD", "#!lua name=w\nredis.register_function('i', function() "
+       "return {type(string), type(redis.call), type(KEYS)} end)")
+    fd("FCALL", "i", 0)
 
 
 def test_fcall_in_multi(fd):
