@@ -81,16 +81,14 @@ static void function_load_command(struct conn *c)
     int replace = 0, code = 2;
     char *name;
 
-    if (c->argc == 4) {
-        if (!arg_is(c, 2, "replace")) {
-            reply_errorf(c, "ERR Unknown option given: %.*s", (int)c->argv[2].n, c->argv[2].p);
+    /* as Redis: options up to the last argument, which is the code */
+    for (; code < c->argc - 1; code++) {
+        if (!arg_is(c, code, "replace")) {
+            reply_errorf(c, "ERR Unknown option given: %.*s", (int)c->argv[code].n,
+                         c->argv[code].p);
             return;
         }
         replace = 1;
-        code = 3;
-    } else if (c->argc != 3) {
-        reply_error(c, "ERR wrong number of arguments for 'function|load' command");
-        return;
     }
     lib = func_compile(c->argv[code].p, c->argv[code].n, err, sizeof(err));
     if (!lib) {

@@ -122,6 +122,10 @@ def test_load_list_delete(fd):
     fd("FUNCTION", "LOAD", LIB)  # already exists
     fd("FUNCTION", "LOAD", "REPLACE", LIB)
     fd("FUNCTION", "LOAD", "NOSUCH", LIB)
+    fd("FUNCTION", "LOAD", "REPLACE", "REPLACE", LIB)
+    fd("FUNCTION", "LOAD", "REPLACE", "x", LIB)
+    fd("FUNCTION", "LOAD", "REPLACE")
+    fd("FUNCTION", "LOAD")
     fd("FUNCTION", "LOAD", "#!lua name=clash\nredis.register_function('myset', function() end)")
     fd("FUNCTION", "LOAD", LIB2)
     fd("FUNCTION", "LIST", unordered=True)
