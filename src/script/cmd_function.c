@@ -456,7 +456,7 @@ static struct cmd function_subs[] = {
     {"function|dump", function_dump_command, 2, "noscript", "@slow @scripting", NULL, "scripting", "Dump all functions into a serialized binary payload"},
     {"function|restore", function_restore_command, -3, "write denyoom noscript", "@write @slow @scripting", NULL, "scripting", "Restore all the functions on the given payload"},
     {"function|stats", function_stats_command, 2, "noscript allow_busy", "@slow @scripting", NULL, "scripting", "Return information about the function currently running (name, description, duration)"},
-    {"function|help", function_help_command, 2, "loading stale", "@slow", NULL, "scripting", "Show helpful text about the different subcommands"},
+    {"function|help", function_help_command, 2, "loading stale", "@slow @scripting", NULL, "scripting", "Show helpful text about the different subcommands"},
     {NULL},
 };
 
