@@ -284,3 +284,44 @@ def test_info_and_command(fd):
     fd("COMMAND", "GETKEYS", "FCALL_RO", "myget", 0, "c")
     tcinfo = fd.tc.execute_command("COMMAND", "INFO", "FCALL")
     assert b"movablekeys" in tcinfo[0][2]
+
+
+def test_fcall_while_libraries_change(tc_server):
+    """FCALL on several connections while another one replaces, deletes and reloads the
+    library: every call either runs a version of the function or finds none."""
+    import threading
+    code = "#!lua name=race\nredis.register_function('rf', function(k) " \
+           "return redis.call('INCR', k[1]) end)"
+    admin = tc_server.client()
+    admin.execute_command("FUNCTION", "LOAD", code)
+    admin.delete("race:n")
+    stop, errors, done = threading.Event(), [], [0]
+
+    def caller():
+        c = tc_server.client()
+        while not stop.is_set():
+            try:
+                c.execute_command("FCALL", "rf", 1, "race:n")
+                done[0] += 1
+            except redis.exceptions.ResponseError as e:
+                if "Function not found" not in str(e):
+                    errors.append(str(e))
+        c.connection_pool.disconnect()
+
+    threads = [threading.Thread(target=caller) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(40):
+            admin.execute_command("FUNCTION", "LOAD", "REPLACE", code + "\n-- v%d" % i)
+            if i % 10 == 0:
+                admin.execute_command("FUNCTION", "DELETE", "race")
+                admin.execute_command("FUNCTION", "LOAD", code)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        admin.execute_command("FUNCTION", "FLUSH")
+    assert not errors, errors[:3]
+    assert int(admin.get("race:n")) == done[0]
+    admin.connection_pool.disconnect()
