@@ -8,7 +8,6 @@
 
 #include "cmd/cmd.h"
 #include "persist/crc64.h"
-#include "persist/rdb_read.h"
 #include "script/script.h"
 #include "script/script_func.h"
 #include "script/script_int.h"
@@ -282,53 +281,36 @@ static void function_dump_command(struct conn *c)
     buf_deinit(&b);
 }
 
-/* Parse the function records of p[0..n) (the payload without version and CRC, or an RDB's
- * records read one at a time) into a compiled list. -1 with err. */
-int func_parse_records(const char *p, size_t n, struct func_lib **out, char *err, size_t cap)
-{
-    struct rd r = {(const unsigned char *)p, (const unsigned char *)p + n, NULL};
-    struct func_lib *head = NULL, **tail = &head;
+struct parse_arg {
+    struct func_lib *head, **tail;
+    char *err;
+    size_t cap;
+};
 
-    while (r.p < r.end) {
-        unsigned op;
-        struct rstr s;
-        struct func_lib *lib;
-        if (rd_byte(&r, &op) || op != RDB_OPCODE_FUNCTION2) {
-            snprintf(err, cap, "given type is not a function");
-            goto fail;
+static int parse_one(void *arg, const char *code, size_t n)
+{
+    struct parse_arg *a = arg;
+    struct func_lib *lib = func_compile(code, n, a->err, a->cap);
+
+    if (!lib)
+        return -1;
+    for (struct func_lib *o = a->head; o; o = o->next)
+        if (!strcmp(o->name, lib->name)) {
+            snprintf(a->err, a->cap, "Library %s already exists", lib->name);
+            func_list_free(lib);
+            return -1;
         }
-        if (rd_str(&r, &s)) {
-            snprintf(err, cap, "DUMP payload version or checksum are wrong");
-            goto fail;
-        }
-        lib = func_compile(s.p, s.n, err, cap);
-        rstr_free(&s);
-        if (!lib)
-            goto fail;
-        for (struct func_lib *o = head; o; o = o->next)
-            if (!strcmp(o->name, lib->name)) {
-                snprintf(err, cap, "Library %s already exists", lib->name);
-                func_list_free(lib);
-                goto fail;
-            }
-        *tail = lib;
-        tail = &lib->next;
-    }
-    *out = head;
+    *a->tail = lib;
+    a->tail = &lib->next;
     return 0;
-fail:
-    func_list_free(head);
-    return -1;
 }
 
 static void function_restore_command(struct conn *c)
 {
-    const unsigned char *p = (const unsigned char *)c->argv[2].p;
-    size_t n = c->argv[2].n;
     int policy = FUNC_RESTORE_APPEND;
+    struct parse_arg pa = {0};
     struct func_lib *list;
     char err[512];
-    uint64_t crc = 0;
 
     if (c->argc > 4) {
         reply_error(c, "ERR syntax error");
@@ -347,21 +329,15 @@ static void function_restore_command(struct conn *c)
             return;
         }
     }
-    if (n < 10) {
-        reply_error(c, "ERR DUMP payload version or checksum are wrong");
-        return;
-    }
-    for (int i = 0; i < 8; i++)
-        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
-    if ((p[n - 10] | (p[n - 9] << 8)) > RDB_VERSION ||
-        (crc != 0 && crc64(0, p, n - 8) != crc)) {
-        reply_error(c, "ERR DUMP payload version or checksum are wrong");
-        return;
-    }
-    if (func_parse_records((const char *)p, n - 10, &list, err, sizeof(err))) {
+    pa.tail = &pa.head;
+    pa.err = err;
+    pa.cap = sizeof(err);
+    if (func_payload_split(c->argv[2].p, c->argv[2].n, parse_one, &pa, err, sizeof(err))) {
+        func_list_free(pa.head);
         reply_errorf(c, "ERR %s", err);
         return;
     }
+    list = pa.head;
     if (func_restore(list, policy, err, sizeof(err))) {
         reply_errorf(c, "ERR %s", err);
         return;

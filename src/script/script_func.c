@@ -51,86 +51,6 @@ static void setup_atfork(void)
 static __thread uint64_t seen_gen;
 static __thread lua_State *seen_L;
 
-/* ---- names and the shebang ---- */
-
-int func_name_ok(const char *p, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = p[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_'))
-            return 0;
-    }
-    return 1;
-}
-
-/* "#!lua name=<lib>" on the first line: the library name in name (malloc'd) and the length of
- * the line, or -1 with the error (without "ERR ") in err. */
-static int parse_meta(const char *code, size_t n, char **name, size_t *skip, char *err,
-                      size_t cap)
-{
-    const char *nl, *p, *end;
-
-    *name = NULL;
-    if (n < 2 || code[0] != '#' || code[1] != '!') {
-        snprintf(err, cap, "Missing library metadata");
-        return -1;
-    }
-    nl = memchr(code, '\n', n);
-    end = nl ? nl : code + n;
-    *skip = (size_t)(end - code);
-    p = code + 2;
-    for (int part = 0;; part++) {
-        const char *w;
-        size_t wn;
-        while (p < end && (*p == ' ' || *p == '\r'))
-            p++;
-        if (p >= end)
-            break;
-        w = p;
-        while (p < end && *p != ' ' && *p != '\r')
-            p++;
-        wn = (size_t)(p - w);
-        if (part == 0) {
-            if (wn != 3 || memcmp(w, "lua", 3)) {
-                snprintf(err, cap, "Engine '%.*s' not found", (int)wn, w);
-                goto fail;
-            }
-            continue;
-        }
-        if (wn >= 5 && !memcmp(w, "name=", 5)) {
-            if (*name) {
-                snprintf(err, cap, "Invalid metadata value, name argument was given multiple times");
-                goto fail;
-            }
-            *name = strndup(w + 5, wn - 5);
-            if (!*name) {
-                snprintf(err, cap, "out of memory");
-                return -1;
-            }
-            continue;
-        }
-        snprintf(err, cap, "Invalid metadata value given: %.*s", (int)wn, w);
-        goto fail;
-    }
-    if (!*name) {
-        snprintf(err, cap, "Library name was not given");
-        return -1;
-    }
-    if (!func_name_ok(*name, strlen(*name))) {
-        snprintf(err, cap, "Library names can only contain letters, numbers, or underscores(_)"
-                           " and must be at least one character long");
-        goto fail;
-    }
-    return 0;
-fail:
-    free(*name);
-    *name = NULL;
-    return -1;
-}
-
 /* ---- loading a library into a Lua state ---- */
 
 /* What register_function collects during one library run. */
@@ -547,7 +467,7 @@ struct func_lib *func_compile(const char *code, size_t n, char *err, size_t cap)
     char *name;
     size_t skip;
 
-    if (parse_meta(code, n, &name, &skip, err, cap))
+    if (func_parse_meta(code, n, &name, &skip, err, cap))
         return NULL;
     if (!L) {
         free(name);

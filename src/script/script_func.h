@@ -24,6 +24,17 @@ struct func_lib {
 #define FUNC_RESTORE_REPLACE 1
 #define FUNC_RESTORE_FLUSH 2
 
+/* ---- func_payload.c (no Lua) ---- */
+
+/* "#!lua name=<lib>" on the first line of code: the library name in *name (malloc'd) and the
+ * length of the line in *skip, or -1 with the error (without "ERR ") in err. */
+int func_parse_meta(const char *code, size_t n, char **name, size_t *skip, char *err,
+                    size_t cap);
+/* Check a FUNCTION DUMP payload (version, CRC64) and call each for every library's code (a
+ * non-zero return stops: -1). -1 with the error in err when the payload is malformed. */
+int func_payload_split(const char *payload, size_t n,
+                       int (*each)(void *arg, const char *code, size_t n), void *arg, char *err,
+                       size_t cap);
 /* 1 when p[0..n) is a valid library or function name */
 int func_name_ok(const char *p, size_t n);
 /* the i-th known function flag's name (and its bit in *flag), NULL past the last */
@@ -45,9 +56,6 @@ void func_each(void (*fn)(const struct func_lib *lib, void *arg), void *arg);
 /* fn for every library, then mid, then fn for every library again, under one lock */
 void func_each2(void (*fn)(const struct func_lib *lib, void *arg), void *arg,
                 void (*mid)(void *marg), void *marg);
-/* The records of an RDB/DUMP payload (RDB_OPCODE_FUNCTION2 + code, repeated) compiled into a
- * list (cmd_function.c). */
-int func_parse_records(const char *p, size_t n, struct func_lib **out, char *err, size_t cap);
 struct buf;
 /* Append every library as an RDB_OPCODE_FUNCTION2 record (cmd_function.c). */
 void func_rdb_write(struct buf *b);
