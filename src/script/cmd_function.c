@@ -353,7 +353,10 @@ static void function_stats_command(struct conn *c)
     func_counts(&nl, &nf, &bytes);
     reply_map(c, 2);
     reply_cstr(c, "running_script");
-    reply_null(c); /* script_running_info(): "none" until the busy-script work */
+    if (!strcmp(script_running_info(), "none"))
+        reply_null(c); /* nothing running (the busy-script work reports what is) */
+    else
+        reply_cstr(c, script_running_info());
     reply_cstr(c, "engines");
     reply_map(c, 1);
     reply_cstr(c, "LUA");
