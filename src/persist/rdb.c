@@ -717,6 +717,16 @@ int rdb_dump(struct item *it, char **out, size_t *outn)
     return 0;
 }
 
+struct rdb_func_hooks rdb_funcs;
+
+static void put_function(void *arg, const char *code, size_t n)
+{
+    struct wr *w = arg;
+
+    w_byte(w, OP_FUNCTION2);
+    w_str(w, code, n);
+}
+
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now)
 {
     char tmp[1200], dir[1100], num[32];
@@ -750,6 +760,8 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
     snprintf(num, sizeof(num), "%lld", (long long)store_mem_used());
     w_aux(&w, "used-mem", num);
     w_aux(&w, "aof-base", "0");
+    if (rdb_funcs.each)
+        rdb_funcs.each(put_function, &w);
     for (int db = 0; db < s->ndb && !w.err; db++) {
         uint64_t keys = 0, vol = 0;
         for (uint32_t i = 0; i < s->nstripes; i++) {

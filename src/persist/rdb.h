@@ -34,6 +34,17 @@ struct rdb_load_info {
     int version;      /* RDB version of the file */
 };
 
+/* Redis 7.0 functions, RDB_OPCODE_FUNCTION2 records (one library's code each) written before
+ * the databases, without a dependency on their owner (src/script): src/server installs the
+ * hooks before loading. each calls put once per library (it may run in a fork child); load
+ * adds one library at load time (-1 with the reason in err: the load fails). With no hooks
+ * none are written and the records are skipped. */
+struct rdb_func_hooks {
+    void (*each)(void (*put)(void *arg, const char *code, size_t n), void *arg);
+    int (*load)(const char *code, size_t n, char *err, size_t cap);
+};
+extern struct rdb_func_hooks rdb_funcs;
+
 /* Write every live key of s to path atomically: a temporary file temp-<pid>.rdb in the same
  * directory, fsync, rename. now (unix ms) decides which keys are expired (not written).
  * Returns 0, or -1 with errno set and a logged reason (the temporary file is removed). The

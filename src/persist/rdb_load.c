@@ -902,9 +902,22 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             continue;
         }
         if (t == OP_FUNCTION2) {
-            log_warn("RDB: skipping a function library (functions are not supported)");
-            if (rd_skip_str(&r))
+            struct rstr code;
+            char ferr[256];
+            if (!rdb_funcs.load) {
+                log_warn("RDB: skipping a function library (functions are not supported)");
+                if (rd_skip_str(&r))
+                    break;
+                continue;
+            }
+            if (rd_str(&r, &code))
                 break;
+            if (rdb_funcs.load(code.p, code.n, ferr, sizeof(ferr))) {
+                rstr_free(&code);
+                snprintf(err, errcap, "Failed loading library: %s", ferr);
+                goto out_unmap;
+            }
+            rstr_free(&code);
             continue;
         }
         if (t == OP_MODULE_AUX || t == OP_FUNCTION_PRE_GA || t == T_MODULE || t == T_MODULE_2) {

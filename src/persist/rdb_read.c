@@ -122,9 +122,9 @@ int rd_str(struct rd *r, struct rstr *s)
         uint64_t clen, ulen;
         if (rd_len(r, &clen) || rd_len(r, &ulen) || rd_need(r, clen))
             return -1;
-        /* LZF expands at most ~132 times (a 3-byte back reference copies 264 bytes): a
-         * larger claim is corrupt, caught before allocating */
-        if (ulen > (1ULL << 32) || ulen == 0 || ulen > clen * 140 + 64)
+        /* LZF expands at most 264 bytes from 3 (a back reference): a longer length is a lie,
+         * refused before it is allocated (FUNCTION RESTORE's payload comes from a client) */
+        if (ulen > (1ULL << 32) || ulen == 0 || ulen > clen * 100 + 64)
             return rd_fail(r, "Invalid LZF compressed string");
         s->own = malloc(ulen);
         if (!s->own)

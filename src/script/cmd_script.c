@@ -37,6 +37,7 @@
 #include "core/config.h"
 #include "persist/persist.h"
 #include "script/script.h"
+#include "script/script_func.h"
 #include "script/script_int.h"
 
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
@@ -286,12 +287,17 @@ int script_keys_check(struct script_run *run, const struct cmd *cmd, int argc,
     return 0;
 }
 
+/* Run run (set up by EVAL or FCALL: run->flags the script's or function's flags) with nkeys
+ * keys: the OOM check, the stripes held (see Locking), the time limit, the writes logged as one
+ * MULTI ... EXEC. */
 void script_exec(struct conn *c, struct script_run *run, int nkeys)
 {
     struct store *s = conn_store(c);
     uint64_t *full, *declared;
     uint32_t words = bitmap_words(s);
     int nested = store_held != NULL, logged, learned, declared_only, learn;
+
+    run->is_function = run->fname != NULL; /* FUNCTION KILL stops it, SCRIPT KILL does not */
 
     /* as Redis: whether used memory is over maxmemory is decided once, before the script
      * (evicting now, with no stripe held by this thread) */
@@ -481,19 +487,24 @@ static void human(char *out, size_t cap, double v)
 /* INFO memory: Redis 7.0's scripting fields */
 static void info_memory(struct buf *b)
 {
-    char line[256], h1[32], h2[32];
-    size_t lua = script_lua_memory(), bytes;
-    long n;
+    char line[640], h1[32], h2[32];
+    size_t lua = script_lua_memory(), bytes, fbytes;
+    long n, nlibs, nfns;
     int k;
 
     script_cache_stats(&n, &bytes);
+    func_counts(&nlibs, &nfns, &fbytes);
     human(h1, sizeof(h1), (double)lua);
     human(h2, sizeof(h2), (double)bytes);
     k = snprintf(line, sizeof(line),
                  "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
                  "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%ld\r\n"
+                 "number_of_functions:%ld\r\nnumber_of_libraries:%ld\r\n"
+                 "used_memory_vm_functions:%zu\r\nused_memory_vm_total:%zu\r\n"
+                 "used_memory_functions:%zu\r\n"
                  "used_memory_scripts:%zu\r\nused_memory_scripts_human:%s\r\n",
-                 lua, lua, h1, bytes, n, bytes, h2);
+                 lua, lua, h1, bytes, n, nfns, nlibs, (size_t)0, lua, fbytes, bytes + fbytes,
+                 h2);
     buf_append(b, line, (size_t)k);
 }
 
@@ -501,4 +512,5 @@ void script_setup(void)
 {
     cmd_info_memory_hook = info_memory;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
+    func_setup(); /* FCALL, FUNCTION (cmd_function.c) */
 }

@@ -32,4 +32,11 @@ uint64_t script_cache_gen(void);
 /* Scripts cached and the bytes of their bodies. */
 void script_cache_stats(long *count, size_t *bytes);
 
+/* ---- functions in RDB files (hooks of src/persist's rdb_funcs, installed by src/server) ---- */
+
+/* put(arg, code, n) for every function library (also in a fork child). */
+void script_func_each(void (*put)(void *arg, const char *code, size_t n), void *arg);
+/* Add one library read from an RDB file. 0, or -1 with the reason in err. */
+int script_func_load(const char *code, size_t n, char *err, size_t cap);
+
 #endif

@@ -28,6 +28,8 @@ struct script_slot {
     _Atomic int wrote; /* a write command ran: it can no longer be killed */
     _Atomic int is_function;
     char name[64];     /* the function's name, or the script's sha (under names_lock) */
+    char argv[SCRIPT_RUN_ARGS][SCRIPT_RUN_ARGLEN]; /* a function's FCALL line (names_lock) */
+    int argc;
     _Atomic long long start_ms;
 };
 
@@ -61,6 +63,16 @@ void script_busy_enter(struct script_run *run)
         return;
     pthread_mutex_lock(&names_lock);
     snprintf(sl->name, sizeof(sl->name), "%s", run->name ? run->name : run->sha);
+    sl->argc = 0;
+    if (run->is_function && run->caller) {
+        const struct conn *c = run->caller;
+        for (int i = 0; i < c->argc && i < SCRIPT_RUN_ARGS; i++) {
+            size_t n = c->argv[i].n < SCRIPT_RUN_ARGLEN - 1 ? c->argv[i].n : SCRIPT_RUN_ARGLEN - 1;
+            memcpy(sl->argv[i], c->argv[i].p, n);
+            sl->argv[i][n] = '\0';
+            sl->argc++;
+        }
+    }
     pthread_mutex_unlock(&names_lock);
     atomic_store_explicit(&sl->is_function, run->is_function, memory_order_relaxed);
     atomic_store_explicit(&sl->start_ms, run->start_ms, memory_order_relaxed);
@@ -137,7 +149,8 @@ void script_kill_generic(struct conn *c, int is_eval)
     reply_error(c, "NOTBUSY No scripts in execution right now.");
 }
 
-int script_running_info(char *name, size_t cap, long long *ms)
+int script_running_info(char *name, size_t cap, char (*argv)[SCRIPT_RUN_ARGLEN], int *argc,
+                        long long *ms)
 {
     int n = atomic_load_explicit(&nslots, memory_order_acquire);
 
@@ -148,6 +161,8 @@ int script_running_info(char *name, size_t cap, long long *ms)
             continue;
         pthread_mutex_lock(&names_lock);
         snprintf(name, cap, "%s", sl->name);
+        *argc = sl->argc;
+        memcpy(argv, sl->argv, sizeof(sl->argv[0]) * (size_t)sl->argc);
         pthread_mutex_unlock(&names_lock);
         *ms = util_mono_us() / 1000 - atomic_load_explicit(&sl->start_ms, memory_order_relaxed);
         return 1;

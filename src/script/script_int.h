@@ -36,7 +36,10 @@ struct script_run {
     int oom;             /* used memory was over maxmemory when the script started */
     int wrote;           /* a write command ran (OOM is no longer checked, as in Redis) */
     int repl;            /* redis.set_repl flags: SCRIPT_REPL_AOF logs the writes */
-    int flags;           /* SCRIPT_FLAG_* of the script, learned bits included */
+    int flags;           /* SCRIPT_FLAG_* of the script or function, learned bits included */
+    const char *fname;   /* FCALL: the function's name (fname_n bytes), run from the registry
+                          * table "tc_fn" with (KEYS, ARGV) as arguments; NULL for EVAL */
+    size_t fname_n;
     /* time limit (script_busy.c) */
     const char *name;    /* a function's name (NULL: a script, named by sha) */
     int is_function;     /* FCALL: FUNCTION KILL kills it, SCRIPT KILL does not */
@@ -62,8 +65,13 @@ int script_busy_check(struct script_run *run, int shutting_down);
 void script_busy_wrote(void);
 /* SCRIPT KILL (is_eval) and FUNCTION KILL. */
 void script_kill_generic(struct conn *c, int is_eval);
-/* A function running now: 1 with its name and the ms it has run, else 0 (FUNCTION STATS). */
-int script_running_info(char *name, size_t cap, long long *ms);
+/* FUNCTION STATS' running_script: when a function runs (on any worker), 1 with its name, its
+ * FCALL command line (argc words, each up to SCRIPT_RUN_ARGLEN bytes, at most SCRIPT_RUN_ARGS)
+ * and the ms it has run; else 0. */
+#define SCRIPT_RUN_ARGS 16
+#define SCRIPT_RUN_ARGLEN 64
+int script_running_info(char *name, size_t cap, char (*argv)[SCRIPT_RUN_ARGLEN], int *argc,
+                        long long *ms);
 
 /* cmd_script.c: before a command runs in a script (track set): make sure the stripes of its
  * keys are held. Returns 0, or SCRIPT_KEYS_RESTART (the run must start over holding every
@@ -93,6 +101,13 @@ int script_lua_load(struct conn *c, const char *sha, const char *body, size_t n)
 /* Run the compiled script sha with KEYS = c->argv[3..3+nkeys) and ARGV = the rest, writing
  * its reply to c. The caller holds every stripe (or runs inside EXEC, which does). */
 void script_lua_run(struct conn *c, struct script_run *run, int nkeys);
+/* cmd_script.c: run run (EVAL's or FCALL's, set up) with nkeys keys: the OOM check, the
+ * stripes held, the writes logged as one MULTI ... EXEC, the reply written to c. */
+void script_exec(struct conn *c, struct script_run *run, int nkeys);
+/* script_func.c: make this thread's state hold the current libraries' functions (registry
+ * tables "tc_fn" name -> callback, "tc_ff" name -> flags). Returns L, or NULL (out of
+ * memory). */
+lua_State *script_func_state(void);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 

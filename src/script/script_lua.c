@@ -740,13 +740,18 @@ int script_lua_load(struct conn *c, const char *sha, const char *body, size_t n)
 
 /* ---- running ---- */
 
-static void set_array(lua_State *L, int g, const char *name, const struct slice *v, int n)
+static void push_array(lua_State *L, const struct slice *v, int n)
 {
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_pushlstring(L, v[i].p, v[i].n);
         lua_rawseti(L, -2, i + 1);
     }
+}
+
+static void set_array(lua_State *L, int g, const char *name, const struct slice *v, int n)
+{
+    push_array(L, v, n);
     lua_setfield(L, g, name);
 }
 
@@ -797,16 +802,27 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
 {
     struct lstate *s = ls;
     lua_State *L = s->L;
-    int base = lua_gettop(L), rc;
+    int base = lua_gettop(L), rc, nargs = 0;
     char key[48];
 
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_errh");
-    snprintf(key, sizeof(key), "f_%s", run->sha);
-    lua_getfield(L, LUA_REGISTRYINDEX, key);
-    lua_getfield(L, LUA_REGISTRYINDEX, "tc_G");
-    set_array(L, lua_gettop(L), "KEYS", c->argv + 3, nkeys);
-    set_array(L, lua_gettop(L), "ARGV", c->argv + 3 + nkeys, c->argc - 3 - nkeys);
-    lua_pop(L, 1);
+    if (run->fname) {
+        /* FCALL: callback(KEYS, ARGV) */
+        lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn");
+        lua_pushlstring(L, run->fname, run->fname_n);
+        lua_rawget(L, -2);
+        lua_remove(L, -2);
+        push_array(L, c->argv + 3, nkeys);
+        push_array(L, c->argv + 3 + nkeys, c->argc - 3 - nkeys);
+        nargs = 2;
+    } else {
+        snprintf(key, sizeof(key), "f_%s", run->sha);
+        lua_getfield(L, LUA_REGISTRYINDEX, key);
+        lua_getfield(L, LUA_REGISTRYINDEX, "tc_G");
+        set_array(L, lua_gettop(L), "KEYS", c->argv + 3, nkeys);
+        set_array(L, lua_gettop(L), "ARGV", c->argv + 3 + nkeys, c->argc - 3 - nkeys);
+        lua_pop(L, 1);
+    }
 
     s->fake.w = c->w;
     s->fake.db = c->db;
@@ -815,7 +831,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     s->fake.flags = 0;
     s->run = run;
     lua_sethook(L, hook, LUA_MASKCOUNT, LUA_HOOK_COUNT);
-    rc = lua_pcall(L, 0, 1, base + 1);
+    rc = lua_pcall(L, nargs, 1, base + 1);
     lua_sethook(L, NULL, 0, 0);
     if (run->restart || run->stop == 2)
         ; /* no reply: cmd_script.c runs it again, or the server is shutting down */

@@ -26,6 +26,7 @@
 #include "persist/aof_log.h"
 #include "persist/persist.h"
 #include "server/mc_cmdline.h"
+#include "persist/rdb.h"
 #include "store/evict.h"
 #include "store/store.h"
 
@@ -289,7 +290,9 @@ int main(int argc, char **argv)
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
-    script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT */
+    script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT, FCALL, FUNCTION */
+    rdb_funcs.each = script_func_each; /* functions in RDB files, without src/persist */
+    rdb_funcs.load = script_func_load; /* depending on src/script */
     persist_wire(&srv);
     if (persist_load())
         return 1;

@@ -107,6 +107,36 @@ def scenario_pcall(srv):
     return out
 
 
+LIB = ("#!lua name=spinlib\n"
+       "redis.register_function('spin', function(keys, args) local i = 0 "
+       "while true do i = i + 1 end end)")
+
+
+def scenario_function(srv):
+    c0 = srv.client()
+    call(c0, "FUNCTION", "LOAD", "REPLACE", LIB)
+    c0.connection_pool.disconnect()
+    client = srv.client(socket_timeout=30)
+    assert client.ping()
+    result = []
+    t = threading.Thread(target=lambda: result.append(call(client, "FCALL", "spin", 0, "a")),
+                         daemon=True)
+    t.start()
+    time.sleep(0.05)
+    wait_busy(srv)
+    c = srv.client(socket_timeout=10)
+    stats = call(c, "FUNCTION", "STATS")
+    running = dict(zip(stats[1][::2], stats[1][1::2]))
+    out = [call(c, "PING"), call(c, "SCRIPT", "KILL"), running[b"name"], running[b"command"],
+           running[b"duration_ms"] > 0, call(c, "FUNCTION", "KILL")]
+    t.join(30)
+    out.append(result[0])
+    out.append(call(c, "FUNCTION", "KILL"))
+    out.append(call(c, "FUNCTION", "DELETE", "spinlib"))
+    c.connection_pool.disconnect()
+    return out
+
+
 def scenario_config(srv):
     c = srv.client()
     out = [call(c, "CONFIG", "GET", "busy-reply-threshold"),
@@ -121,7 +151,7 @@ def scenario_config(srv):
 
 
 @pytest.mark.parametrize("scenario", [scenario_kill, scenario_unkillable, scenario_pcall,
-                                      scenario_config])
+                                      scenario_function, scenario_config])
 def test_time_limit_as_redis(scenario):
     tc, rs = servers()
     try:
