@@ -261,9 +261,49 @@ extern __thread const char *cmd_last_error; /* its text or format: the code is i
     (cmd_errors++, cmd_last_error = (fmt),                                                        \
      reply_check((c), resp_add_errorf(&(c)->wbuf, fmt, ##__VA_ARGS__)))
 
-/* cmdstats.c: INFO commandstats / errorstats. call: a command ran (usec, answered an error);
- * reject: refused before it ran; errors: n error replies, the last one's text msg. */
-void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed);
+/* cmdstats.c: INFO commandstats / errorstats. call: a command ran (usec, -1 when not timed;
+ * answered an error); reject: refused before it ran; errors: n error replies, the last one's
+ * text msg. cmdstats_call is inline: one thread's counters and its latency histogram (buckets
+ * exact below 16 us, then 16 per power of two) through thread-local pointers the slow path
+ * sets up; a CONFIG RESETSTAT (cmdstats_gen) sends the thread to the slow path once. */
+#define CMDSTATS_MAX_IDS 1024
+#define CMDSTATS_HB (16 + 36 * 16)
+struct cmdstat {
+    uint64_t calls, usec, rejected, failed;
+};
+extern __thread struct cmdstat *cmdstats_mine;
+extern __thread uint32_t **cmdstats_hist;
+extern __thread unsigned cmdstats_hist_gen;
+extern _Atomic unsigned cmdstats_gen;
+void cmdstats_call_slow(const struct cmd *cmd, int64_t usec, int failed);
+static inline int cmdstats_bucket(uint64_t us)
+{
+    int e, b;
+    if (us < 16)
+        return (int)us;
+    e = 63 - __builtin_clzll(us);
+    b = 16 + (e - 4) * 16 + (int)((us >> (e - 4)) & 15);
+    return b < CMDSTATS_HB ? b : CMDSTATS_HB - 1;
+}
+static inline void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed)
+{
+    struct cmdstat *m = cmdstats_mine;
+    uint32_t **hh = cmdstats_hist, *h;
+
+    if (TC_UNLIKELY(!m || !hh || usec < 0 || (unsigned)cmd->id >= CMDSTATS_MAX_IDS ||
+                    !(h = hh[cmd->id]) || !cfg.latency_tracking ||
+                    cmdstats_hist_gen !=
+                        atomic_load_explicit(&cmdstats_gen, memory_order_relaxed))) {
+        cmdstats_call_slow(cmd, usec, failed);
+        return;
+    }
+    m += cmd->id;
+    STAT_INC(m->calls);
+    STAT_ADD(m->usec, (uint64_t)usec);
+    if (failed)
+        STAT_INC(m->failed);
+    STAT_INC(h[cmdstats_bucket((uint64_t)usec)]);
+}
 void cmdstats_reject(const struct cmd *cmd);
 void cmdstats_errors(const char *msg, unsigned n);
 void cmdstats_info_commands(struct buf *b);

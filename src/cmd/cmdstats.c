@@ -18,42 +18,30 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define MAX_IDS 1024
+#define MAX_IDS CMDSTATS_MAX_IDS
 #define MAX_BLOCKS 256
 #define MAX_CODES 128
 
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct cmdstat {
-    uint64_t calls, usec, rejected, failed;
-};
 
 /* Latency histograms (LATENCY HISTOGRAM, INFO latencystats): log-linear buckets of
  * microseconds — exact below 16, then 16 per power of two (6 % wide) — per thread and command,
- * allocated on a command's first timed call. CONFIG RESETSTAT bumps hist_gen; each thread
+ * allocated on a command's first timed call. CONFIG RESETSTAT bumps cmdstats_gen; each thread
  * clears its own histograms when it next records, and readers skip blocks of an older
  * generation, so no thread writes another's. */
-#define HB (16 + 36 * 16)
+#define HB CMDSTATS_HB
 
 struct hblock {
-    uint32_t *h[MAX_IDS];
+    uint32_t *h[MAX_IDS]; /* (first: cmdstats_hist points at it) */
     _Atomic unsigned gen;
 };
 
 static struct hblock *hblocks[MAX_BLOCKS];
 static int nhblocks;
 static __thread struct hblock *myh;
-static _Atomic unsigned hist_gen;
 
-static inline int hbucket(uint64_t us)
-{
-    int e, b;
-    if (us < 16)
-        return (int)us;
-    e = 63 - __builtin_clzll(us);
-    b = 16 + (e - 4) * 16 + (int)((us >> (e - 4)) & 15);
-    return b < HB ? b : HB - 1;
-}
+_Atomic unsigned cmdstats_gen;
 
 /* the largest value of bucket b */
 static uint64_t hupper(int b)
@@ -69,7 +57,7 @@ static uint64_t hupper(int b)
 static void hist_record(int id, uint64_t us)
 {
     struct hblock *hb = myh;
-    unsigned gen = atomic_load_explicit(&hist_gen, memory_order_relaxed);
+    unsigned gen = atomic_load_explicit(&cmdstats_gen, memory_order_relaxed);
 
     if (TC_UNLIKELY(!hb)) {
         pthread_mutex_lock(&blocks_lock);
@@ -88,19 +76,21 @@ static void hist_record(int id, uint64_t us)
                     __atomic_store_n(&hb->h[i][j], 0, __ATOMIC_RELAXED);
         atomic_store_explicit(&hb->gen, gen, memory_order_release);
     }
+    cmdstats_hist = hb->h; /* the inline fast path (cmd.h) uses it from now on */
+    cmdstats_hist_gen = gen;
     if (TC_UNLIKELY(!hb->h[id])) {
         uint32_t *h = calloc(HB, sizeof(*h));
         if (!h)
             return;
         __atomic_store_n(&hb->h[id], h, __ATOMIC_RELEASE);
     }
-    STAT_INC(hb->h[id][hbucket(us)]);
+    STAT_INC(hb->h[id][cmdstats_bucket(us)]);
 }
 
 /* The summed histogram of id into out (HB counts); returns the total. */
 static uint64_t hist_sum(int id, uint64_t *out)
 {
-    unsigned gen = atomic_load_explicit(&hist_gen, memory_order_relaxed);
+    unsigned gen = atomic_load_explicit(&cmdstats_gen, memory_order_relaxed);
     uint64_t total = 0;
 
     memset(out, 0, sizeof(*out) * HB);
@@ -124,7 +114,9 @@ static uint64_t hist_sum(int id, uint64_t *out)
 
 static struct cmdstat *blocks[MAX_BLOCKS];
 static int nblocks;
-static __thread struct cmdstat *mine;
+__thread struct cmdstat *cmdstats_mine;
+__thread uint32_t **cmdstats_hist;
+__thread unsigned cmdstats_hist_gen;
 static struct cmdstat spare[MAX_IDS]; /* threads past MAX_BLOCKS share it (counts may race) */
 
 static struct {
@@ -137,18 +129,18 @@ static pthread_mutex_t codes_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct cmdstat *block(void)
 {
-    if (TC_LIKELY(mine != NULL))
-        return mine;
+    if (TC_LIKELY(cmdstats_mine != NULL))
+        return cmdstats_mine;
     pthread_mutex_lock(&blocks_lock);
-    if (nblocks < MAX_BLOCKS && (mine = calloc(MAX_IDS, sizeof(*mine))) != NULL)
-        blocks[nblocks++] = mine; /* kept for INFO after the thread ends */
+    if (nblocks < MAX_BLOCKS && (cmdstats_mine = calloc(MAX_IDS, sizeof(struct cmdstat))))
+        blocks[nblocks++] = cmdstats_mine; /* kept for INFO after the thread ends */
     else
-        mine = spare;
+        cmdstats_mine = spare;
     pthread_mutex_unlock(&blocks_lock);
-    return mine;
+    return cmdstats_mine;
 }
 
-void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed)
+void cmdstats_call_slow(const struct cmd *cmd, int64_t usec, int failed)
 {
     struct cmdstat *st;
 
@@ -371,7 +363,7 @@ int cmdstats_histogram(const struct cmd *cmd, uint64_t *calls, uint64_t *bounds,
 
 void cmdstats_reset(void)
 {
-    atomic_fetch_add_explicit(&hist_gen, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cmdstats_gen, 1, memory_order_relaxed);
     pthread_mutex_lock(&blocks_lock);
     for (int i = 0; i < MAX_IDS; i++)
         raw_sum(i, &base[i]);

@@ -233,23 +233,38 @@ const char *cmd_busy_error(void)
  * not timed), so consecutive commands of one input batch read the clock once each. */
 static void call_inner(struct conn *c, int64_t *clk);
 
-static void call(struct conn *c, int64_t *clk)
+/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
+ * (the CLIENT REPLY OFF / SKIP that turned replies off wrote nothing). */
+static void call_quiet(struct conn *c, int64_t *clk)
 {
     int before = c->reply_mode;
     struct conn_mark m;
 
     conn_output_mark(c, &m);
-    if (TC_UNLIKELY(before == 2))
+    if (before == 2)
         c->reply_mode = 0; /* SKIP covers one command */
-    cmd_errors = 0;
     call_inner(c, clk);
+    if (before == 2 || c->reply_mode != 0)
+        conn_output_rewind(c, &m);
+}
+
+static void call(struct conn *c, int64_t *clk)
+{
+    cmd_errors = 0;
+    if (TC_LIKELY((c->reply_mode | c->no_touch) == 0)) {
+        call_inner(c, clk);
+    } else if (c->no_touch && c->reply_mode == 0) {
+        /* CLIENT NO-TOUCH: this command's reads leave access times alone (TOUCH's do not) */
+        store_no_touch = !util_eq_nocase(c->argv[0].p, c->argv[0].n, "touch");
+        call_inner(c, clk);
+        store_no_touch = 0;
+    } else {
+        store_no_touch = c->no_touch && !util_eq_nocase(c->argv[0].p, c->argv[0].n, "touch");
+        call_quiet(c, clk);
+        store_no_touch = 0;
+    }
     if (TC_UNLIKELY(cmd_errors != 0))
         cmdstats_errors(cmd_last_error, cmd_errors); /* errorstats, total_error_replies */
-    /* CLIENT REPLY: no reply while OFF (but CLIENT REPLY ON answers), none for the command
-     * after SKIP, none for the CLIENT REPLY OFF / SKIP that turned replies off */
-    if (TC_UNLIKELY(before | c->reply_mode) &&
-        ((before == 1 && c->reply_mode != 0) || before == 2 || (before == 0 && c->reply_mode)))
-        conn_output_rewind(c, &m);
 }
 
 static void call_inner(struct conn *c, int64_t *clk)
@@ -366,8 +381,6 @@ static void call_inner(struct conn *c, int64_t *clk)
     cmd_mods = 0;
     cmd_errors = 0;
     cmd_current = cmd;
-    if (TC_UNLIKELY(c->no_touch | store_no_touch))
-        store_no_touch = c->no_touch && strcmp(cmd->name, "touch") != 0;
     if (cfg.slowlog_log_slower_than < 0 && !cfg.latency_tracking &&
         !cfg.latency_monitor_threshold) {
         cmd_exec(c, cmd);

@@ -48,3 +48,11 @@ def flush(srv):
     c = srv.client()
     c.flushall()
     c.connection_pool.disconnect()
+
+
+@pytest.fixture(params=["redis", "twincache"])
+def server(request, servers):
+    """Each server in turn (flushed), for scenarios whose outcome is asserted on each alone."""
+    srv = servers[request.param]
+    flush(srv)
+    return srv
