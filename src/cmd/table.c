@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/monitor.h"
+#include "cmd/notify.h"
+#include "cmd/tracking.h"
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "cmd/multi.h"
@@ -287,6 +290,10 @@ static void call(struct conn *c, int64_t *clk)
     cmd_mods = 0;
     cmd_errors = 0;
     cmd_current = cmd;
+    tracking_writer = c->id;
+    if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
+        monitor_feeds_before(cmd))
+        monitor_feed_slow(c, cmd);
     if (cfg.slowlog_log_slower_than < 0) {
         cmd_exec(c, cmd);
     } else {
@@ -300,6 +307,12 @@ static void call(struct conn *c, int64_t *clk)
     }
     if ((cmd->flags & (CMD_WRITE | CMD_SIGNALS)) == CMD_WRITE)
         cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */
+    if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
+        !monitor_feeds_before(cmd))
+        monitor_feed_slow(c, cmd);
+    if (TC_UNLIKELY(c->trk != NULL))
+        tracking_after_command(c, cmd);
+    notify_flush(c->w->idx); /* keyspace events, now that no stripe is held */
 }
 
 void cmd_call(struct conn *c)
@@ -332,6 +345,8 @@ int cmd_resp_may_time_out(struct conn *c)
 void cmd_resp_close(struct conn *c)
 {
     tx_reset(c);
+    tracking_close(c);
+    monitor_close(c);
     pubsub_reset(c);
     block_reset(c);
     free(c->argv);

@@ -12,6 +12,7 @@
 _Atomic uint32_t store_lru_clock;
 _Thread_local const uint64_t *store_held;
 store_gone_fn *_Atomic store_gone_hook;
+store_event_fn *store_event_hook;
 _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
@@ -172,7 +173,7 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now) {
         COUNTER_ADD(st->expired, 1);
-        store_gone(k->db, k->p, k->n);
+        store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -321,7 +322,7 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
     exp = item_expire(it);
     if (exp && exp <= now) {
         COUNTER_ADD(st->expired, 1);
-        store_gone(k->db, k->p, k->n);
+        store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -504,7 +505,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                     COUNTER_ADD(st->expired, 1);
                     if (!(it->enc & ITEM_FETCHED))
                         COUNTER_ADD(st->expired_unfetched, 1);
-                    store_gone((int)(t - st->db), item_key(it), item_klen(it));
+                    store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
                     if (item_expire(it))
                         vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));
