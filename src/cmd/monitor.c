@@ -48,19 +48,25 @@ static void repr(struct buf *b, const char *p, size_t n)
 
 int monitor_feeds_before(const struct cmd *cmd)
 {
-    return cmd->group && !strcmp(cmd->group, "scripting") && cmd->name[0] != 's' &&
-           cmd->name[0] != 'f' ? 1 : (cmd->name[0] == 'f' && !strncmp(cmd->name, "fcall", 5));
+    /* EVAL and FCALL skip the feed after they ran; their line goes out first */
+    return cmd->group && cmd->group[0] == 's' && !strcmp(cmd->group, "scripting") &&
+           (!strncmp(cmd->name, "eval", 4) || !strncmp(cmd->name, "fcall", 5));
 }
 
 void monitor_feed_slow(struct conn *c, const struct cmd *cmd)
 {
+    monitor_feed_argv(c, cmd, c->argc, c->argv);
+}
+
+void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv)
+{
     const struct cmd *top = cmd->parent ? cmd->parent : cmd;
     char head[160];
     struct timeval tv;
-    int hl, redact_from = c->argc, redact_to = c->argc;
+    int hl, redact_from = argc, redact_to = argc;
 
-    if ((cmd->flags & (CMD_SKIP_MONITOR | CMD_ADMIN)) || (top->flags & CMD_ADMIN) ||
-        (c->flags & CONN_CLOSE_ASAP))
+    if ((((cmd->flags & CMD_SKIP_MONITOR) && !monitor_feeds_before(cmd)) ||
+         (cmd->flags & CMD_ADMIN) || (top->flags & CMD_ADMIN) || (c->flags & CONN_CLOSE_ASAP)))
         return;
     gettimeofday(&tv, NULL);
     if (c->fd < 0)
@@ -78,8 +84,8 @@ void monitor_feed_slow(struct conn *c, const struct cmd *cmd)
     if (!strcmp(top->name, "auth")) {
         redact_from = 1;
     } else if (!strcmp(top->name, "hello")) {
-        for (int i = 2; i + 2 < c->argc; i++) {
-            if (c->argv[i].n == 4 && !strncasecmp(c->argv[i].p, "auth", 4)) {
+        for (int i = 2; i + 2 < argc; i++) {
+            if (argv[i].n == 4 && !strncasecmp(argv[i].p, "auth", 4)) {
                 redact_from = i + 1;
                 redact_to = i + 3;
                 break;
@@ -88,13 +94,13 @@ void monitor_feed_slow(struct conn *c, const struct cmd *cmd)
     }
     line.rpos = line.wpos = 0;
     buf_append(&line, head, (size_t)hl);
-    for (int i = 0; i < c->argc; i++) {
+    for (int i = 0; i < argc; i++) {
         if (i)
             buf_append(&line, " ", 1);
         if (i >= redact_from && i < redact_to)
             buf_append(&line, "\"(redacted)\"", 12);
         else
-            repr(&line, c->argv[i].p, c->argv[i].n);
+            repr(&line, argv[i].p, argv[i].n);
     }
     buf_append(&line, "\r\n", 2);
     pthread_mutex_lock(&mon_lock);

@@ -21,6 +21,9 @@ static inline void monitor_feed(struct conn *c, const struct cmd *cmd)
     if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0))
         monitor_feed_slow(c, cmd);
 }
+/* The same with the arguments given (EXEC, whose argv the transaction reused). */
+struct slice;
+void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv);
 /* 1 when cmd's line goes out before it runs (scripts: their commands follow their line). */
 int monitor_feeds_before(const struct cmd *cmd);
 /* c closes (owner): it monitors no more. */

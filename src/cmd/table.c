@@ -291,6 +291,7 @@ static void call(struct conn *c, int64_t *clk)
     cmd_errors = 0;
     cmd_current = cmd;
     tracking_writer = c->id;
+    struct slice argv0 = c->argv[0]; /* EXEC reuses argv for its commands (MONITOR) */
     if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
         monitor_feeds_before(cmd))
         monitor_feed_slow(c, cmd);
@@ -309,7 +310,7 @@ static void call(struct conn *c, int64_t *clk)
         cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */
     if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
         !monitor_feeds_before(cmd))
-        monitor_feed_slow(c, cmd);
+        monitor_feed_argv(c, cmd, c->argc ? c->argc : 1, c->argc ? c->argv : &argv0);
     if (TC_UNLIKELY(c->trk != NULL))
         tracking_after_command(c, cmd);
     notify_flush(c->w->idx); /* keyspace events, now that no stripe is held */
