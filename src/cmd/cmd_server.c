@@ -92,6 +92,7 @@ static void flushdb_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), c->db);
+    tracking_flush();
     block_signal_flush(c->db);
     reply_ok(c);
 }
@@ -101,6 +102,7 @@ static void flushall_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), -1);
+    tracking_flush();
     block_signal_flush(-1);
     persist_flushall();
     reply_ok(c);

@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/util.h"
+#include "cmd/tracking.h"
 #include "store/store.h"
 
 struct srv;
@@ -37,6 +38,16 @@ static inline void notify_event_key(int type, const char *event, int db, const c
     int f = __atomic_load_n(&cfg.notify_keyspace_events, __ATOMIC_RELAXED);
     if (TC_UNLIKELY(f & type))
         notify_record(type, event, db, p, n);
+}
+
+/* A write outside the command table (memcached): the event, "new" first when isnew, and
+ * the client-side caching invalidation cmd_modified does for commands. */
+static inline void notify_write(int type, const char *event, const struct skey *k, int isnew)
+{
+    if (isnew)
+        notify_event(NOTIFY_NEW, "new", k);
+    notify_event(type, event, k);
+    tracking_invalidate(k->db, k->p, k->n);
 }
 
 /* Publish this thread's buffered events in order (no stripe may be held); self is the

@@ -112,6 +112,14 @@ void cmd_modified_reset(void)
     cmd_errors = 0;
 }
 
+static int invalidate_cb(void *arg, int pos, unsigned flags)
+{
+    struct conn *c = arg;
+    if (!(flags & KS_RO))
+        tracking_invalidate(c->db, c->argv[pos].p, c->argv[pos].n);
+    return 0;
+}
+
 int cmd_after_write(struct conn *c, const struct cmd *cmd)
 {
     if (cmd->flags & CMD_SIGNALS)
@@ -124,6 +132,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
         tx_touch_keys(c, cmd);
     if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
         block_signal_keys(c, cmd);
+    if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
+        cmd_keys(cmd, c->argc, c->argv, invalidate_cb, c);
     return 1;
 }
 

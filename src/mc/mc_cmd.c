@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/propagate.h"
+#include "cmd/tracking.h"
 #include "core/config.h"
 #include "mc/mc_int.h"
 
@@ -33,6 +35,7 @@ static void flush_now(struct conn *c)
 {
     atomic_store(&g_flush_at_ms, 0);
     store_flush(mc_store(c), MC_DB);
+    tracking_flush();
 }
 
 /* Run a delayed flush_all whose time has come (the first worker to see it does). */
@@ -203,6 +206,7 @@ void mc_cmd_input(struct conn *c)
             aof_mc_exec(c, &m->r, execute);
         else
             execute(c, &m->r);
+        notify_flush(c->w->idx);
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;

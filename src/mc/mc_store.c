@@ -4,6 +4,7 @@
  * never matches a client's cas unique. */
 #include "mc/mc_int.h"
 
+#include "cmd/notify.h"
 #include "core/config.h"
 
 static const char *const store_text[] = {"STORED", "NOT_STORED", "EXISTS", "NOT_FOUND",
@@ -110,6 +111,9 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
             it->bits |= (uint8_t)(IT_MC_STALE | won);
         *out = it;
     }
+    if (res == MC_ST_STORED)
+        notify_write(NOTIFY_STRING, mode == MC_APPEND || mode == MC_PREPEND ? "append" : "set",
+                     k, !old);
     return res;
 }
 
@@ -162,6 +166,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
         return MC_DR_NON_NUMERIC;
     if (rc)
         return MC_DR_OOM;
+    notify_write(NOTIFY_STRING, incr ? "incrby" : "decrby", k, 0);
     *itp = it;
     return MC_DR_OK;
 }
@@ -218,6 +223,8 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     found = store_delete_locked(s, &k, mc_now(c));
+    if (found)
+        notify_write(NOTIFY_GENERIC, "del", &k, 0);
     store_unlock(s, k.stripe);
     if (found)
         STAT_INC(mc_ws(c)->delete_hits);
