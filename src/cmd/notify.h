@@ -40,6 +40,14 @@ static inline void notify_event_key(int type, const char *event, int db, const c
         notify_record(type, event, db, p, n);
 }
 
+/* A collection command's event on k, then "del" when it emptied the key (as Redis). */
+static inline void notify_coll(int type, const char *event, const struct skey *k, int empty)
+{
+    notify_event(type, event, k);
+    if (empty)
+        notify_event(NOTIFY_GENERIC, "del", k);
+}
+
 /* A write outside the command table (memcached): the event, "new" first when isnew, and
  * the client-side caching invalidation cmd_modified does for commands. */
 static inline void notify_write(int type, const char *event, const struct skey *k, int isnew)
