@@ -141,7 +141,6 @@ STREAMS = [
     ("XADD", "x", "5-1", "f", "v"), ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
     ("XGROUP", "SETID", "x", "g", "0"), ("XGROUP", "DELCONSUMER", "x", "g", "c"),
     ("XGROUP", "DESTROY", "x", "g"), ("XGROUP", "CREATE", "y", "g", "$", "MKSTREAM"),
-    ("XSETID", "x", "9-9"),
 ]
 
 OTHER = [
