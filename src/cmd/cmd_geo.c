@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "store/t_zset.h"
@@ -324,8 +325,10 @@ static void geoadd_command(struct conn *c)
         updated += (of & ZADD_OUT_UPDATED) != 0;
     }
     coll_done(c, &k, it, before, 0);
-    if (added || updated)
+    if (added || updated) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_ZSET, "zadd", &k);
+    }
 reply:
     reply_int(c, ch ? added + updated : added);
 out:
