@@ -281,3 +281,31 @@ def test_memcached_events(pair):
     assert got == [(b"__keyevent@0__:set", b"m"), (b"__keyevent@0__:append", b"m"),
                    (b"__keyevent@0__:incrby", b"m"), (b"__keyevent@0__:decrby", b"m"),
                    (b"__keyevent@0__:del", b"m")]
+
+
+def test_redis_py_listener(pair):
+    """A keyspace-event listener as applications write it with Debian's redis-py: a pubsub
+    worker thread with a handler per pattern, on a key written from other connections."""
+    tc = pair[0]
+    r = tc.client(decode=True)
+    r.config_set("notify-keyspace-events", "Kg$")
+    seen = []
+    p = r.pubsub()
+    p.psubscribe(**{"__keyspace@0__:user:*": lambda m: seen.append((m["channel"], m["data"]))})
+    th = p.run_in_thread(sleep_time=0.01, daemon=True)
+    try:
+        w = tc.client(decode=True)
+        w.set("user:1", "a")
+        w.expire("user:1", 100)
+        w.set("other", "x")
+        w.delete("user:1")
+        deadline = time.time() + 5
+        while len(seen) < 3 and time.time() < deadline:
+            time.sleep(0.01)
+    finally:
+        th.stop()
+        th.join(5)
+        p.close()
+        r.config_set("notify-keyspace-events", "")
+    assert seen == [("__keyspace@0__:user:1", "set"), ("__keyspace@0__:user:1", "expire"),
+                    ("__keyspace@0__:user:1", "del")]
