@@ -1,5 +1,5 @@
-#include "cmd/notify.h"
 #include "cmd/coll.h"
+#include "cmd/notify.h"
 
 #include <limits.h>
 
