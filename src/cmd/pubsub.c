@@ -46,7 +46,7 @@ struct ps_msg {
     _Atomic int refs;
     uint32_t plen; /* pattern bytes (0 and !pattern: a channel message) */
     uint32_t clen;
-    int pattern; /* 1: pmessage, 2: smessage */
+    int pattern; /* 1: pmessage, 2: smessage, PUBSUB_RAW and up: pubsub_post_conn kinds */
     size_t mlen;
     char data[]; /* pattern, channel, message */
 };
@@ -522,6 +522,9 @@ static int pubsub_deliver_other(struct conn *c, int kind, const char *p, size_t 
 
     if (kind == PUBSUB_RAW)
         return resp_add_raw(b, p, n);
+    if ((kind & PUBSUB_INV_SELF) && c->resp < 3)
+        return 0;
+    kind &= ~PUBSUB_INV_SELF;
     if (c->resp >= 3) {
         r |= resp_add_push(b, 2, 3);
         r |= resp_add_bulk(b, "invalidate", 10);

@@ -29,6 +29,9 @@ long pubsub_publish(struct srv *srv, int self, const char *ch, size_t cn, const 
  * PUBSUB_INV a client-side caching invalidation of key p, PUBSUB_INV_NULL of every key.
  * Any thread; wakes to's worker. 0 or -1 when out of memory. */
 enum { PUBSUB_RAW = 3, PUBSUB_INV, PUBSUB_INV_NULL };
+/* Or'ed into PUBSUB_INV*: to the tracking client itself (no REDIRECT), which receives
+ * nothing in RESP2, as in Redis. */
+#define PUBSUB_INV_SELF 0x100
 int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n);
 /* 1 when anybody subscribes to anything (a relaxed load). */
 int pubsub_active(void);

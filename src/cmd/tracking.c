@@ -81,7 +81,7 @@ static struct tstate *reg_find(uint64_t id)
 static void send_locked(struct tstate *ts, int kind, const char *p, size_t n)
 {
     if (!ts->redir) {
-        pubsub_post_conn(ts->c, kind, p, n);
+        pubsub_post_conn(ts->c, kind | PUBSUB_INV_SELF, p, n);
         return;
     }
     struct tstate *t = reg_find(ts->redir);
