@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tcharness  # noqa: E402
 from resp import RespConn, encode  # noqa: E402
 
+pytestmark = pytest.mark.sanitize
+
 
 @pytest.fixture(scope="module")
 def pair():

@@ -17,6 +17,8 @@ import tcharness  # noqa: E402
 
 SENTINEL = b"__notify_test_end__"
 
+pytestmark = pytest.mark.sanitize
+
 
 @pytest.fixture(scope="module")
 def pair():
