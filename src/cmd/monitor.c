@@ -111,6 +111,11 @@ void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const st
         buf_shrink(&line, 4096);
 }
 
+void monitor_thread_exit(void)
+{
+    buf_deinit(&line);
+}
+
 void monitor_close(struct conn *c)
 {
     if (!(c->flags & CONN_MONITOR))

@@ -26,6 +26,8 @@ struct slice;
 void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv);
 /* 1 when cmd's line goes out before it runs (scripts: their commands follow their line). */
 int monitor_feeds_before(const struct cmd *cmd);
+/* A worker thread ends: free its line buffer. */
+void monitor_thread_exit(void);
 /* c closes (owner): it monitors no more. */
 void monitor_close(struct conn *c);
 void cmd_monitor_setup(void);

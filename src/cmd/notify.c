@@ -101,6 +101,12 @@ static void store_event(int why, int db, const char *key, size_t klen)
     tracking_invalidate(db, key, klen);
 }
 
+void notify_thread_exit(void)
+{
+    buf_deinit(&nbuf);
+    notify_pending = 0;
+}
+
 void notify_setup(struct srv *srv)
 {
     nsrv = srv;

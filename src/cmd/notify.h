@@ -67,6 +67,9 @@ static inline void notify_flush(int self)
         notify_flush_slow(self);
 }
 
+/* A worker thread ends: free its event buffer. */
+void notify_thread_exit(void);
+
 /* Install the store's removal hook and remember srv (main thread, at start-up). */
 void notify_setup(struct srv *srv);
 

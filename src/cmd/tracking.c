@@ -380,7 +380,6 @@ static void tracking_command(struct conn *c)
     unsigned opts = 0;
     long long redir = 0;
     int on, first_pfx = -1, npfx = 0;
-    char buf[64];
 
     if (arg_is(c, 2, "on"))
         on = 1;
@@ -543,7 +542,6 @@ static void tracking_command(struct conn *c)
         }
     }
     pthread_mutex_unlock(&reg_lock);
-    (void)buf;
     reply_ok(c);
 }
 

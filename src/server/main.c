@@ -56,6 +56,8 @@ static void server_tick(struct worker *w)
 static void server_worker_exit(struct worker *w)
 {
     (void)w;
+    notify_thread_exit();
+    monitor_thread_exit();
     store_thread_exit();
 }
 
