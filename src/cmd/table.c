@@ -212,6 +212,29 @@ static void unknown_subcommand(struct conn *c, const struct cmd *cmd)
 /* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
  * before its start, or -1: read here) and leaving the time it ended in *clk (-1 when it was
  * not timed), so consecutive commands of one input batch read the clock once each. */
+/* MONITOR is on: keep the command's name (EXEC reuses argv for its commands) and feed the
+ * lines that go out before the command runs (EVAL, FCALL). */
+static __attribute__((noinline, cold)) void call_monitor_before(struct conn *c,
+                                                                const struct cmd *cmd,
+                                                                struct slice *argv0)
+{
+    *argv0 = c->argv[0];
+    if (monitor_feeds_before(cmd))
+        monitor_feed_slow(c, cmd);
+}
+
+/* After a command, when a monitor, client tracking or keyspace events need anything: the
+ * MONITOR line, the keys a tracking client read, the events (no stripe is held now). */
+static __attribute__((noinline)) void call_hooks_after(struct conn *c, const struct cmd *cmd,
+                                                       int mon, const struct slice *argv0)
+{
+    if (mon && !monitor_feeds_before(cmd))
+        monitor_feed_argv(c, cmd, c->argc ? c->argc : 1, c->argc ? c->argv : argv0);
+    if (c->trk)
+        tracking_after_command(c, cmd);
+    notify_flush(c->w->idx);
+}
+
 static void call(struct conn *c, int64_t *clk)
 {
     const struct cmd *cmd;
@@ -301,10 +324,11 @@ static void call(struct conn *c, int64_t *clk)
     cmd_errors = 0;
     cmd_current = cmd;
     tracking_writer = c->id;
-    struct slice argv0 = c->argv[0]; /* EXEC reuses argv for its commands (MONITOR) */
-    if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
-        monitor_feeds_before(cmd))
-        monitor_feed_slow(c, cmd);
+    /* MONITOR's state is read once: a monitor attaching meanwhile sees the next command */
+    int mon = atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0;
+    struct slice argv0;
+    if (TC_UNLIKELY(mon))
+        call_monitor_before(c, cmd, &argv0);
     if (cfg.slowlog_log_slower_than < 0) {
         cmd_exec(c, cmd);
     } else {
@@ -318,12 +342,8 @@ static void call(struct conn *c, int64_t *clk)
     }
     if ((cmd->flags & (CMD_WRITE | CMD_SIGNALS)) == CMD_WRITE)
         cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */
-    if (TC_UNLIKELY(atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0) &&
-        !monitor_feeds_before(cmd))
-        monitor_feed_argv(c, cmd, c->argc ? c->argc : 1, c->argc ? c->argv : &argv0);
-    if (TC_UNLIKELY(c->trk != NULL))
-        tracking_after_command(c, cmd);
-    notify_flush(c->w->idx); /* keyspace events, now that no stripe is held */
+    if (TC_UNLIKELY(mon | (c->trk != NULL) | (notify_pending != 0)))
+        call_hooks_after(c, cmd, mon, &argv0);
 }
 
 void cmd_call(struct conn *c)

@@ -38,7 +38,6 @@ static _Atomic long tkeys, titems, tprefixes;
 #define TF_OPTIN 0x02
 #define TF_OPTOUT 0x04
 #define TF_NOLOOP 0x08
-#define TF_BROKEN 0x10
 
 /* A tracking client (c->trk): written by its owner under reg_lock, read by any thread
  * under reg_lock; caching is the owner's alone. */
@@ -49,6 +48,7 @@ struct tstate {
     unsigned flags; /* TF_* */
     int on;         /* in the registry */
     int caching;    /* CLIENT CACHING given for the next command (owner only) */
+    int broken;     /* the REDIRECT client is gone (under reg_lock) */
     char **pfx;     /* BCAST prefixes */
     size_t *pl;
     int npfx;
@@ -104,7 +104,7 @@ static void send_locked(struct tstate *ts, int kind, const char *p, size_t n)
         if (found)
             return;
     }
-    ts->flags |= TF_BROKEN;
+    ts->broken = 1;
 }
 
 static void entry_free(struct tkey *e)
@@ -264,9 +264,9 @@ static void remember(uint64_t id, const char *p, size_t n)
         }
     }
     pthread_mutex_unlock(&sh->lock);
-    if (created && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 >
-                       __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED) &&
-        cfg.tracking_table_max_keys > 0)
+    long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
+    if (created && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 > max &&
+        max > 0)
         table_trim(si);
 }
 
@@ -353,6 +353,7 @@ static void tracking_off(struct conn *c)
     ts->flags = 0;
     ts->redir = 0;
     ts->caching = 0;
+    ts->broken = 0;
     prefixes_free(ts);
     pthread_mutex_unlock(&reg_lock);
     atomic_fetch_sub(&tracking_nclients, 1);
@@ -515,6 +516,7 @@ static void tracking_command(struct conn *c)
     }
     ts->flags = opts;
     ts->redir = (uint64_t)redir;
+    ts->broken = 0;
     if (opts & TF_BCAST) {
         int want = ts->npfx + (npfx ? npfx : (ts->npfx ? 0 : 1));
         char **pv = realloc(ts->pfx, (size_t)want * sizeof(*pv));
@@ -568,8 +570,10 @@ static void trackinginfo_command(struct conn *c)
             fl[n++] = "caching-no";
         if (ts->flags & TF_NOLOOP)
             fl[n++] = "noloop";
-        if (ts->flags & TF_BROKEN)
+        pthread_mutex_lock(&reg_lock);
+        if (ts->broken)
             fl[n++] = "broken_redirect";
+        pthread_mutex_unlock(&reg_lock);
     }
     reply_map(c, 3);
     reply_bulk(c, "flags", 5);
