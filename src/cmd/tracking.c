@@ -246,10 +246,17 @@ static void remember(uint64_t id, const char *p, size_t n)
         sh->count++;
         created = 1;
     }
-    uint32_t i;
-    for (i = 0; i < e->nids && e->ids[i] != id; i++)
-        ;
-    if (i == e->nids) {
+    /* the readers are kept sorted: a key many clients read is found by binary search (a
+     * re-read, the common case, changes nothing) */
+    uint32_t lo = 0, hi = e->nids;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (e->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == e->nids || e->ids[lo] != id) {
         if (e->nids == e->cap) {
             uint32_t cap = e->cap ? e->cap * 2 : 2;
             uint64_t *v = realloc(e->ids, cap * sizeof(*v));
@@ -259,7 +266,9 @@ static void remember(uint64_t id, const char *p, size_t n)
             }
         }
         if (e->nids < e->cap) {
-            e->ids[e->nids++] = id;
+            memmove(e->ids + lo + 1, e->ids + lo, (e->nids - lo) * sizeof(*e->ids));
+            e->ids[lo] = id;
+            e->nids++;
             atomic_fetch_add_explicit(&titems, 1, memory_order_relaxed);
         }
     }
