@@ -64,6 +64,8 @@ static void type_command(struct conn *c)
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
+    if (!it) /* Redis reads the key without touching it: a miss is a keymiss */
+        notify_event(NOTIFY_KEY_MISS, "keymiss", &k);
     reply_status(c, it ? type_name(it->type) : "none");
     store_unlock(s, k.stripe);
 }

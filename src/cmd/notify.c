@@ -94,6 +94,10 @@ void notify_flush_slow(int self)
 /* The store removed a key by expiry or eviction (under its stripe lock). */
 static void store_event(int why, int db, const char *key, size_t klen)
 {
+    if (why == STORE_EVENT_MISS) {
+        notify_event_key(NOTIFY_KEY_MISS, "keymiss", db, key, klen);
+        return;
+    }
     if (why == STORE_GONE_EXPIRED)
         notify_event_key(NOTIFY_EXPIRED, "expired", db, key, klen);
     else

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/config.h"
 #include "core/util.h"
 #include "store/evict.h"
 #include "store/slab.h"
@@ -193,6 +194,10 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
         it->enc |= ITEM_FETCHED;
     } else {
         COUNTER_ADD(st->misses, 1);
+        /* keyspace event class m: Redis's "keymiss", where it counts keyspace_misses */
+        if (TC_UNLIKELY(__atomic_load_n(&cfg.notify_keyspace_events, __ATOMIC_RELAXED) &
+                        NOTIFY_KEY_MISS) && store_event_hook)
+            store_event_hook(STORE_EVENT_MISS, k->db, k->p, k->n);
     }
     return it;
 }

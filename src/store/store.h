@@ -102,8 +102,9 @@ extern _Thread_local const uint64_t *store_held;
 typedef void store_gone_fn(int db, const char *key, size_t klen);
 extern store_gone_fn *_Atomic store_gone_hook;
 /* The same removals for the command layer (keyspace events, client-side caching): why is
- * STORE_GONE_EXPIRED or STORE_GONE_EVICTED. Set once at start-up. */
-enum { STORE_GONE_EXPIRED, STORE_GONE_EVICTED };
+ * STORE_GONE_EXPIRED or STORE_GONE_EVICTED; also STORE_EVENT_MISS (a read lookup found no key)
+ * while notify-keyspace-events has class m. Set once at start-up. */
+enum { STORE_GONE_EXPIRED, STORE_GONE_EVICTED, STORE_EVENT_MISS /* a read found nothing */ };
 typedef void store_event_fn(int why, int db, const char *key, size_t klen);
 extern store_event_fn *store_event_hook;
 static inline void store_gone(int why, int db, const char *key, size_t klen)

@@ -170,6 +170,15 @@ def test_classes(pair):
         diff(pair, cmds, classes)
 
 
+def test_keymiss(pair):
+    cmds = [("GET", "nokey"), ("SET", "s", "v"), ("GET", "s"), ("HGET", "nohash", "f"),
+            ("LRANGE", "nolist", "0", "-1"), ("SMEMBERS", "noset"), ("ZSCORE", "nozset", "m"),
+            ("XRANGE", "nostream", "-", "+"), ("STRLEN", "nokey"), ("MGET", "a", "s", "b"),
+            ("EXISTS", "nokey"), ("TYPE", "nokey"), ("TTL", "nokey"), ("HGETALL", "nohash"),
+            ("LLEN", "nolist"), ("SCARD", "noset"), ("GETRANGE", "nokey", "0", "1")]
+    diff(pair, cmds, "KEm")
+
+
 def test_config_forms(pair):
     for srv in pair:
         c = srv.client(raw=True)
