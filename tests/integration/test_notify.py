@@ -149,7 +149,11 @@ OTHER = [
     ("SETBIT", "b", "7", "1"), ("SETBIT", "b", "7", "1"), ("BITOP", "AND", "bo", "b", "b"),
     ("BITFIELD", "bf", "SET", "u8", "0", "1"), ("BITFIELD", "bf", "GET", "u8", "0"),
     ("PFADD", "hl", "a"), ("PFADD", "hl", "a"), ("PFMERGE", "hm", "hl"),
-    ("GEOADD", "g", "13.361389", "38.115556", "P"), ("RPUSH", "sl", "3", "1", "2"),
+    ("GEOADD", "g", "13.361389", "38.115556", "P"), ("GEOADD", "g", "15.087269", "37.502669", "C"),
+    ("GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC"),
+    ("GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gr"),
+    ("GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
+    ("RPUSH", "sl", "3", "1", "2"),
     ("SORT", "sl", "STORE", "so"), ("SORT", "nokey", "STORE", "so"),
     ("SET", "r", "v"),
 ]
