@@ -283,11 +283,12 @@ def test_memcached_events(pair):
     mc_cmd(tc.mc_port, b"append m 0 0 1", b"1")
     mc_cmd(tc.mc_port, b"incr m 2")
     mc_cmd(tc.mc_port, b"decr m 1")
+    mc_cmd(tc.mc_port, b"touch m 100")
     mc_cmd(tc.mc_port, b"delete m")
     mc_cmd(tc.mc_port, b"delete m")
     got = []
     deadline = time.time() + 5
-    while time.time() < deadline and len(got) < 5:
+    while time.time() < deadline and len(got) < 6:
         m = ps.get_message(timeout=0.5)
         if m:
             got.append((m["channel"], m["data"]))
@@ -295,7 +296,7 @@ def test_memcached_events(pair):
     c.execute_command("CONFIG", "SET", "notify-keyspace-events", "")
     assert got == [(b"__keyevent@0__:set", b"m"), (b"__keyevent@0__:append", b"m"),
                    (b"__keyevent@0__:incrby", b"m"), (b"__keyevent@0__:decrby", b"m"),
-                   (b"__keyevent@0__:del", b"m")]
+                   (b"__keyevent@0__:expire", b"m"), (b"__keyevent@0__:del", b"m")]
 
 
 def test_redis_py_listener(pair):
