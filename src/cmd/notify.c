@@ -115,4 +115,5 @@ void notify_setup(struct srv *srv)
 {
     nsrv = srv;
     store_event_hook = store_event;
+    tracking_setup(srv);
 }

@@ -501,7 +501,6 @@ static void tracking_command(struct conn *c)
         return;
     }
     pthread_once(&shards_once, shards_init);
-    tsrv = c->w->srv;
     pthread_mutex_lock(&reg_lock);
     if (!ts->on) {
         if (nreg == capreg) {
@@ -633,6 +632,11 @@ void tracking_client_command(struct conn *c)
     } else {
         trackinginfo_command(c);
     }
+}
+
+void tracking_setup(struct srv *srv)
+{
+    tsrv = srv;
 }
 
 long tracking_total_keys(void)

@@ -41,6 +41,9 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd);
 void tracking_close(struct conn *c);
 /* CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO (argv[1] names it). */
 void tracking_client_command(struct conn *c);
+/* Remember srv (main thread, before the workers start). */
+struct srv;
+void tracking_setup(struct srv *srv);
 /* INFO: tracked keys, tracking clients, broadcast prefixes. */
 long tracking_total_keys(void);
 long tracking_total_items(void);
