@@ -28,6 +28,7 @@ struct config {
     double warmup;                        /* seconds of unmeasured load before each run */
     int preload;                          /* write every key once first */
     int flush;                            /* FLUSHALL / flush_all each target first */
+    const char *conn_init;                /* RESP command line sent on each connection first */
     double timeout_ms;
     struct workload wl;
     const char *json_path, *html_path, *preset, *tests;

@@ -203,6 +203,8 @@ int target_parse(struct target *t, const char *spec, enum ketama_layout layout, 
 
 /* ---- sockets ------------------------------------------------------------ */
 
+static int blocking_exchange(int fd, const char *req, int proto, int nreplies, struct sbuf *out);
+
 static int sock_connect(const struct target *t, uint32_t host, int nonblock, char *err,
                         size_t errlen)
 {
@@ -1069,8 +1071,18 @@ int engine_run(const struct run_spec *sp, struct run_result *res)
                     rc = -1;
                     break;
                 }
-                s->fd = sock_connect(tg, h, 1, res->error, sizeof(res->error));
+                s->fd = sock_connect(tg, h, !sp->conn_init, res->error, sizeof(res->error));
                 if (s->fd < 0) { rc = -1; break; }
+                if (sp->conn_init) {
+                    char req[512];
+                    snprintf(req, sizeof(req), "%s\r\n", sp->conn_init);
+                    if (blocking_exchange(s->fd, req, PROTO_RESP, 1, NULL)) {
+                        snprintf(res->error, sizeof(res->error), "--conn-init: no reply");
+                        rc = -1;
+                        break;
+                    }
+                    fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+                }
                 sock_events(w, s, EPOLL_CTL_ADD);
             }
         }

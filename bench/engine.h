@@ -47,6 +47,8 @@ struct run_spec {
     uint32_t threads;          /* OS threads */
     uint32_t conns;            /* clients in total, spread over threads */
     uint32_t pipeline;         /* max requests in flight per client */
+    const char *conn_init;     /* RESP: inline command each connection sends (and whose
+                                * reply it reads) before the run, or NULL */
     int pipeline_batch;        /* closed loop: send pipeline requests only once all the
                                 * previous ones were answered (redis-benchmark -P) */
     int no_uring;              /* 1: plain read/write per socket instead of one io_uring

@@ -71,6 +71,8 @@ static const char *usage_text =
 "                             and not counted\n"
 "      --preload              write every key of the key range once before measuring\n"
 "      --flush                FLUSHALL / flush_all each target before it runs\n"
+"      --conn-init 'CMD ARGS' RESP: a command each connection sends first, its reply\n"
+"                             read and dropped (CLIENT TRACKING on, HELLO 3)\n"
 "\n"
 "Workload:\n"
 "      --ratio SET:GET        mix of sets and gets (default 1:10)\n"
@@ -118,7 +120,7 @@ static const char *usage_text =
 
 enum {
     O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_PIPELINE_BATCH, O_IO_URING, O_TEST_TIME, O_RATE,
-    O_ARRIVALS, O_TIMEOUT, O_WARMUP, O_PRELOAD, O_FLUSH, O_RATIO, O_COMMAND, O_COMMAND_INLINE,
+    O_ARRIVALS, O_TIMEOUT, O_WARMUP, O_PRELOAD, O_FLUSH, O_CONN_INIT, O_RATIO, O_COMMAND, O_COMMAND_INLINE,
     O_INCR, O_MGET, O_RANGE, O_LIST, O_RECORD, O_EXPIRY, O_KPAT, O_KMIN, O_KMAX, O_KPREFIX,
     O_ZIPF, O_STDDEV, O_MEDIAN, O_SEED, O_PRESET, O_SCALE, O_TESTS, O_DECIMAL, O_JSON, O_HTML,
     O_NOPROGRESS, O_VERSION,
@@ -135,6 +137,7 @@ static const struct option longopts[] = {
     {"rate", required_argument, 0, O_RATE}, {"arrivals", required_argument, 0, O_ARRIVALS},
     {"timeout", required_argument, 0, O_TIMEOUT}, {"warmup", required_argument, 0, O_WARMUP},
     {"preload", no_argument, 0, O_PRELOAD}, {"flush", no_argument, 0, O_FLUSH},
+    {"conn-init", required_argument, 0, O_CONN_INIT},
     {"ratio", required_argument, 0, O_RATIO}, {"command", required_argument, 0, O_COMMAND},
     {"command-inline", no_argument, 0, O_COMMAND_INLINE}, {"incr", no_argument, 0, O_INCR},
     {"multi-get", required_argument, 0, O_MGET}, {"data-size", required_argument, 0, 'd'},
@@ -325,6 +328,7 @@ int main(int argc, char **argv)
         case O_WARMUP: cfg.warmup = parse_d(optarg, "--warmup"); break;
         case O_PRELOAD: cfg.preload = 1; break;
         case O_FLUSH: cfg.flush = 1; break;
+        case O_CONN_INIT: cfg.conn_init = optarg; break;
         case O_RATIO: {
             unsigned a, b;
             if (sscanf(optarg, "%u:%u", &a, &b) != 2 || a + b == 0) die("--ratio wants SET:GET, not '%s'", optarg);

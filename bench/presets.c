@@ -35,6 +35,7 @@ struct bench_run *bench_run_one(struct report *rep, const struct config *cfg, in
     sp.conns = conns;
     sp.pipeline = pipeline;
     sp.pipeline_batch = cfg->pipeline_batch;
+    sp.conn_init = cfg->conn_init;
     sp.no_uring = cfg->no_uring;
     sp.requests_per_conn = per_conn;
     sp.total_requests = total;

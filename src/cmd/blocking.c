@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/notify.h"
 
 #define NBUCKETS 4096
 
@@ -675,6 +676,7 @@ static void retry(struct blk *b)
         c->argc = sc;
         free(keep);
     }
+    notify_flush(w->idx); /* the served command's keyspace events */
     worker_conn_resume(w, c);
 }
 

@@ -15,6 +15,7 @@
 #include "net/worker.h"
 #include "proto/resp.h"
 #include "store/store.h"
+#include "cmd/tracking.h"
 
 typedef void cmd_fn(struct conn *c);
 
@@ -146,6 +147,7 @@ static inline void cmd_modified(struct conn *c, const struct skey *k, struct ite
         item_cas_invalidate(it);
     if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0))
         block_signal_key(k->db, k->p, k->n);
+    tracking_invalidate(k->db, k->p, k->n);
 }
 /* After a write command ran (cmd_call, EXEC): the default reports of a command without
  * "tc:signals". Returns 1 when the command modified something (or may have). */

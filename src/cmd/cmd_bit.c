@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -137,8 +138,10 @@ static void setbit_command(struct conn *c)
         *p |= mask;
     else
         *p &= (unsigned char)~mask;
-    if (grown || old != (int)on)
+    if (grown || old != (int)on) {
         cmd_modified(c, &k, it); /* as Redis 7.0: only a change (or a new, longer value) */
+        notify_event(NOTIFY_STRING, "setbit", &k);
+    }
     reply_int(c, old);
 out:
     store_unlock(s, k.stripe);
@@ -438,8 +441,10 @@ static void bitop_command(struct conn *c)
             maxlen = src->vlen;
     }
     if (maxlen == 0) {
-        if (store_delete_locked(s, &keys[0], conn_now(c)))
+        if (store_delete_locked(s, &keys[0], conn_now(c))) {
             cmd_modified(c, &keys[0], NULL);
+            notify_event(NOTIFY_GENERIC, "del", &keys[0]);
+        }
         reply_int(c, 0);
         goto out;
     }
@@ -480,6 +485,7 @@ static void bitop_command(struct conn *c)
         goto out;
     }
     cmd_modified(c, &keys[0], it);
+    notify_event(NOTIFY_STRING, "set", &keys[0]);
     reply_int(c, (long long)maxlen);
 out:
     store_unlock_keys(s, keys, n);
@@ -680,8 +686,10 @@ static void bitfield_generic(struct conn *c, int ro)
             reply_int(c, bf_value(op.kind == BF_SET ? old : nv, op.sign, op.bits));
         }
     }
-    if (changes || grown)
+    if (changes || grown) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_STRING, "setbit", &k);
+    }
 out:
     store_unlock(s, k.stripe);
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/tracking.h"
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "cmd/blocking.h"
@@ -658,6 +659,10 @@ static struct cmd client_subs[] = {
     {"client|no-evict", client_command, 3, "admin noscript loading stale", "@connection", NULL, "connection", "Exempt this connection from client eviction"},
     {"client|no-touch", client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Keep this connection's reads from touching key access times"},
     {"client|unblock", client_command, -3, "admin noscript loading stale", "@connection", NULL, "connection", "Wake a connection blocked in a blocking command"},
+    {"client|tracking", tracking_client_command, -3, "noscript loading stale", "@connection", NULL, "connection", "Turn client-side caching invalidations on or off"},
+    {"client|caching", tracking_client_command, 3, "noscript loading stale", "@connection", NULL, "connection", "Whether the next command's keys are tracked (OPTIN / OPTOUT)"},
+    {"client|getredir", tracking_client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "The client tracking invalidations are redirected to"},
+    {"client|trackinginfo", tracking_client_command, 2, "noscript loading stale", "@connection", NULL, "connection", "This connection's tracking mode, redirect and prefixes"},
     {"client|help", client_command, 2, "loading stale", "@connection", NULL, "connection", "List the CLIENT subcommands"},
     {NULL},
 };

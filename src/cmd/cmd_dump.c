@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/notify.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
 #include "persist/rdb.h"
@@ -164,6 +165,7 @@ static void restore_command(struct conn *c)
         rdb_value_free(&v);
         if (deleted) {
             cmd_modified(c, &k, NULL);
+            notify_event(NOTIFY_GENERIC, "del", &k);
             if (cmd_prop_begin(c, 2)) {
                 cmd_prop_arg(c, "DEL", 3);
                 cmd_prop_arg(c, k.p, k.n);
@@ -185,6 +187,7 @@ static void restore_command(struct conn *c)
     }
     set_access(it, idle, freq);
     cmd_modified(c, &k, it);
+    notify_event(NOTIFY_GENERIC, "restore", &k);
     if (cmd_prop_begin(c, c->argc + (ttl && !absttl))) {
         /* a relative TTL is logged as the absolute time it gave (ABSTTL), as Redis */
         char num[24];
@@ -585,6 +588,7 @@ try_again:;
             store_lock(s, k.stripe);
             if (store_delete_locked(s, &k, conn_now(c))) {
                 cmd_modified(c, &k, NULL);
+                notify_event(NOTIFY_GENERIC, "del", &k);
                 if (cmd_prop_begin(c, 2)) {
                     cmd_prop_arg(c, "DEL", 3);
                     cmd_prop_arg(c, k.p, k.n);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "store/t_zset.h"
@@ -324,8 +325,10 @@ static void geoadd_command(struct conn *c)
         updated += (of & ZADD_OUT_UPDATED) != 0;
     }
     coll_done(c, &k, it, before, 0);
-    if (added || updated)
+    if (added || updated) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_ZSET, "zadd", &k);
+    }
 reply:
     reply_int(c, ch ? added + updated : added);
 out:
@@ -848,7 +851,8 @@ static void geo_search(struct conn *c, int src, int flags)
     }
     if (!it) {
         if (stored) {
-            store_delete_locked(s, &keys[1], conn_now(c));
+            if (store_delete_locked(s, &keys[1], conn_now(c)))
+                notify_event(NOTIFY_GENERIC, "del", &keys[1]);
             reply_int(c, 0);
         } else {
             reply_array(c, 0);
@@ -870,15 +874,19 @@ static void geo_search(struct conn *c, int src, int flags)
     if (!stored)
         reply_points(c, ga.a, n, sh.conv, withdist, withhash, withcoord);
     else if (n == 0) {
-        store_delete_locked(s, &keys[1], conn_now(c));
+        if (store_delete_locked(s, &keys[1], conn_now(c)))
+            notify_event(NOTIFY_GENERIC, "del", &keys[1]);
         reply_int(c, 0);
     } else {
         /* the source may be the destination: nothing of it is read after this */
         struct tzset *dst = points_zset(ga.a, n, storedist ? sh.conv : 0);
         if (!dst)
             reply_error(c, "ERR out of memory");
-        else if (coll_put(c, &keys[1], OBJ_ZSET, dst))
+        else if (coll_put(c, &keys[1], OBJ_ZSET, dst)) {
+            notify_event(NOTIFY_ZSET, !strcmp(cmd_current->name, "geosearchstore") ?
+                         "geosearchstore" : "georadiusstore", &keys[1]);
             reply_int(c, (long long)n);
+        }
     }
 out:
     store_unlock_keys(s, keys, nkeys);

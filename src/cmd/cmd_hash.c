@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "store/t_hash.h"
 
@@ -69,6 +70,7 @@ static void hset_generic(struct conn *c, int hmset)
     }
     coll_done(c, &k, it, before, 0);
     cmd_modified(c, &k, it);
+    notify_event(NOTIFY_HASH, "hset", &k);
     if (hmset)
         reply_ok(c);
     else
@@ -111,6 +113,7 @@ static void hsetnx_command(struct conn *c)
         reply_error(c, "ERR out of memory");
     } else {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_HASH, "hset", &k);
         reply_int(c, 1);
     }
 out:
@@ -312,6 +315,7 @@ static void hincrby_command(struct conn *c)
         reply_error(c, "ERR out of memory");
     } else {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_HASH, "hincrby", &k);
         reply_int(c, val);
     }
     goto out;
@@ -364,6 +368,7 @@ static void hincrbyfloat_command(struct conn *c)
         reply_error(c, "ERR out of memory");
     } else {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_HASH, "hincrbyfloat", &k);
         reply_bulk(c, buf, (size_t)n);
     }
     goto out;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
 #include "store/strval.h"
@@ -526,8 +527,10 @@ static void pfadd_command(struct conn *c)
     /* Registers changed before a corrupt part was met stay changed, as in Redis. */
     if (updated && hll_store(c, &k, it, &h))
         goto out;
-    if (updated)
+    if (updated) {
         cmd_modified(c, &k, NULL); /* hll_store invalidated the CAS of the item it wrote */
+        notify_event(NOTIFY_STRING, "pfadd", &k);
+    }
     if (r < 0)
         reply_error(c, ERR_HLL_BAD);
     else
@@ -661,8 +664,10 @@ static void pfmerge_command(struct conn *c)
             sparse_set(&h, i, tl_max[i]);
     }
     h.p[HLL_CACHE_BYTE] |= 0x80;
-    if (!hll_store(c, &keys[0], it, &h))
+    if (!hll_store(c, &keys[0], it, &h)) {
+        notify_event(NOTIFY_STRING, "pfadd", &keys[0]);
         reply_ok(c);
+    }
 out:
     free(h.heap);
     store_unlock_keys(s, keys, n);

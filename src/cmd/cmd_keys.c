@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
@@ -27,6 +28,7 @@ static void del_command(struct conn *c)
     for (int i = 0; i < n; i++)
         if (store_delete_locked(s, &keys[i], conn_now(c))) {
             cmd_modified(c, &keys[i], NULL);
+            notify_event(NOTIFY_GENERIC, "del", &keys[i]);
             deleted++;
         }
     store_unlock_keys(s, keys, n);
@@ -68,7 +70,7 @@ static void type_command(struct conn *c)
 
     arg_key(c, 1, &k);
     store_lock(s, k.stripe);
-    it = store_lookup_notouch_locked(s, &k, conn_now(c));
+    it = store_lookup_notouch_locked(s, &k, conn_now(c)); /* a miss is a keymiss event */
     reply_status(c, it ? type_name(it->type) : "none");
     store_unlock(s, k.stripe);
 }
@@ -146,6 +148,7 @@ static void expire_generic(struct conn *c, int unit_ms, int absolute)
     if (when <= now) {
         store_delete_locked(s, &k, now);
         cmd_modified(c, &k, NULL);
+        notify_event(NOTIFY_GENERIC, "del", &k);
         reply_int(c, 1);
         goto out;
     }
@@ -154,6 +157,7 @@ static void expire_generic(struct conn *c, int unit_ms, int absolute)
         goto out;
     }
     cmd_modified(c, &k, it);
+    notify_event(NOTIFY_GENERIC, "expire", &k);
     reply_int(c, 1);
 out:
     store_unlock(s, k.stripe);
@@ -229,8 +233,10 @@ static void persist_command(struct conn *c)
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (it && item_expire(it)) {
-        if ((it = store_set_expire_locked(s, &k, it, 0)))
+        if ((it = store_set_expire_locked(s, &k, it, 0))) {
             cmd_modified(c, &k, it);
+            notify_event(NOTIFY_GENERIC, "persist", &k);
+        }
         reply_int(c, 1);
     } else {
         reply_int(c, 0);
@@ -297,6 +303,9 @@ static void rename_generic(struct conn *c, int nx)
         goto out;
     }
     cmd_modified(c, &k[1], n);
+    notify_event(NOTIFY_NEW, "new", &k[1]);
+    notify_event(NOTIFY_GENERIC, "rename_from", &k[0]);
+    notify_event(NOTIFY_GENERIC, "rename_to", &k[1]);
     if (nx)
         reply_int(c, 1);
     else
@@ -398,6 +407,13 @@ static void copy_move(struct conn *c, int move)
         goto out;
     }
     cmd_modified(c, &k[1], n);
+    notify_event(NOTIFY_NEW, "new", &k[1]);
+    if (move) {
+        notify_event(NOTIFY_GENERIC, "move_from", &k[0]);
+        notify_event(NOTIFY_GENERIC, "move_to", &k[1]);
+    } else {
+        notify_event(NOTIFY_GENERIC, "copy_to", &k[1]);
+    }
     reply_int(c, 1);
 out:
     store_unlock_keys(s, k, 2);

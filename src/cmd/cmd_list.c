@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "store/lpack.h"
@@ -68,6 +69,7 @@ static void push_generic(struct conn *c, int where, int xx)
     }
     coll_done(c, &k, it, before, 0);
     cmd_modified(c, &k, it);
+    notify_event(NOTIFY_LIST, where == HEAD ? "lpush" : "rpush", &k);
     reply_int(c, (long long)lst(it)->len);
 out:
     store_unlock(s, k.stripe);
@@ -143,6 +145,7 @@ static void pop_generic(struct conn *c, int where)
         int empty = lst(it)->len == 0;
         coll_done(c, &k, it, before, empty);
         cmd_modified(c, &k, empty ? NULL : it); /* a list here holds at least one element */
+        notify_coll(NOTIFY_LIST, where == HEAD ? "lpop" : "rpop", &k, empty);
     }
 out:
     store_unlock(s, k.stripe);
@@ -280,6 +283,7 @@ static void lset_command(struct conn *c)
             reply_error(c, "ERR out of memory");
         } else {
             cmd_modified(c, &k, it);
+            notify_event(NOTIFY_LIST, "lset", &k);
             reply_ok(c);
         }
     }
@@ -353,8 +357,10 @@ static void lrem_command(struct conn *c)
     {
         int empty = l->len == 0;
         coll_done(c, &k, it, before, empty);
-        if (removed)
+        if (removed) {
             cmd_modified(c, &k, empty ? NULL : it);
+            notify_coll(NOTIFY_LIST, "lrem", &k, empty);
+        }
     }
     reply_int(c, removed);
 out:
@@ -388,6 +394,7 @@ static void ltrim_command(struct conn *c)
             coll_done(c, &k, it, before, empty);
         }
         cmd_modified(c, &k, empty ? NULL : it); /* as Redis, even when nothing was trimmed */
+        notify_coll(NOTIFY_LIST, "ltrim", &k, empty);
     }
     reply_ok(c);
 out:
@@ -432,6 +439,7 @@ static void linsert_command(struct conn *c)
                 reply_error(c, "ERR out of memory");
             } else {
                 cmd_modified(c, &k, it);
+                notify_event(NOTIFY_LIST, "linsert", &k);
                 reply_int(c, (long long)l->len);
             }
             goto out;
@@ -583,6 +591,8 @@ static void lmove_generic(struct conn *c, int from, int to)
         cmd_modified(c, &k[0], empty ? NULL : src);
         if (dst != src)
             cmd_modified(c, &k[1], dst);
+        notify_event(NOTIFY_LIST, to == HEAD ? "lpush" : "rpush", &k[1]);
+        notify_coll(NOTIFY_LIST, from == HEAD ? "lpop" : "rpop", &k[0], empty);
     }
 out:
     store_unlock_keys(s, k, 2);
@@ -649,6 +659,7 @@ static void lmpop_command(struct conn *c)
         int empty = lst(it)->len == 0;
         coll_done(c, &keys[i], it, before, empty);
         cmd_modified(c, &keys[i], empty ? NULL : it);
+        notify_coll(NOTIFY_LIST, where == HEAD ? "lpop" : "rpop", &keys[i], empty);
         goto out;
     }
     reply_null_array(c);

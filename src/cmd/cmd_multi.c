@@ -1,6 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/monitor.h"
+#include "cmd/tracking.h"
 #include "cmd/cmd.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -372,6 +374,9 @@ static void exec_command(struct conn *c)
         /* blocked clients on other workers retry once EXEC releases the stripes */
         if (cmd->flags & CMD_WRITE)
             cmd_after_write(c, cmd);
+        monitor_feed(c, cmd);
+        if (TC_UNLIKELY(c->trk != NULL))
+            tracking_after_command(c, cmd);
     }
     t->executing = 0;
     cmd_errors = 0; /* counted above, each command's; EXEC itself answered an array */

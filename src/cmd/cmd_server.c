@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cmd/tracking.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
@@ -94,6 +95,7 @@ static void flushdb_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), c->db);
+    tracking_flush();
     block_signal_flush(c->db);
     reply_ok(c);
 }
@@ -103,6 +105,7 @@ static void flushall_command(struct conn *c)
     if (flush_args(c))
         return;
     store_flush(conn_store(c), -1);
+    tracking_flush();
     block_signal_flush(-1);
     persist_flushall();
     reply_ok(c);
@@ -564,7 +567,7 @@ static void info_command(struct conn *c)
             P("cluster_connections:0\r\n");
             P("maxclients:%d\r\n", cfg.maxclients);
             P("client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n");
-            P("blocked_clients:%ld\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n", block_nclients());
+            P("blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:0\r\n", block_nclients(), (long)atomic_load(&tracking_nclients));
             P("\r\n");
         }
         if (want(sec, "memory", 1)) {
@@ -626,6 +629,8 @@ static void info_command(struct conn *c)
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
+            P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
+              tracking_total_keys(), tracking_total_items(), tracking_total_prefixes());
             uint64_t errs, rej;
             cmdstats_totals(&errs, &rej);
             P("unexpected_error_replies:0\r\n");

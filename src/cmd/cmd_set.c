@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "cmd/propagate.h"
@@ -53,8 +54,10 @@ static void sadd_command(struct conn *c)
         }
         added += r;
     }
-    if (added)
+    if (added) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_SET, "sadd", &k);
+    }
     coll_done(c, &k, it, before, 0);
     reply_int(c, added);
 out:
@@ -203,6 +206,7 @@ static void spop_command(struct conn *c)
         }
         tset_remove(t, p, n);
         cmd_modified(c, &k, tset_len(t) ? it : NULL);
+        notify_coll(NOTIFY_SET, "spop", &k, tset_len(t) == 0);
     } else {
         long long len = (long long)tset_len(t);
         if (count > len)
@@ -219,6 +223,7 @@ static void spop_command(struct conn *c)
             while (tset_next(&ti, &p, &n))
                 reply_bulk(c, p, n);
             cmd_modified(c, &k, NULL);
+            notify_coll(NOTIFY_SET, "spop", &k, 1);
             coll_done(c, &k, it, before, 1);
             goto out;
         }
@@ -243,6 +248,7 @@ static void spop_command(struct conn *c)
         if (prop)
             cmd_prop_end(c);
         cmd_modified(c, &k, tset_len(t) ? it : NULL);
+        notify_coll(NOTIFY_SET, "spop", &k, tset_len(t) == 0);
     }
     coll_done(c, &k, it, before, tset_len(t) == 0);
 out:
@@ -365,6 +371,7 @@ static void smove_command(struct conn *c)
         goto out;
     }
     cmd_modified(c, &k[0], tset_len(set_of(src)) ? src : NULL);
+    notify_coll(NOTIFY_SET, "srem", &k[0], tset_len(set_of(src)) == 0);
     coll_done(c, &k[0], src, sb, tset_len(set_of(src)) == 0);
     if (!dst) {
         struct tset *t = tset_create(m->p, m->n);
@@ -376,8 +383,10 @@ static void smove_command(struct conn *c)
             goto out;
     }
     size_t db = item_value_mem(dst);
-    if (tset_add(set_of(dst), m->p, m->n) > 0)
+    if (tset_add(set_of(dst), m->p, m->n) > 0) {
         cmd_modified(c, &k[1], dst);
+        notify_event(NOTIFY_SET, "sadd", &k[1]);
+    }
     coll_done(c, &k[1], dst, db, 0);
     reply_int(c, 1);
 out:
@@ -494,8 +503,10 @@ static void setop_generic(struct conn *c, int op, int store)
     if (!store) {
         reply_members(c, res, 1);
     } else if (!res || tset_len(res) == 0) {
-        if (store_delete_locked(s, &keys[0], conn_now(c)))
+        if (store_delete_locked(s, &keys[0], conn_now(c))) {
             cmd_modified(c, &keys[0], NULL);
+            notify_event(NOTIFY_GENERIC, "del", &keys[0]);
+        }
         reply_int(c, 0);
     } else {
         long long len = (long long)tset_len(res);
@@ -504,6 +515,8 @@ static void setop_generic(struct conn *c, int op, int store)
         struct item *it = coll_put(c, &keys[0], OBJ_SET, t);
         if (it) {
             cmd_modified(c, &keys[0], it);
+            notify_event(NOTIFY_SET, op == OP_INTER ? "sinterstore" : op == OP_UNION ? "sunionstore"
+                                                                     : "sdiffstore", &keys[0]);
             reply_int(c, len);
         }
     }

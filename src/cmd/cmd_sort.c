@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
@@ -516,10 +517,13 @@ static void sort_generic(struct conn *c, int readonly)
         if (dst) {
             struct tlist *l = dst;
             dst = NULL;
-            if (coll_put(c, &dk, OBJ_LIST, l))
+            if (coll_put(c, &dk, OBJ_LIST, l)) {
+                notify_event(NOTIFY_LIST, "sortstore", &dk);
                 reply_int(c, outlen);
+            }
         } else {
-            store_delete_locked(s, &dk, conn_now(c));
+            if (store_delete_locked(s, &dk, conn_now(c)))
+                notify_event(NOTIFY_GENERIC, "del", &dk);
             reply_int(c, 0);
         }
         store_unlock(s, dk.stripe);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/blocking.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -337,9 +338,11 @@ static void xadd_command(struct conn *c)
         }
         cmd_prop_end(c);
     }
-    if (a.strategy)
-        do_trim(t, &a);
+    int64_t trimmed = a.strategy ? do_trim(t, &a) : 0;
     coll_done(c, &k, it, before, 0);
+    notify_event(NOTIFY_STREAM, "xadd", &k);
+    if (trimmed)
+        notify_event(NOTIFY_STREAM, "xtrim", &k);
     goto out;
 too_small:
     reply_error(c, "ERR The ID specified in XADD is equal or smaller than the target stream top "
@@ -527,6 +530,7 @@ static void xsetid_command(struct conn *c)
         t->entries_added = (uint64_t)added;
     if (maxdel.ms || maxdel.seq)
         t->max_deleted_id = maxdel;
+    notify_event(NOTIFY_STREAM, "xsetid", &k);
     reply_ok(c); /* (as Redis 7.0: a WATCH of the key is not invalidated: tc:keep-watch) */
 out:
     store_unlock(s, k.stripe);
@@ -557,8 +561,10 @@ static void xdel_command(struct conn *c)
             deleted += tstream_delete(stream_of(it), &id);
         }
         coll_done(c, &k, it, before, 0); /* an empty stream stays, as in Redis */
-        if (deleted)
+        if (deleted) {
             cmd_modified(c, &k, it);
+            notify_event(NOTIFY_STREAM, "xdel", &k);
+        }
     }
     reply_int(c, deleted);
 out:
@@ -587,8 +593,10 @@ static void xtrim_command(struct conn *c)
     size_t before = item_value_mem(it);
     int64_t n = do_trim(stream_of(it), &a);
     coll_done(c, &k, it, before, 0);
-    if (n)
+    if (n) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_STREAM, "xtrim", &k);
+    }
     reply_int(c, n);
 out:
     store_unlock(s, k.stripe);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/blocking.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -147,6 +148,7 @@ static void xgroup_command(struct conn *c)
             reply_error(c, "ERR out of memory");
             goto out;
         }
+        notify_event(NOTIFY_STREAM, "xgroup-create", &k);
         reply_ok(c);
     } else if (setid && (c->argc == 5 || c->argc == 7)) {
         struct sid id;
@@ -157,10 +159,12 @@ static void xgroup_command(struct conn *c)
         }
         g->last_id = id;
         g->entries_read = entries_read;
+        notify_event(NOTIFY_STREAM, "xgroup-setid", &k);
         reply_ok(c);
     } else if (arg_is(c, 1, "destroy") && c->argc == 4) {
         if (g) {
             scg_destroy(t, g);
+            notify_event(NOTIFY_STREAM, "xgroup-destroy", &k);
             reply_int(c, 1);
         } else {
             reply_int(c, 0);
@@ -172,11 +176,14 @@ static void xgroup_command(struct conn *c)
         } else if (!scg_cons_create(t, g, cn->p, cn->n, conn_now(c))) {
             reply_error(c, "ERR out of memory");
         } else {
+            notify_event(NOTIFY_STREAM, "xgroup-createconsumer", &k);
             reply_int(c, 1);
         }
     } else if (arg_is(c, 1, "delconsumer") && c->argc == 5) {
         struct scons *cs = scg_cons_find(g, c->argv[4].p, c->argv[4].n);
         reply_int(c, cs ? (long long)scg_cons_delete(t, g, cs) : 0);
+        if (cs)
+            notify_event(NOTIFY_STREAM, "xgroup-delconsumer", &k);
     } else {
         subcmd_syntax(c, "XGROUP");
         goto out;
@@ -405,6 +412,7 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
                 break;
             }
             created = 1;
+            notify_event(NOTIFY_STREAM, "xgroup-createconsumer", &keys[i]);
         }
         cs->seen = now;
         long long n = 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
@@ -91,6 +92,11 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
         return;
     }
     cmd_modified(c, &k, it);
+    if (!old)
+        notify_event(NOTIFY_NEW, "new", &k);
+    notify_event(NOTIFY_STRING, "set", &k);
+    if (flags & SET_EXPIRE)
+        notify_event(NOTIFY_GENERIC, "expire", &k);
     store_unlock(s, k.stripe);
     if (reply_int_)
         reply_int(c, 1);
@@ -192,6 +198,7 @@ static void getdel_command(struct conn *c)
         reply_item_value(c, it);
         store_delete_locked(s, &k, conn_now(c));
         cmd_modified(c, &k, NULL);
+        notify_event(NOTIFY_GENERIC, "del", &k);
     }
     store_unlock(s, k.stripe);
 }
@@ -231,10 +238,13 @@ static void getex_command(struct conn *c)
         if (when && when <= conn_now(c)) {
             store_delete_locked(s, &k, conn_now(c));
             cmd_modified(c, &k, NULL);
+            notify_event(NOTIFY_GENERIC, "del", &k);
         } else if (when || (persist && item_expire(it))) {
             struct item *n = store_set_expire_locked(s, &k, it, when);
-            if (n)
+            if (n) {
                 cmd_modified(c, &k, n);
+                notify_event(NOTIFY_GENERIC, when ? "expire" : "persist", &k);
+            }
         }
     }
     store_unlock(s, k.stripe);
@@ -282,6 +292,8 @@ static void mset_generic(struct conn *c, int nx)
     }
     for (int i = 0; i < n && ok; i++) {
         const struct slice *v = &c->argv[2 + i * 2];
+        int isnew = TC_UNLIKELY(cfg.notify_keyspace_events & NOTIFY_NEW) &&
+                    !store_lookup_write_locked(s, &keys[i], conn_now(c));
         struct item *it = strval_put_locked(s, &keys[i], NULL, v->p, v->n);
         if (!it) {
             store_unlock_keys(s, keys, n);
@@ -289,6 +301,9 @@ static void mset_generic(struct conn *c, int nx)
             return;
         }
         cmd_modified(c, &keys[i], it);
+        if (isnew)
+            notify_event(NOTIFY_NEW, "new", &keys[i]);
+        notify_event(NOTIFY_STRING, "set", &keys[i]);
     }
     store_unlock_keys(s, keys, n);
     if (nx)
@@ -319,9 +334,13 @@ static void incr_generic(struct conn *c, long long delta)
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out;
+    int isnew = !it;
     switch (strval_incr_locked(s, &k, &it, delta, &v)) {
     case STRVAL_OK:
         cmd_modified(c, &k, it);
+        if (isnew)
+            notify_event(NOTIFY_NEW, "new", &k);
+        notify_event(NOTIFY_STRING, "incrby", &k);
         reply_int(c, v);
         break;
     case STRVAL_NOT_NUMBER:
@@ -393,11 +412,15 @@ static void incrbyfloat_command(struct conn *c)
         goto out;
     }
     n = util_ld2str(buf, sizeof(buf), v);
+    int isnew = !it;
     if (!(it = strval_put_locked(s, &k, it, buf, (size_t)n))) {
         reply_error(c, "ERR out of memory");
         goto out;
     }
     cmd_modified(c, &k, it);
+    if (isnew)
+        notify_event(NOTIFY_NEW, "new", &k);
+    notify_event(NOTIFY_STRING, "incrbyfloat", &k);
     reply_bulk(c, buf, (size_t)n);
 out:
     store_unlock(s, k.stripe);
@@ -419,6 +442,8 @@ static void append_command(struct conn *c)
     if (!it) {
         if ((it = strval_put_locked(s, &k, NULL, v->p, v->n))) {
             cmd_modified(c, &k, it);
+            notify_event(NOTIFY_NEW, "new", &k);
+            notify_event(NOTIFY_STRING, "append", &k);
             reply_int(c, (long long)v->n);
         } else {
             reply_error(c, "ERR out of memory");
@@ -435,6 +460,7 @@ static void append_command(struct conn *c)
         goto out;
     }
     cmd_modified(c, &k, it);
+    notify_event(NOTIFY_STRING, "append", &k);
     reply_int(c, (long long)total);
 out:
     store_unlock(s, k.stripe);
@@ -523,6 +549,7 @@ static void setrange_command(struct conn *c)
     if (it && total <= it->vlen && item_writable(it)) {
         strval_overwrite(it, (size_t)off, v->p, v->n);
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_STRING, "setrange", &k);
         total = it->vlen;
     } else {
         size_t oldlen = it ? it->vlen : 0;
@@ -542,6 +569,9 @@ static void setrange_command(struct conn *c)
             goto out;
         }
         cmd_modified(c, &k, n);
+        if (!it)
+            notify_event(NOTIFY_NEW, "new", &k);
+        notify_event(NOTIFY_STRING, "setrange", &k);
     }
     reply_int(c, (long long)total);
 out:

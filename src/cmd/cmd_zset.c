@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "cmd/zset_int.h"
@@ -111,8 +112,10 @@ static void zadd_generic(struct conn *c, int flags)
         score = ns;
     }
     coll_done(c, &k, it, before, 0);
-    if (added || updated)
+    if (added || updated) {
         cmd_modified(c, &k, it);
+        notify_event(NOTIFY_ZSET, (flags & ZADD_INCR) ? "zincr" : "zadd", &k);
+    }
 reply:
     if (flags & ZADD_INCR) {
         if (processed)
@@ -314,6 +317,7 @@ static void zpop_generic(struct conn *c, struct skey *keys, int nkeys, int where
         int empty = tzset_len(z) == 0;
         coll_done(c, k, it, before, empty);
         cmd_modified(c, k, empty ? NULL : it); /* a zset here holds at least one member */
+        notify_coll(NOTIFY_ZSET, where == POP_MIN ? "zpopmin" : "zpopmax", k, empty);
     }
 }
 

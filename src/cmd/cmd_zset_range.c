@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/zset_int.h"
 
@@ -284,7 +285,8 @@ static void zrange_generic(struct conn *c, int ki, int store, int type, int dir)
         goto out;
     }
     if (a >= b) {
-        store_delete_locked(s, &keys[1], conn_now(c));
+        if (store_delete_locked(s, &keys[1], conn_now(c)))
+            notify_event(NOTIFY_GENERIC, "del", &keys[1]);
         reply_int(c, 0);
         goto out;
     }
@@ -295,8 +297,10 @@ static void zrange_generic(struct conn *c, int ki, int store, int type, int dir)
     }
     zset_emit_ranks(&e, z, a, b, rev);
     unsigned long n = tzset_len(e.dst);
-    if (coll_put(c, &keys[1], OBJ_ZSET, e.dst))
+    if (coll_put(c, &keys[1], OBJ_ZSET, e.dst)) {
+        notify_event(NOTIFY_ZSET, "zrangestore", &keys[1]);
         reply_int(c, (long long)n);
+    }
 out:
     store_unlock_keys(s, keys, nkeys);
 }
@@ -417,8 +421,11 @@ static void zremrange_generic(struct conn *c, int type)
     {
         int empty = tzset_len(z) == 0;
         coll_done(c, &k, it, before, empty);
-        if (b > a)
+        if (b > a) {
             cmd_modified(c, &k, empty ? NULL : it);
+            notify_coll(NOTIFY_ZSET, type == RT_RANK ? "zremrangebyrank" : type == RT_SCORE ?
+                        "zremrangebyscore" : "zremrangebylex", &k, empty);
+        }
     }
     reply_int(c, (long long)(b - a));
 out:

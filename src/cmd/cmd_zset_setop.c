@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "cmd/zset_int.h"
@@ -278,9 +279,12 @@ static void zsetop_generic(struct conn *c, int ni, int store, int op, int card_o
         tzset_destroy(res);
     } else if (len == 0) {
         tzset_destroy(res);
-        store_delete_locked(s, &all[0], conn_now(c));
+        if (store_delete_locked(s, &all[0], conn_now(c)))
+            notify_event(NOTIFY_GENERIC, "del", &all[0]);
         reply_int(c, 0);
     } else if (coll_put(c, &all[0], OBJ_ZSET, res)) {
+        notify_event(NOTIFY_ZSET, op == ZOP_UNION ? "zunionstore" : op == ZOP_INTER ?
+                     "zinterstore" : "zdiffstore", &all[0]);
         reply_int(c, (long long)len);
     }
 out:

@@ -1,4 +1,5 @@
 #include "cmd/coll.h"
+#include "cmd/notify.h"
 
 #include <limits.h>
 
@@ -45,6 +46,9 @@ struct item *coll_put(struct conn *c, const struct skey *k, int type, void *ptr)
         return NULL;
     }
     memcpy(item_value(it), &ptr, sizeof(ptr));
+    if (TC_UNLIKELY(__atomic_load_n(&cfg.notify_keyspace_events, __ATOMIC_RELAXED) & NOTIFY_NEW) &&
+        !store_lookup_write_locked(conn_store(c), k, conn_now(c)))
+        notify_event(NOTIFY_NEW, "new", k);
     if (store_put_locked(conn_store(c), k, it)) {
         reply_error(c, "ERR out of memory");
         return NULL;
@@ -203,9 +207,13 @@ void coll_remove_members(struct conn *c, int type, coll_len_fn *len, coll_del_fn
         size_t before = item_value_mem(it);
         for (int i = 2; i < c->argc && len(it); i++)
             removed += del(it, c->argv[i].p, c->argv[i].n);
-        if (removed)
-            cmd_modified(c, &k, len(it) ? it : NULL);
-        coll_done(c, &k, it, before, len(it) == 0);
+        int empty = len(it) == 0;
+        if (removed) {
+            cmd_modified(c, &k, empty ? NULL : it);
+            notify_coll(type == OBJ_HASH ? NOTIFY_HASH : type == OBJ_SET ? NOTIFY_SET : NOTIFY_ZSET,
+                        type == OBJ_HASH ? "hdel" : type == OBJ_SET ? "srem" : "zrem", &k, empty);
+        }
+        coll_done(c, &k, it, before, empty);
     }
     reply_int(c, removed);
 out:

@@ -46,7 +46,7 @@ struct ps_msg {
     _Atomic int refs;
     uint32_t plen; /* pattern bytes (0 and !pattern: a channel message) */
     uint32_t clen;
-    int pattern; /* 1: pmessage, 2: smessage */
+    int pattern; /* 1: pmessage, 2: smessage, PUBSUB_RAW and up: pubsub_post_conn kinds */
     size_t mlen;
     char data[]; /* pattern, channel, message */
 };
@@ -377,21 +377,22 @@ static void sunsubscribe_command(struct conn *c)
 
 /* ---- PUBLISH ---- */
 
-static struct ps_msg *msg_create(const char *pat, size_t plen, int pattern, struct conn *c, int refs)
+static struct ps_msg *msg_create(const char *pat, size_t plen, int pattern, const char *ch,
+                                 size_t cn, const char *msg, size_t mn, int refs)
 {
-    struct ps_msg *m = malloc(sizeof(*m) + plen + c->argv[1].n + c->argv[2].n);
+    struct ps_msg *m = malloc(sizeof(*m) + plen + cn + mn);
 
     if (!m)
         return NULL;
     atomic_init(&m->refs, refs);
     m->pattern = pattern;
     m->plen = (uint32_t)plen;
-    m->clen = (uint32_t)c->argv[1].n;
-    m->mlen = c->argv[2].n;
+    m->clen = (uint32_t)cn;
+    m->mlen = mn;
     if (plen)
         memcpy(m->data, pat, plen);
-    memcpy(m->data + plen, c->argv[1].p, m->clen);
-    memcpy(m->data + plen + m->clen, c->argv[2].p, m->mlen);
+    memcpy(m->data + plen, ch, cn);
+    memcpy(m->data + plen + m->clen, msg, mn);
     return m;
 }
 
@@ -420,38 +421,53 @@ static long post_all(struct ps_entry *e, struct ps_msg *m, uint8_t *wake)
     return n;
 }
 
-static void publish_generic(struct conn *c, int shard)
+/* Post (ch, msg) to its subscribers; self is the calling worker's index (it drains its own
+ * mailbox before it waits again), or -1. Returns the receivers. */
+static long publish_to(struct srv *srv, int self, int shard, const char *ch, size_t cn,
+                       const char *msg, size_t mn)
 {
-    struct srv *srv = c->w->srv;
     long receivers = 0;
     uint8_t wake[256];
 
-    if (!atomic_load_explicit(&ps_subs, memory_order_relaxed)) {
-        reply_int(c, 0);
-        return;
-    }
+    if (!atomic_load_explicit(&ps_subs, memory_order_relaxed))
+        return 0;
     memset(wake, 0, (size_t)srv->nworkers);
     pthread_mutex_lock(&ps_lock);
-    struct ps_entry *e = table_find(&tables[shard ? PS_SHARD : PS_CH], c->argv[1].p, c->argv[1].n,
-                                    util_hash(c->argv[1].p, c->argv[1].n));
+    struct ps_entry *e = table_find(&tables[shard ? PS_SHARD : PS_CH], ch, cn, util_hash(ch, cn));
     if (e && e->nsubs) {
-        struct ps_msg *m = msg_create(NULL, 0, shard ? 2 : 0, c, e->nsubs);
+        struct ps_msg *m = msg_create(NULL, 0, shard ? 2 : 0, ch, cn, msg, mn, e->nsubs);
         if (m)
             receivers += post_all(e, m, wake);
     }
     for (e = shard ? NULL : tables[PS_PAT].list; e; e = e->lnext) {
-        if (!e->nsubs || !util_glob_match(e->name, e->n, c->argv[1].p, c->argv[1].n, 0))
+        if (!e->nsubs || !util_glob_match(e->name, e->n, ch, cn, 0))
             continue;
-        struct ps_msg *m = msg_create(e->name, e->n, 1, c, e->nsubs);
+        struct ps_msg *m = msg_create(e->name, e->n, 1, ch, cn, msg, mn, e->nsubs);
         if (m)
             receivers += post_all(e, m, wake);
     }
     pthread_mutex_unlock(&ps_lock);
-    /* our own worker checks its mailbox before it waits again */
     for (int i = 0; i < srv->nworkers; i++)
-        if (wake[i] && i != c->w->idx)
+        if (wake[i] && i != self)
             worker_wake(&srv->workers[i]);
-    reply_int(c, receivers);
+    return receivers;
+}
+
+long pubsub_publish(struct srv *srv, int self, const char *ch, size_t cn, const char *msg,
+                    size_t mn)
+{
+    return publish_to(srv, self, 0, ch, cn, msg, mn);
+}
+
+int pubsub_active(void)
+{
+    return atomic_load_explicit(&ps_subs, memory_order_relaxed) != 0;
+}
+
+static void publish_generic(struct conn *c, int shard)
+{
+    reply_int(c, publish_to(c->w->srv, c->w->idx, shard, c->argv[1].p, c->argv[1].n,
+                            c->argv[2].p, c->argv[2].n));
 }
 
 static void publish_command(struct conn *c)
@@ -464,6 +480,8 @@ static void spublish_command(struct conn *c)
     publish_generic(c, 1);
 }
 
+static int pubsub_deliver_other(struct conn *c, int kind, const char *p, size_t n);
+
 /* Mailbox hook: write m to c in c's protocol, enforce the pubsub output limit. */
 static void deliver(struct conn *c, void *msg)
 {
@@ -471,7 +489,11 @@ static void deliver(struct conn *c, void *msg)
     struct buf *b = &c->wbuf;
     int r = 0;
 
-    if (!(c->flags & CONN_CLOSE_ASAP)) {
+    if (!(c->flags & CONN_CLOSE_ASAP) && m->pattern >= PUBSUB_RAW) {
+        r = pubsub_deliver_other(c, m->pattern, m->data, m->mlen);
+        reply_check(c, r);
+        conn_out_limit(c, m->pattern == PUBSUB_RAW ? COBL_NORMAL : COBL_PUBSUB, c->w->now_ms);
+    } else if (!(c->flags & CONN_CLOSE_ASAP)) {
         if (m->pattern == 1) {
             r |= resp_add_push(b, 4, c->resp);
             r |= resp_add_bulk(b, "pmessage", 8);
@@ -489,6 +511,60 @@ static void deliver(struct conn *c, void *msg)
         conn_out_limit(c, COBL_PUBSUB, c->w->now_ms);
     }
     msg_release(m);
+}
+
+/* Write one message of kind (PUBSUB_RAW: the bytes as they are, MONITOR lines; PUBSUB_INV /
+ * PUBSUB_INV_NULL: a client-side caching invalidation of key p, or of everything) to c. */
+static int pubsub_deliver_other(struct conn *c, int kind, const char *p, size_t n)
+{
+    struct buf *b = &c->wbuf;
+    int r = 0;
+
+    if (kind == PUBSUB_RAW)
+        return resp_add_raw(b, p, n);
+    if ((kind & PUBSUB_INV_SELF) && c->resp < 3)
+        return 0;
+    kind &= ~PUBSUB_INV_SELF;
+    if (c->resp >= 3) {
+        r |= resp_add_push(b, 2, 3);
+        r |= resp_add_bulk(b, "invalidate", 10);
+    } else {
+        /* RESP2: only a connection subscribed to the channel receives it (REDIRECT) */
+        if (!c->ps || !pubsub_count(c))
+            return 0;
+        r |= resp_add_push(b, 3, 2);
+        r |= resp_add_bulk(b, "message", 7);
+        r |= resp_add_bulk(b, "__redis__:invalidate", 20);
+    }
+    if (kind == PUBSUB_INV_NULL) {
+        r |= resp_add_null(b, c->resp);
+    } else {
+        r |= resp_add_array(b, 1);
+        r |= resp_add_bulk(b, p, n);
+    }
+    return r;
+}
+
+int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n)
+{
+    struct ps_msg *m = malloc(sizeof(*m) + n);
+    int r;
+
+    if (!m)
+        return -1;
+    atomic_init(&m->refs, 1);
+    m->pattern = kind;
+    m->plen = m->clen = 0;
+    m->mlen = n;
+    memcpy(m->data, p, n);
+    r = worker_post(to->w, to, m);
+    if (r < 0) {
+        free(m);
+        return -1;
+    }
+    if (r == 1)
+        worker_wake(to->w);
+    return 0;
 }
 
 /* ---- PUBSUB ---- */

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/monitor.h"
+#include "cmd/notify.h"
+#include "cmd/tracking.h"
 #include "cmd/cmd.h"
 #include "cmd/coll.h"
 #include "cmd/multi.h"
@@ -130,6 +133,14 @@ void cmd_modified_reset(void)
     cmd_errors = 0;
 }
 
+static int invalidate_cb(void *arg, int pos, unsigned flags)
+{
+    struct conn *c = arg;
+    if (!(flags & KS_RO))
+        tracking_invalidate(c->db, c->argv[pos].p, c->argv[pos].n);
+    return 0;
+}
+
 int cmd_after_write(struct conn *c, const struct cmd *cmd)
 {
     if (cmd->flags & CMD_SIGNALS)
@@ -142,6 +153,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
         tx_touch_keys(c, cmd);
     if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
         block_signal_keys(c, cmd);
+    if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
+        cmd_keys(cmd, c->argc, c->argv, invalidate_cb, c);
     return 1;
 }
 
@@ -231,6 +244,29 @@ const char *cmd_busy_error(void)
 /* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
  * before its start, or -1: read here) and leaving the time it ended in *clk (-1 when it was
  * not timed), so consecutive commands of one input batch read the clock once each. */
+/* MONITOR is on: keep the command's name (EXEC reuses argv for its commands) and feed the
+ * lines that go out before the command runs (EVAL, FCALL). */
+static __attribute__((noinline, cold)) void call_monitor_before(struct conn *c,
+                                                                const struct cmd *cmd,
+                                                                struct slice *argv0)
+{
+    *argv0 = c->argv[0];
+    if (monitor_feeds_before(cmd))
+        monitor_feed_slow(c, cmd);
+}
+
+/* After a command, when a monitor, client tracking or keyspace events need anything: the
+ * MONITOR line, the keys a tracking client read, the events (no stripe is held now). */
+static __attribute__((noinline)) void call_hooks_after(struct conn *c, const struct cmd *cmd,
+                                                       int mon, const struct slice *argv0)
+{
+    if (mon && !monitor_feeds_before(cmd))
+        monitor_feed_argv(c, cmd, c->argc ? c->argc : 1, c->argc ? c->argv : argv0);
+    if (c->trk)
+        tracking_after_command(c, cmd);
+    notify_flush(c->w->idx);
+}
+
 static void call_inner(struct conn *c, int64_t *clk);
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
@@ -381,6 +417,12 @@ static void call_inner(struct conn *c, int64_t *clk)
     cmd_mods = 0;
     cmd_errors = 0;
     cmd_current = cmd;
+    tracking_writer = c->id;
+    /* MONITOR's state is read once: a monitor attaching meanwhile sees the next command */
+    int mon = atomic_load_explicit(&monitor_count, memory_order_relaxed) != 0;
+    struct slice argv0;
+    if (TC_UNLIKELY(mon))
+        call_monitor_before(c, cmd, &argv0);
     if (cfg.slowlog_log_slower_than < 0 && !cfg.latency_tracking &&
         !cfg.latency_monitor_threshold) {
         cmd_exec(c, cmd);
@@ -401,6 +443,8 @@ static void call_inner(struct conn *c, int64_t *clk)
     }
     if ((cmd->flags & (CMD_WRITE | CMD_SIGNALS)) == CMD_WRITE)
         cmd_after_write(c, cmd); /* the others reported their keys (cmd_modified) */
+    if (TC_UNLIKELY(mon | (c->trk != NULL) | (notify_pending != 0)))
+        call_hooks_after(c, cmd, mon, &argv0);
 }
 
 void cmd_call(struct conn *c)
@@ -433,6 +477,8 @@ int cmd_resp_may_time_out(struct conn *c)
 void cmd_resp_close(struct conn *c)
 {
     tx_reset(c);
+    tracking_close(c);
+    monitor_close(c);
     pubsub_reset(c);
     block_reset(c);
     free(c->argv);

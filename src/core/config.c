@@ -18,7 +18,7 @@
 
 struct config cfg;
 
-enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL };
+enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY };
 
 static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* string settings (leaf lock) */
 
@@ -124,6 +124,8 @@ static struct setting settings[] = {
     {"list-max-listpack-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
     {"list-max-ziplist-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
     {"list-compress-depth", C_INT, &cfg.list_compress_depth, 0, 0, 0x7fffffff, 1, NULL},
+    {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
+    {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -172,6 +174,7 @@ void config_defaults(void)
     cfg.busy_reply_threshold = 5000;
     cfg.latency_tracking = 1;
     strcpy(cfg.latency_tracking_info_percentiles, "50 99 99.9");
+    cfg.tracking_table_max_keys = 1000000;
     cfg.cobl[1][0] = 256LL << 20;
     cfg.cobl[1][1] = 64LL << 20;
     cfg.cobl[1][2] = 60;
@@ -222,6 +225,56 @@ static int parse_bool(const char *v)
     if (!strcasecmp(v, "no"))
         return 0;
     return -1;
+}
+
+/* Event classes, in the order CONFIG GET writes them (A stands for the first ten). */
+static const struct {
+    char ch;
+    int flag;
+} notify_classes[] = {
+    {'g', NOTIFY_GENERIC}, {'$', NOTIFY_STRING}, {'l', NOTIFY_LIST}, {'s', NOTIFY_SET},
+    {'h', NOTIFY_HASH}, {'z', NOTIFY_ZSET}, {'x', NOTIFY_EXPIRED}, {'e', NOTIFY_EVICTED},
+    {'t', NOTIFY_STREAM}, {'d', NOTIFY_MODULE}, {'n', NOTIFY_NEW}, {'K', NOTIFY_KEYSPACE},
+    {'E', NOTIFY_KEYEVENT}, {'m', NOTIFY_KEY_MISS},
+};
+
+int config_notify_parse(const char *v)
+{
+    int f = 0;
+
+    for (; *v; v++) {
+        size_t i;
+        if (*v == 'A') {
+            f |= NOTIFY_ALL;
+            continue;
+        }
+        for (i = 0; i < sizeof(notify_classes) / sizeof(notify_classes[0]); i++)
+            if (notify_classes[i].ch == *v)
+                break;
+        if (i == sizeof(notify_classes) / sizeof(notify_classes[0]))
+            return -1;
+        f |= notify_classes[i].flag;
+    }
+    return f;
+}
+
+void config_notify_format(int f, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < sizeof(notify_classes) / sizeof(notify_classes[0]) && n + 2 < cap;
+         i++) {
+        int fl = notify_classes[i].flag;
+        /* as Redis: A replaces the classes it covers, and also hides n */
+        if ((f & NOTIFY_ALL) == NOTIFY_ALL && !(fl & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT | NOTIFY_KEY_MISS))) {
+            if (i == 0)
+                out[n++] = 'A';
+            continue;
+        }
+        if (f & fl)
+            out[n++] = notify_classes[i].ch;
+    }
+    out[n] = '\0';
 }
 
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
@@ -314,6 +367,15 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         cfg.client_output_buffer_limit_normal = cfg.cobl[0][0];
         break;
     }
+    case C_NOTIFY: {
+        int f = config_notify_parse(v);
+        if (f < 0) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.", s->name);
+            return -1;
+        }
+        __atomic_store_n((int *)s->ptr, f, __ATOMIC_RELAXED);
+        break;
+    }
     case C_ENUM:
     case C_LOGLEVEL:
         for (int i = 0; s->enums[i]; i++) {
@@ -371,6 +433,9 @@ static void format_at(const struct setting *s, const struct config *base, char *
     case C_ENUM:
     case C_LOGLEVEL:
         snprintf(out, cap, "%s", s->enums[*(const int *)ptr]);
+        break;
+    case C_NOTIFY:
+        config_notify_format(*(const int *)ptr, out, cap);
         break;
     case C_COBL:
         snprintf(out, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",

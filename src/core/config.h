@@ -83,6 +83,8 @@ struct config {
     int list_compress_depth;    /* accepted, not used (chunks are not compressed) */
     int memcache_sasl;          /* memcached binary protocol: SASL PLAIN required (memcached -S) */
     char memcache_auth_file[1024]; /* "user:password" lines for SASL PLAIN (memcached -Y) */
+    int notify_keyspace_events; /* NOTIFY_* classes (read relaxed by every write) */
+    int tracking_table_max_keys; /* keys the CLIENT TRACKING table remembers, 0 = no limit */
     int io_uring;               /* batch each loop turn's socket reads and writes in io_uring */
 };
 
@@ -114,5 +116,27 @@ int config_format(const char *name, char *out, size_t cap);
 void config_str(const char *field, char *out, size_t cap);
 int config_str_empty(const char *field);
 const char *config_policy_name(int policy);
+
+/* Keyspace notification classes (notify-keyspace-events), Redis's letters in comments. */
+#define NOTIFY_KEYSPACE (1 << 0)  /* K */
+#define NOTIFY_KEYEVENT (1 << 1)  /* E */
+#define NOTIFY_GENERIC (1 << 2)   /* g */
+#define NOTIFY_STRING (1 << 3)    /* $ */
+#define NOTIFY_LIST (1 << 4)      /* l */
+#define NOTIFY_SET (1 << 5)       /* s */
+#define NOTIFY_HASH (1 << 6)      /* h */
+#define NOTIFY_ZSET (1 << 7)      /* z */
+#define NOTIFY_EXPIRED (1 << 8)   /* x */
+#define NOTIFY_EVICTED (1 << 9)   /* e */
+#define NOTIFY_STREAM (1 << 10)   /* t */
+#define NOTIFY_KEY_MISS (1 << 11) /* m */
+#define NOTIFY_MODULE (1 << 13)   /* d */
+#define NOTIFY_NEW (1 << 14)      /* n */
+#define NOTIFY_ALL (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | \
+                    NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+/* The classes of a notify-keyspace-events string, or -1 for a character not a class. */
+int config_notify_parse(const char *v);
+/* The canonical string of classes f, as CONFIG GET shows it. */
+void config_notify_format(int f, char *out, size_t cap);
 
 #endif

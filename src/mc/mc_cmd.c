@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/notify.h"
 #include "cmd/propagate.h"
+#include "cmd/tracking.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "mc/mc_int.h"
@@ -41,6 +43,7 @@ static void flush_now(struct conn *c)
 {
     atomic_store(&g_flush_at_ms, 0);
     store_flush(mc_store(c), MC_DB);
+    tracking_flush();
 }
 
 /* Run a delayed flush_all whose time has come (the first worker to see it does). */
@@ -254,6 +257,7 @@ void mc_cmd_input(struct conn *c)
         else
             execute(c, &m->r);
         conn_udp_cut(c); /* over UDP each reply is its own datagrams */
+        notify_flush(c->w->idx);
     }
 out:
     if (TC_UNLIKELY(c->udp != NULL))

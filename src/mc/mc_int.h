@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cmd/notify.h"
 #include "core/util.h"
 #include "mc/mc_cmd.h"
 #include "net/conn.h"
@@ -111,6 +112,8 @@ static inline struct item *mc_set_exp_locked(struct store *s, const struct skey 
                                              struct item *it, int64_t ms)
 {
     struct item *n = store_set_expire_locked(s, k, it, ms);
+    if (n) /* touch, gat, mg T...: a keyspace "expire" event, cached copies invalidated */
+        notify_write(NOTIFY_GENERIC, "expire", k, 0);
     return n ? n : it;
 }
 /* Seconds of TTL left as memcached reports them (-1: none). */

@@ -3,6 +3,8 @@
  * order the request gave them, as memcached does. */
 #include "mc/mc_int.h"
 
+#include "cmd/notify.h"
+
 static const char *const store_meta[] = {"HD", "NS", "EX", "NF", MC_ERR_OOM};
 
 void mc_mg_command(struct conn *c, struct mc_req *r)
@@ -319,6 +321,7 @@ void mc_md_command(struct conn *c, struct mc_req *r)
         code = "HD";
     } else {
         store_delete_locked(s, &k, mc_now(c));
+        notify_write(NOTIFY_GENERIC, "del", &k, 0);
         STAT_INC(ws->delete_hits);
         code = "HD";
     }

@@ -4,6 +4,7 @@
  * never matches a client's cas unique. */
 #include "mc/mc_int.h"
 
+#include "cmd/notify.h"
 #include "core/config.h"
 
 static const char *const store_text[] = {"STORED", "NOT_STORED", "EXISTS", "NOT_FOUND",
@@ -122,6 +123,9 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         mc_watch_store(c, k->p, k->n, st[res], cmd, *out ? item_expire(*out) : exp,
                        *out ? (*out)->vlen : vlen);
     }
+    if (res == MC_ST_STORED)
+        notify_write(NOTIFY_STRING, mode == MC_APPEND || mode == MC_PREPEND ? "append" : "set",
+                     k, !old);
     return res;
 }
 
@@ -175,6 +179,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
         return MC_DR_NON_NUMERIC;
     if (rc)
         return MC_DR_OOM;
+    notify_write(NOTIFY_STRING, incr ? "incrby" : "decrby", k, 0);
     *itp = it;
     return MC_DR_OK;
 }
@@ -234,6 +239,8 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed)))
         mc_watch_get(c, r->key.p, r->key.n, strval_find_locked(s, &k, mc_now(c), NULL));
     found = store_delete_locked(s, &k, mc_now(c));
+    if (found)
+        notify_write(NOTIFY_GENERIC, "del", &k, 0);
     store_unlock(s, k.stripe);
     if (found)
         STAT_INC(mc_ws(c)->delete_hits);

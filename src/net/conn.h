@@ -40,6 +40,7 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 /* Set and cleared by the protocol layer: */
 #define CONN_OUT_LIMIT 0x400      /* the normal client-output-buffer-limit applies */
 #define CONN_PAUSE_AT_LIMIT 0x800 /* input pauses just above that limit (conn_pause_bytes) */
+#define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -99,6 +100,7 @@ struct conn {
     uint64_t tot_cmds;
     void *ps;              /* Pub/Sub subscriptions (owned by pubsub.c), NULL when none */
     void *blk;             /* blocked command state (owned by blocking.c), NULL when not blocked */
+    void *trk;             /* CLIENT TRACKING state (owned by tracking.c), NULL when never on */
     _Atomic int blocked;   /* shared: 1 while blocked (CLIENT UNBLOCK reads it) */
     _Atomic int unblock_req; /* shared: CLIENT UNBLOCK request, 1 timeout, 2 error */
     int64_t obl_soft_ms;   /* when the output first exceeded the soft limit, 0 if under */

@@ -14,6 +14,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "cmd/monitor.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "persist/persist.h"
@@ -296,6 +297,7 @@ static int redis_generic(lua_State *L, int raise)
         run->wrote = 1;
         cmd_after_write(f, cmd);
     }
+    monitor_feed(f, cmd);
     cmd_current = saved_cmd;
     cmd_mods = saved_mods;
     cmd_errors = saved_errors;

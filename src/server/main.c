@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/monitor.h"
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
@@ -51,11 +53,14 @@ static void server_tick(struct worker *w)
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
     mc_cmd_tick(w); /* memcached "watch" log lines */
+    notify_flush(w->idx); /* expired / evicted events of the sweep */
 }
 
 static void server_worker_exit(struct worker *w)
 {
     (void)w;
+    notify_thread_exit();
+    monitor_thread_exit();
     store_thread_exit();
 }
 
@@ -95,6 +100,7 @@ static void register_commands(void)
     cmd_geo_setup();
     cmd_sort_setup();
     cmd_pubsub_setup();
+    cmd_monitor_setup();
     cmd_blocking_setup();
     cmd_aof_setup();
 }
@@ -277,6 +283,7 @@ int main(int argc, char **argv)
         .may_time_out = mc_cmd_may_time_out,
     };
     pubsub_setup(&srv);
+    notify_setup(&srv);
     block_setup(&srv);
     srv.on_tick = server_tick;
     srv.on_exit = server_worker_exit;

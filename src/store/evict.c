@@ -206,7 +206,7 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     store_lock(s, k.stripe);
     gone = store_unlink_locked(s, &k, 0);
     if (gone) {
-        store_gone(k.db, k.p, k.n);
+        store_gone(STORE_GONE_EVICTED, k.db, k.p, k.n);
         COUNTER_ADD(st->evicted, 1);
         if (!(gone->enc & ITEM_FETCHED))
             COUNTER_ADD(st->evicted_unfetched, 1);

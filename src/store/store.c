@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/config.h"
 #include "core/util.h"
 #include "store/evict.h"
 #include "store/slab.h"
@@ -12,6 +13,7 @@
 _Atomic uint32_t store_lru_clock;
 _Thread_local const uint64_t *store_held;
 store_gone_fn *_Atomic store_gone_hook;
+store_event_fn *store_event_hook;
 _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
@@ -222,7 +224,7 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now) {
         COUNTER_ADD(st->expired, 1);
-        store_gone(k->db, k->p, k->n);
+        store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -243,6 +245,10 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
         it->enc |= ITEM_FETCHED;
     } else {
         COUNTER_ADD(st->misses, 1);
+        /* keyspace event class m: Redis's "keymiss", where it counts keyspace_misses */
+        if (TC_UNLIKELY(__atomic_load_n(&cfg.notify_keyspace_events, __ATOMIC_RELAXED) &
+                        NOTIFY_KEY_MISS) && store_event_hook)
+            store_event_hook(STORE_EVENT_MISS, k->db, k->p, k->n);
     }
     return it;
 }
@@ -252,10 +258,14 @@ struct item *store_lookup_notouch_locked(struct store *s, const struct skey *k, 
     uint32_t pos;
     struct item *it = lookup(s, k, now, &pos);
 
-    if (it)
+    if (it) {
         COUNTER_ADD(s->stripes[k->stripe].hits, 1);
-    else
+    } else {
         COUNTER_ADD(s->stripes[k->stripe].misses, 1);
+        if (TC_UNLIKELY(__atomic_load_n(&cfg.notify_keyspace_events, __ATOMIC_RELAXED) &
+                        NOTIFY_KEY_MISS) && store_event_hook)
+            store_event_hook(STORE_EVENT_MISS, k->db, k->p, k->n);
+    }
     return it;
 }
 
@@ -384,7 +394,7 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
     exp = item_expire(it);
     if (exp && exp <= now) {
         COUNTER_ADD(st->expired, 1);
-        store_gone(k->db, k->p, k->n);
+        store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);
         return NULL;
     }
@@ -588,7 +598,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                     COUNTER_ADD(st->expired, 1);
                     if (!(it->enc & ITEM_FETCHED))
                         COUNTER_ADD(st->expired_unfetched, 1);
-                    store_gone((int)(t - st->db), item_key(it), item_klen(it));
+                    store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
                     if (item_expire(it))
                         vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));

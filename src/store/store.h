@@ -108,11 +108,19 @@ extern _Thread_local const uint64_t *store_held;
  * logs a DEL), or NULL. Set by the AOF when it is turned on. */
 typedef void store_gone_fn(int db, const char *key, size_t klen);
 extern store_gone_fn *_Atomic store_gone_hook;
-static inline void store_gone(int db, const char *key, size_t klen)
+/* The same removals for the command layer (keyspace events, client-side caching): why is
+ * STORE_GONE_EXPIRED or STORE_GONE_EVICTED; also STORE_EVENT_MISS (a read lookup found no key)
+ * while notify-keyspace-events has class m. Set once at start-up. */
+enum { STORE_GONE_EXPIRED, STORE_GONE_EVICTED, STORE_EVENT_MISS /* a read found nothing */ };
+typedef void store_event_fn(int why, int db, const char *key, size_t klen);
+extern store_event_fn *store_event_hook;
+static inline void store_gone(int why, int db, const char *key, size_t klen)
 {
     store_gone_fn *fn = atomic_load_explicit(&store_gone_hook, memory_order_relaxed);
     if (TC_UNLIKELY(fn != NULL))
         fn(db, key, klen);
+    if (store_event_hook)
+        store_event_hook(why, db, key, klen);
 }
 
 static inline int store_is_held(uint32_t stripe)
