@@ -292,8 +292,8 @@ static inline void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed
     struct cmdstat *m = cmdstats_mine;
     uint32_t **hh = cmdstats_hist, *h;
 
-    if (TC_UNLIKELY(!m || !hh || usec < 0 || (unsigned)cmd->id >= CMDSTATS_MAX_IDS ||
-                    !(h = hh[cmd->id]) || !cfg.latency_tracking ||
+    /* hh is set only after m; ids stay below CMDSTATS_MAX_IDS (cmd_register) */
+    if (TC_UNLIKELY(!hh || usec < 0 || !(h = hh[cmd->id]) || !cfg.latency_tracking ||
                     cmdstats_hist_gen !=
                         atomic_load_explicit(&cmdstats_gen, memory_order_relaxed))) {
         cmdstats_call_slow(cmd, usec, failed);

@@ -44,10 +44,10 @@ void cmd_register(struct cmd *cmds, int n)
         struct cmd *c = &cmds[i];
         uint32_t h = name_hash(c->name, strlen(c->name)) & (TABLE_SIZE - 1);
         cmd_entry_setup(c, NULL);
-        c->id = nids++;
+        c->id = nids < CMDSTATS_MAX_IDS - 1 ? nids++ : CMDSTATS_MAX_IDS - 1; /* (never full) */
         for (int j = 0; j < c->nsubs; j++) {
             cmd_entry_setup(&c->subs[j], c);
-            c->subs[j].id = nids++;
+            c->subs[j].id = nids < CMDSTATS_MAX_IDS - 1 ? nids++ : CMDSTATS_MAX_IDS - 1;
         }
         if (c->flags & CMD_INTERNAL) {
             if (ninternal < (int)(sizeof(internal) / sizeof(internal[0])))
@@ -267,7 +267,7 @@ static __attribute__((noinline)) void call_hooks_after(struct conn *c, const str
     notify_flush(c->w->idx);
 }
 
-static void call_inner(struct conn *c, int64_t *clk);
+static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
  * (the CLIENT REPLY OFF / SKIP that turned replies off wrote nothing). */
@@ -303,7 +303,7 @@ static void call(struct conn *c, int64_t *clk)
         cmdstats_errors(cmd_last_error, cmd_errors); /* errorstats, total_error_replies */
 }
 
-static void call_inner(struct conn *c, int64_t *clk)
+static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk)
 {
     const struct cmd *cmd;
     int64_t start = *clk;
