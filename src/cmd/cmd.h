@@ -357,6 +357,9 @@ static inline void reply_item_ref(struct conn *c, struct item *it)
     "error."
 #define ERR_BIGSTR "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 void reply_arity_error(struct conn *c, const char *name);
+/* A HELP reply: one status line per entry of the array help. */
+void reply_lines(struct conn *c, const char *const *lines, size_t n);
+#define reply_help(c, help) reply_lines((c), (help), sizeof(help) / sizeof((help)[0]))
 
 /* ---- argument helpers ---- */
 static inline int arg_is(struct conn *c, int i, const char *lower)

@@ -351,9 +351,7 @@ static void command_help_command(struct conn *c)
         "    The keys of a full command line, with their access flags.",
         "HELP",
         "    Print this help."};
-    reply_array(c, sizeof(help) / sizeof(help[0]));
-    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-        reply_status(c, help[i]);
+    reply_help(c, help);
 }
 
 static struct cmd command_subs[] = {

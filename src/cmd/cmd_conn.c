@@ -628,9 +628,7 @@ static void client_command(struct conn *c)
             "LIST [options ...]", "    Return information about client connections.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "HELP", "    Print this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));

@@ -579,9 +579,7 @@ static void object_command(struct conn *c)
             "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
             "    <key>.",
             "HELP", "    Print this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
         return;
     }
     if (c->argc != 3 || !(arg_is(c, 1, "encoding") || arg_is(c, 1, "freq") ||

@@ -278,9 +278,7 @@ static void latency_command(struct conn *c)
             "HELP",
             "    Prints this help.",
         };
-        reply_array(c, (long long)(sizeof(help) / sizeof(help[0])));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     }
     free(ev);
 }

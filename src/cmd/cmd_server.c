@@ -763,9 +763,7 @@ static void config_command(struct conn *c)
             "RESETSTAT", "    Reset statistics reported by the INFO command.",
             "REWRITE", "    Rewrite the configuration file.",
             "HELP", "    Print this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));
@@ -819,9 +817,7 @@ static void memory_command(struct conn *c)
             "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
             "    sampled up to <count> times (default: 5, 0 means sample all).",
             "HELP", "    Prints this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));
@@ -929,9 +925,7 @@ static void debug_command(struct conn *c)
             "HELP",
             "    Prints this help.",
         };
-        reply_array(c, (long long)(sizeof(help) / sizeof(help[0])));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));

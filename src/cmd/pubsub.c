@@ -631,9 +631,7 @@ static void pubsub_command(struct conn *c)
             "    Return the number of subscribers for the specified shard level channel(s)",
             "HELP",
             "    Prints this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     }
 }
 

@@ -157,9 +157,7 @@ void slowlog_command(struct conn *c)
             "    Reset the slowlog.",
             "HELP",
             "    Print this help."};
-        reply_array(c, sizeof(help) / sizeof(help[0]));
-        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-            reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));

@@ -168,6 +168,13 @@ const struct cmd *cmd_at(int i)
     return all[i];
 }
 
+void reply_lines(struct conn *c, const char *const *lines, size_t n)
+{
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        reply_status(c, lines[i]);
+}
+
 void reply_arity_error(struct conn *c, const char *name)
 {
     reply_errorf(c, "ERR wrong number of arguments for '%s' command", name);

@@ -444,9 +444,7 @@ static void script_help_command(struct conn *c)
         "HELP",
         "    Prints this help.",
     };
-    reply_array(c, (long long)(sizeof(help) / sizeof(help[0])));
-    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-        reply_status(c, help[i]);
+    reply_help(c, help);
 }
 
 static void script_command(struct conn *c)
