@@ -7,7 +7,7 @@ SUDO_CMD=""
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
       redis-server redis-tools memcached libmemcached-tools
-      python3 python3-pytest python3-redis python3-pymemcache
+      python3 python3-pytest python3-redis python3-pymemcache python3-venv
       default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)
 missing=()
 for p in "${PKGS[@]}"; do
