@@ -305,8 +305,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         run->oom = store_make_room(s) != 0;
     if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
         !run->allow_oom && run->oom) {
-        reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when used "
-                       "memory > 'maxmemory'");
+        reply_error(c, ERR_OOM); /* as Redis 7.0: EVAL of a writing script is a denyoom command */
         return;
     }
     if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
