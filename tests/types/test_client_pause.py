@@ -22,21 +22,21 @@ def scenario(srv):
     out = []
     for args in (("x",), (-1,), (10, "bogus"), (10, "write", "x")):
         out.append(call(admin, "CLIENT", "PAUSE", *args))
-    out.append(call(admin, "CLIENT", "PAUSE", 400, "WRITE"))
+    out.append(call(admin, "CLIENT", "PAUSE", 800, "WRITE"))
     r, t = timed(c, "GET", "k")
-    out.append((r, t < 0.2))
+    out.append((r, t < 0.4))
     r, t = timed(c, "SET", "k", "1")
-    out.append((r, t > 0.25))
+    out.append((r, t > 0.5))
     # a transaction: reads only run at once, with a write it waits
-    call(admin, "CLIENT", "PAUSE", 400, "WRITE")
+    call(admin, "CLIENT", "PAUSE", 800, "WRITE")
     call(c, "MULTI")
     call(c, "GET", "k")
     r, t = timed(c, "EXEC")
-    out.append((r, t < 0.2))
+    out.append((r, t < 0.4))
     call(c, "MULTI")
     call(c, "INCR", "k")
     r, t = timed(c, "EXEC")
-    out.append((r, t > 0.25))
+    out.append((r, t > 0.5))
     # ALL holds reads; UNPAUSE releases at once
     call(admin, "CLIENT", "PAUSE", 5000, "ALL")
     got = []
@@ -47,12 +47,12 @@ def scenario(srv):
     th.join(5)
     out.append((got[0][0], got[0][1] < 2))
     # pipelined: the GET after a held SET waits behind it
-    call(admin, "CLIENT", "PAUSE", 300, "WRITE")
+    call(admin, "CLIENT", "PAUSE", 800, "WRITE")
     p = c.pipeline(transaction=False)
     p.set("k", "5")
     p.get("k")
     t = time.time()
-    out.append((p.execute(), time.time() - t > 0.2))
+    out.append((p.execute(), time.time() - t > 0.5))
     return out
 
 
