@@ -145,8 +145,9 @@ static int is_array(lua_State *L)
     while (lua_next(L, -2)) {
         lua_Number n;
         lua_pop(L, 1);
+        /* (a key past 2^53 is no array index, and casting it would be undefined) */
         if (lua_type(L, -1) != LUA_TNUMBER || (n = lua_tonumber(L, -1)) <= 0 ||
-            (lua_Number)(long long)n != n) {
+            n > 9007199254740992.0 || (lua_Number)(long long)n != n) {
             lua_settop(L, top);
             return 0;
         }
@@ -248,7 +249,10 @@ struct mcur {
     const unsigned char *p;
     size_t left;
     int err;
+    int depth; /* arrays and maps open: bounded, so garbage cannot recurse the C stack away */
 };
+
+#define MP_MAX_DEPTH 1000
 
 static int need(struct mcur *c, size_t n)
 {
@@ -269,8 +273,16 @@ static uint64_t be(const unsigned char *p, int bytes)
 
 static void decode(lua_State *L, struct mcur *c);
 
+static void enter(lua_State *L, struct mcur *c)
+{
+    if (++c->depth > MP_MAX_DEPTH)
+        luaL_error(L, "cmsgpack: too many nested levels");
+    luaL_checkstack(L, 4, "cmsgpack: too many nested levels");
+}
+
 static void dec_array(lua_State *L, struct mcur *c, size_t n)
 {
+    enter(L, c);
     lua_newtable(L);
     for (size_t i = 1; i <= n; i++) {
         lua_pushnumber(L, (lua_Number)i);
@@ -279,10 +291,12 @@ static void dec_array(lua_State *L, struct mcur *c, size_t n)
             return;
         lua_settable(L, -3);
     }
+    c->depth--;
 }
 
 static void dec_map(lua_State *L, struct mcur *c, size_t n)
 {
+    enter(L, c);
     lua_newtable(L);
     while (n--) {
         decode(L, c); /* key */
@@ -293,6 +307,7 @@ static void dec_map(lua_State *L, struct mcur *c, size_t n)
             return;
         lua_settable(L, -3);
     }
+    c->depth--;
 }
 
 /* Push the next value (on error c->err is set and what was pushed stays: the caller raises) */
@@ -426,6 +441,7 @@ static int unpack_full(lua_State *L, int limit, int offset)
     c.p = (const unsigned char *)s + offset;
     c.left = len - (size_t)offset;
     c.err = MP_OK;
+    c.depth = 0;
     for (cnt = 0; c.left > 0; cnt++) {
         decode(L, &c);
         if (c.err == MP_EOF)

@@ -109,7 +109,16 @@ static void put_int(lua_State *L, luaL_Buffer *b, int arg, int big, size_t size)
 {
     lua_Number n = luaL_checknumber(L, arg);
     unsigned char out[MAX_INT_SIZE];
-    uint64_t v = n < 0 ? (uint64_t)(int64_t)n : (uint64_t)n;
+    uint64_t v;
+
+    /* a number no 64-bit integer holds (or NaN) packs as x86 converts it: 0x8000000000000000,
+     * without the undefined C conversion */
+    if (n < 0 && n >= -9223372036854775808.0)
+        v = (uint64_t)(int64_t)n;
+    else if (n >= 0 && n < 18446744073709551616.0)
+        v = (uint64_t)n;
+    else
+        v = 0x8000000000000000ULL;
 
     for (size_t i = 0; i < size; i++) {
         out[big ? size - 1 - i : i] = (unsigned char)(v & 0xff);
@@ -126,7 +135,7 @@ static lua_Number get_int(const unsigned char *p, int big, int sign, size_t size
         v = v << 8 | p[big ? i : size - 1 - i];
     if (!sign)
         return (lua_Number)v;
-    if (size < 8) {
+    if (size > 0 && size < 8) { /* (a zero-size integer reads as 0) */
         uint64_t mask = ~0ULL << (size * 8 - 1);
         if (v & mask)
             v |= mask; /* sign extension */
@@ -246,7 +255,12 @@ static int st_unpack(lua_State *L)
             if (size == 0) {
                 if (n == 0 || !lua_isnumber(L, -1))
                     luaL_error(L, "format 'c0' needs a previous size");
-                size = (size_t)lua_tonumber(L, -1);
+                {
+                    lua_Number sz = lua_tonumber(L, -1);
+                    /* (a size outside 0..ld is refused before it is converted) */
+                    luaL_argcheck(L, sz >= 0 && sz <= (lua_Number)ld, 2, "data string too short");
+                    size = (size_t)sz;
+                }
                 lua_pop(L, 1);
                 n--;
                 luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
