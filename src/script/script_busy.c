@@ -53,14 +53,10 @@ static struct script_slot *slot_get(void)
     return my_slot;
 }
 
-void script_busy_enter(struct script_run *run)
+/* The run's name and (for a function) its FCALL line, for SCRIPT KILL / FUNCTION STATS on
+ * other workers: written when the run turns busy, so a run that ends in time takes no lock. */
+static void publish_name(struct script_slot *sl, struct script_run *run)
 {
-    struct script_slot *sl = slot_get();
-
-    run->start_ms = util_mono_us() / 1000;
-    run->busy = 0;
-    if (!sl)
-        return;
     pthread_mutex_lock(&names_lock);
     snprintf(sl->name, sizeof(sl->name), "%s", run->name ? run->name : run->sha);
     sl->argc = 0;
@@ -74,6 +70,16 @@ void script_busy_enter(struct script_run *run)
         }
     }
     pthread_mutex_unlock(&names_lock);
+}
+
+void script_busy_enter(struct script_run *run)
+{
+    struct script_slot *sl = slot_get();
+
+    run->start_ms = util_mono_us() / 1000;
+    run->busy = 0;
+    if (!sl)
+        return;
     atomic_store_explicit(&sl->is_function, run->is_function, memory_order_relaxed);
     atomic_store_explicit(&sl->start_ms, run->start_ms, memory_order_relaxed);
     atomic_store_explicit(&sl->kill, 0, memory_order_relaxed);
@@ -105,8 +111,10 @@ int script_busy_check(struct script_run *run, int shutting_down)
         run->busy = 1;
         atomic_fetch_add_explicit(&cmd_script_busy, run->is_function ? CMD_BUSY_FUNCTION : 1,
                                   memory_order_relaxed);
-        if (my_slot)
+        if (my_slot) {
+            publish_name(my_slot, run);
             atomic_store_explicit(&my_slot->state, SLOT_BUSY, memory_order_release);
+        }
         log_warn("Slow script detected: still in execution after %lld milliseconds. You can "
                  "try killing the script using the %s command. Script name is: %s.",
                  util_mono_us() / 1000 - run->start_ms,
@@ -156,9 +164,10 @@ int script_running_info(char *name, size_t cap, char (*argv)[SCRIPT_RUN_ARGLEN],
 
     for (int i = 0; i < n; i++) {
         struct script_slot *sl = &slots[i];
-        if (atomic_load_explicit(&sl->state, memory_order_acquire) == SLOT_IDLE ||
+        if (atomic_load_explicit(&sl->state, memory_order_acquire) != SLOT_BUSY ||
             !atomic_load_explicit(&sl->is_function, memory_order_relaxed))
-            continue;
+            continue; /* (a function not yet past the threshold is not reported: as in Redis,
+                       * where no other client is served while it runs) */
         pthread_mutex_lock(&names_lock);
         snprintf(name, cap, "%s", sl->name);
         *argc = sl->argc;
