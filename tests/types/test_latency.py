@@ -50,14 +50,16 @@ def test_spikes(pair):
         name, when, last, worst = rows[0]
         assert name == b"command" and when >= t0 and 30 <= last < 1000 and 50 <= worst < 1000
     hist = both(pair, "LATENCY", "HISTORY", "command")
-    assert [len(h) for h in hist] == [2, 2]
     for h in hist:
-        assert h[0][1] >= 50 and h[1][1] >= 30 and h[1][0] > h[0][0]
+        # one sample per second: the first two sleeps share a second unless a second boundary
+        # falls between them
+        assert len(h) in (2, 3), h
+        assert max(x[1] for x in h) >= 50 and h[-1][1] >= 30 and h[-1][0] > h[0][0]
     for g in both(pair, "LATENCY", "GRAPH", "command"):
         first = g.decode().split("\n")[0]
         assert re.fullmatch(r"command - high \d+ ms, low \d+ ms \(all time high \d+ ms\)", first)
     for doc in both(pair, "LATENCY", "DOCTOR"):
-        assert re.search(r"1\. command: 2 latency spikes \(average \d+ms, mean deviation \d+ms, "
+        assert re.search(r"1\. command: [23] latency spikes \(average \d+ms, mean deviation \d+ms, "
                          r"period [\d.]+ sec\)\. Worst all time event \d+ms\.", doc.decode())
     a, b = both(pair, "LATENCY", "RESET", "command", "nosuch")
     assert a == b == 1
