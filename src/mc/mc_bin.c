@@ -241,17 +241,7 @@ static void arith_cmd(struct conn *c, struct mcb_req *r)
         }
     }
     store_unlock(s, k.stripe);
-    if (res == MC_DR_OK) {
-        if (incr)
-            STAT_INC(ws->incr_hits);
-        else
-            STAT_INC(ws->decr_hits);
-    } else if (res == MC_DR_NOT_FOUND) {
-        if (incr)
-            STAT_INC(ws->incr_misses);
-        else
-            STAT_INC(ws->decr_misses);
-    }
+    mc_delta_count(ws, incr, res);
     switch (res) {
     case MC_DR_OK:
         break;

@@ -139,6 +139,10 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
 
 enum mc_delta_res { MC_DR_OK, MC_DR_NOT_FOUND, MC_DR_NON_NUMERIC, MC_DR_CAS_MISMATCH, MC_DR_OOM };
 
+/* Count an incr/decr's outcome (res: enum mc_delta_res) in memcached's incr_/decr_ hits
+ * and misses, as every protocol does. */
+struct mc_stats;
+void mc_delta_count(struct mc_stats *ws, int incr, int res);
 /* incr/decr on k's live string item (memcached's do_add_delta, see strval_mc_delta_locked);
  * req_cas != 0 must match its CAS value. *itp is the item holding the result, *val the new
  * value. Under the lock. */

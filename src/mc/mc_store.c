@@ -39,6 +39,21 @@ static enum mc_store_res concat(struct store *s, const struct skey *k, struct it
     return strval_concat_locked(s, k, itp, data, n, how) ? MC_ST_OOM : MC_ST_STORED;
 }
 
+void mc_delta_count(struct mc_stats *ws, int incr, int res)
+{
+    if (res == MC_DR_OK) {
+        if (incr)
+            STAT_INC(ws->incr_hits);
+        else
+            STAT_INC(ws->decr_hits);
+    } else if (res == MC_DR_NOT_FOUND) {
+        if (incr)
+            STAT_INC(ws->incr_misses);
+        else
+            STAT_INC(ws->decr_misses);
+    }
+}
+
 enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_cmd mode,
                                   int cas_cmd, uint64_t cas, int stale, uint32_t flags,
                                   int64_t exp, const char *data, size_t vlen, int want_cas,
@@ -198,17 +213,7 @@ void mc_arith_command(struct conn *c, struct mc_req *r)
     store_lock(s, k.stripe);
     res = mc_delta_locked(c, &k, incr, r->num, 0, &v, &it);
     store_unlock(s, k.stripe);
-    if (res == MC_DR_OK) {
-        if (incr)
-            STAT_INC(ws->incr_hits);
-        else
-            STAT_INC(ws->decr_hits);
-    } else if (res == MC_DR_NOT_FOUND) {
-        if (incr)
-            STAT_INC(ws->incr_misses);
-        else
-            STAT_INC(ws->decr_misses);
-    }
+    mc_delta_count(ws, incr, res);
     if (r->noreply)
         return;
     switch (res) {

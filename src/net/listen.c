@@ -29,7 +29,7 @@ static int set_nonblock(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static int listen_tcp(const char *addr, int port, char *why, size_t cap)
+int net_bind_inet(const char *addr, int port, int socktype, char *why, size_t cap)
 {
     struct addrinfo hints, *res = NULL, *ai;
     char portstr[16];
@@ -37,7 +37,7 @@ static int listen_tcp(const char *addr, int port, char *why, size_t cap)
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_socktype = socktype;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
     snprintf(portstr, sizeof(portstr), "%d", port);
     r = getaddrinfo(addr, portstr, &hints, &res);
@@ -46,14 +46,15 @@ static int listen_tcp(const char *addr, int port, char *why, size_t cap)
         return -1;
     }
     for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
             continue;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (socktype == SOCK_STREAM)
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (ai->ai_family == AF_INET6)
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, cfg.tcp_backlog) == 0 &&
-            set_nonblock(fd) == 0)
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+            (socktype != SOCK_STREAM || listen(fd, cfg.tcp_backlog) == 0))
             break;
         snprintf(why, cap, "%s", strerror(errno));
         close(fd);
@@ -126,7 +127,7 @@ int srv_listen(struct srv *srv)
                 log_warn("too many listening addresses");
                 return -1;
             }
-            fd = listen_tcp(bindaddr, port, why, sizeof(why));
+            fd = net_bind_inet(bindaddr, port, SOCK_STREAM, why, sizeof(why));
             if (fd < 0) {
                 if (a[0] == '-')
                     continue;

@@ -23,4 +23,9 @@ void net_listeners_pause(struct worker *w);
 /* Put them back (w->accept_paused). */
 void net_listeners_resume(struct worker *w);
 
+/* listen.c: a non-blocking, close-on-exec socket of socktype bound to addr:port (the first
+ * address getaddrinfo gives that binds; IPv6 only for IPv6; SOCK_STREAM: SO_REUSEADDR and
+ * listening with tcp-backlog). Returns it, or -1 with why set. TCP listeners and UDP share it. */
+int net_bind_inet(const char *addr, int port, int socktype, char *why, size_t cap);
+
 #endif

@@ -45,38 +45,6 @@ void conn_udp_cut_slow(struct conn *c)
         u->cuts[u->ncuts++] = at;
 }
 
-static int udp_socket(const char *addr, int port, char *why, size_t cap)
-{
-    struct addrinfo hints, *res = NULL, *ai;
-    char portstr[16];
-    int fd = -1, one = 1, r;
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_DGRAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    r = getaddrinfo(addr, portstr, &hints, &res);
-    if (r) {
-        snprintf(why, cap, "%s", gai_strerror(r));
-        return -1;
-    }
-    for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-            continue;
-        if (ai->ai_family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        snprintf(why, cap, "%s", strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
 int udp_listen(struct srv *srv)
 {
     char why[256];
@@ -93,7 +61,7 @@ int udp_listen(struct srv *srv)
                 log_warn("too many UDP addresses");
                 return -1;
             }
-            fd = udp_socket(bindaddr, srv->proto[p].udp_port, why, sizeof(why));
+            fd = net_bind_inet(bindaddr, srv->proto[p].udp_port, SOCK_DGRAM, why, sizeof(why));
             if (fd < 0) {
                 if (a[0] == '-')
                     continue;
