@@ -45,6 +45,8 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
 #define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
 #define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
+#define CMD_ONE_KEY 0x400000000ULL   /* derived: its only key is argv[first] (one range spec of
+                                       * one key, no getkeys): hooks skip the key-spec walk */
 #define CMD_INTERNAL 0x200000000ULL   /* tc:internal: not a client command (TC.MCSET): only the
                                         * AOF loader runs it; hidden from COMMAND */
 #define CMD_KEEP_WATCH 0x100000000ULL /* tc:keep-watch: its changes invalidate no WATCH (Redis
