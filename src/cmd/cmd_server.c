@@ -555,6 +555,15 @@ static void info_command(struct conn *c)
             P("config_file:%s\r\n", srv->config_file ? srv->config_file : "");
             P("io_threads_active:%d\r\n", srv->nworkers > 1);
             P("threads:%d\r\n", srv->nworkers);
+            {
+                char wl[512];
+                size_t o = 0;
+                for (int i = 0; i < srv->nworkers && o + 16 < sizeof(wl); i++)
+                    o += (size_t)snprintf(wl + o, sizeof(wl) - o, "%s%d", i ? "," : "",
+                                          atomic_load(&srv->workers[i].load));
+                wl[o] = 0;
+                P("worker_clients:%s\r\n", wl);
+            }
             /* workers whose socket I/O goes through io_uring batches (io-uring yes and a
              * kernel that allows it); the others use read/writev */
             P("io_uring_workers:%d\r\n", atomic_load(&srv->uring_workers));

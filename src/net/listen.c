@@ -171,16 +171,125 @@ int srv_listen(struct srv *srv)
     return udp_listen(srv);
 }
 
+/* Make fd, accepted on listener li, a connection of w (its owner thread). */
+static void adopt(struct worker *w, int fd, int li)
+{
+    struct srv *srv = w->srv;
+    int proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80, one = 1;
+    const struct srv_proto *p = &srv->proto[proto];
+    struct conn *c = calloc(1, sizeof(*c));
+    struct epoll_event ev;
+
+    if (!c) {
+        close(fd);
+        atomic_fetch_sub(&srv->nclients, 1);
+        atomic_fetch_sub(&w->load, 1);
+        return;
+    }
+    if (!is_unix) {
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (cfg.tcp_keepalive > 0) {
+            int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1,
+                cnt = 3;
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+        }
+        conn_format_addr(fd, 1, c->addr, sizeof(c->addr));
+        conn_format_addr(fd, 0, c->laddr, sizeof(c->laddr));
+    } else {
+        c->flags |= CONN_UNIX;
+        snprintf(c->addr, sizeof(c->addr), "/unix:0");
+        snprintf(c->laddr, sizeof(c->laddr), "%.60s:0", cfg.unixsocket);
+    }
+    c->fd = fd;
+    c->proto = (uint8_t)proto;
+    c->w = w;
+    c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
+    c->ctime_ms = c->last_ms = w->now_ms;
+    if (p->on_open)
+        p->on_open(c);
+    pthread_mutex_lock(&w->list_lock);
+    c->next = w->conns;
+    if (w->conns)
+        w->conns->prev = c;
+    w->conns = c;
+    w->nconns++;
+    pthread_mutex_unlock(&w->list_lock);
+    STAT_INC(w->st.conns_received);
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.ptr = c;
+    if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev))
+        worker_close_conn(w, c);
+}
+
+/* The worker a new connection should go to: the one with the fewest, among those whose loop
+ * turned lately (a worker stuck for more than two ticks, in a long script or on a blocked
+ * disk, gets none, so a client can still reach a free one, e.g. for SCRIPT KILL); w itself
+ * on a tie. */
+static struct worker *pick(struct worker *w)
+{
+    struct srv *srv = w->srv;
+    struct worker *best = w;
+    int bl = atomic_load_explicit(&w->load, memory_order_relaxed);
+    /* an idle worker's loop turns at least once per tick (1000/hz ms) */
+    int64_t stale = w->now_ms - 2000 / (cfg.hz > 0 ? cfg.hz : 10) - 200;
+
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *x = &srv->workers[i];
+        int l = atomic_load_explicit(&x->load, memory_order_relaxed);
+        if (x == w || l >= bl ||
+            atomic_load_explicit(&x->alive_ms, memory_order_relaxed) < stale)
+            continue;
+        best = x;
+        bl = l;
+    }
+    return best;
+}
+
+/* Hand fd to x (another worker): 0, or -1 when its queue is full. */
+static int hand_over(struct worker *x, int fd, int li)
+{
+    pthread_mutex_lock(&x->mbox_lock);
+    if (x->hand_n == (int)(sizeof(x->hand_fd) / sizeof(x->hand_fd[0]))) {
+        pthread_mutex_unlock(&x->mbox_lock);
+        return -1;
+    }
+    x->hand_fd[x->hand_n] = fd;
+    x->hand_li[x->hand_n] = (uint8_t)li;
+    x->hand_n++;
+    pthread_mutex_unlock(&x->mbox_lock);
+    worker_wake(x);
+    return 0;
+}
+
+void net_adopt_handed(struct worker *w)
+{
+    int fd[64], n;
+    uint8_t li[64];
+
+    pthread_mutex_lock(&w->mbox_lock);
+    n = w->hand_n;
+    memcpy(fd, w->hand_fd, (size_t)n * sizeof(fd[0]));
+    memcpy(li, w->hand_li, (size_t)n);
+    w->hand_n = 0;
+    pthread_mutex_unlock(&w->mbox_lock);
+    for (int i = 0; i < n; i++)
+        adopt(w, fd[i], li[i]);
+}
+
+/* Accept what is pending on listener li (all workers wait on it; EPOLLEXCLUSIVE wakes one)
+ * and spread it: each connection goes to the least loaded worker, so a burst of connects
+ * accepted by one worker does not leave the others idle. */
 void net_accept(struct worker *w, int li)
 {
     struct srv *srv = w->srv;
-    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80;
+    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f;
     const struct srv_proto *p = &srv->proto[proto];
 
     for (int n = 0; n < 64; n++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
-        struct conn *c;
-        struct epoll_event ev;
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
@@ -204,50 +313,15 @@ void net_accept(struct worker *w, int li)
             STAT_INC(w->st.rejected);
             continue;
         }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-            close(fd);
-            atomic_fetch_sub(&srv->nclients, 1);
+        struct worker *x = pick(w);
+        atomic_fetch_add(&x->load, 1);
+        if (x != w && hand_over(x, fd, li) == 0)
             continue;
+        if (x != w) {
+            atomic_fetch_sub(&x->load, 1);
+            atomic_fetch_add(&w->load, 1);
         }
-        if (!is_unix) {
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-            if (cfg.tcp_keepalive > 0) {
-                int idle = cfg.tcp_keepalive, intvl = cfg.tcp_keepalive / 3 ? cfg.tcp_keepalive / 3 : 1,
-                    cnt = 3;
-                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-            }
-            conn_format_addr(fd, 1, c->addr, sizeof(c->addr));
-            conn_format_addr(fd, 0, c->laddr, sizeof(c->laddr));
-        } else {
-            c->flags |= CONN_UNIX;
-            snprintf(c->addr, sizeof(c->addr), "/unix:0");
-            snprintf(c->laddr, sizeof(c->laddr), "%.60s:0", cfg.unixsocket);
-        }
-        c->fd = fd;
-        c->proto = (uint8_t)proto;
-        c->w = w;
-        c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
-        c->ctime_ms = c->last_ms = w->now_ms;
-        if (p->on_open)
-            p->on_open(c);
-        pthread_mutex_lock(&w->list_lock);
-        c->next = w->conns;
-        if (w->conns)
-            w->conns->prev = c;
-        w->conns = c;
-        w->nconns++;
-        pthread_mutex_unlock(&w->list_lock);
-        STAT_INC(w->st.conns_received);
-        ev.events = EPOLLIN | EPOLLRDHUP;
-        ev.data.ptr = c;
-        if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev)) {
-            worker_close_conn(w, c);
-            continue;
-        }
+        adopt(w, fd, li);
     }
 }
 

@@ -18,6 +18,8 @@ static inline int net_is_tag(uint64_t u)
 
 /* Accept what listener li of w has pending (up to 64 connections). Owner only. */
 void net_accept(struct worker *w, int li);
+/* Take the connections another worker accepted for w (w's thread, after an eventfd wake). */
+void net_adopt_handed(struct worker *w);
 /* Out of file descriptors: leave w's listeners out of its epoll set until resumed. */
 void net_listeners_pause(struct worker *w);
 /* Put them back (w->accept_paused). */

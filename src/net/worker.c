@@ -71,6 +71,7 @@ void worker_close_conn(struct worker *w, struct conn *c)
         c->next->prev = c->prev;
     w->nconns--;
     pthread_mutex_unlock(&w->list_lock);
+    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
     if (srv->proto[c->proto].on_close)
         srv->proto[c->proto].on_close(c);
     /* on_close removed c from the registries that post to it: drop what is still queued */
@@ -596,6 +597,7 @@ static void handle_kills(struct worker *w)
     if (read(w->evfd, &v, sizeof(v)) < 0) {
         /* spurious */
     }
+    net_adopt_handed(w);
     for (c = w->conns; c; c = next) {
         next = c->next;
         if (atomic_load(&c->kill))
@@ -779,6 +781,7 @@ static void *worker_main(void *arg)
             timeout = 0;
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
         w->now_ms = util_now_ms();
+        atomic_store_explicit(&w->alive_ms, w->now_ms, memory_order_relaxed);
         if (srv->clock)
             atomic_store_explicit(srv->clock, (uint32_t)w->now_ms, memory_order_relaxed);
         for (int i = 0; i < n; i++) {
@@ -874,6 +877,8 @@ void srv_free(struct srv *srv)
         free(w->mbox_work);
         free(w->touched);
         free(w->held);
+        for (int j = 0; j < w->hand_n; j++) /* handed over as the server stopped */
+            close(w->hand_fd[j]);
         close(w->ep);
         close(w->evfd);
         pthread_mutex_destroy(&w->list_lock);

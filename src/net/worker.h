@@ -106,6 +106,12 @@ struct worker {
     struct conn **flushq, **flushq2;
     int nflush, flush_cap, flush2_cap;
     struct conn *dead;         /* closed during this turn; freed at its end */
+    /* accepted elsewhere and handed to this worker (listen.c), under mbox_lock */
+    int hand_fd[64];
+    uint8_t hand_li[64];
+    int hand_n;
+    _Atomic int load;          /* connections owned or handed over, for the accept balance */
+    _Atomic int64_t alive_ms;  /* now_ms of its last loop turn: a stuck worker gets none */
     struct conn *udp_conn[4];  /* owner only: UDP pseudo-connection per protocol (udp.c) */
 } __attribute__((aligned(64)));
 

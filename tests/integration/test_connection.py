@@ -386,3 +386,36 @@ def test_unknown_command_error(r):
     with raises_exact("ERR unknown command 'NoSuch', with args beginning with: "):
         r.cmd("NoSuch")
     assert r.ping()
+
+
+def test_connections_spread_over_workers(start_extra_server):
+    """A burst of connections is spread over the workers (one of them accepts all of it and
+    hands each connection to the least loaded): 40 connections on 2 threads, 20 each; all are
+    served; closing them brings the counts back."""
+    import socket
+    import time
+    srv = start_extra_server("--threads", "2")
+    socks = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(40)]
+
+    def counts():
+        c = socket.create_connection(("127.0.0.1", srv.port))
+        c.sendall(b"INFO server\r\n")
+        data = b""
+        while not data.endswith(b"\r\n\r\n"):
+            data += c.recv(65536)
+        c.close()
+        line = [l for l in data.decode().split("\r\n") if l.startswith("worker_clients:")][0]
+        return [int(x) for x in line.split(":")[1].split(",")]
+
+    time.sleep(0.2)
+    got = counts()
+    assert len(got) == 2 and sum(got) == 40 + 1 and min(got) >= 19, got
+    for s in socks:
+        s.sendall(b"PING\r\n")
+    assert all(s.recv(16) == b"+PONG\r\n" for s in socks)
+    for s in socks:
+        s.close()
+    deadline = time.time() + 5
+    while sum(counts()) != 1 and time.time() < deadline:
+        time.sleep(0.05)
+    assert sum(counts()) == 1
