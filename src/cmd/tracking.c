@@ -34,7 +34,7 @@ struct tslot {
 };
 
 struct tshard {
-    pthread_mutex_t lock;
+    pthread_spinlock_t lock; /* held for a few hundred instructions at most, but for a sweep */
     struct tslot *t; /* power-of-two slots, at most half used; NULL until the first key */
     size_t cap, count;
 } __attribute__((aligned(64)));
@@ -88,7 +88,7 @@ static uint64_t hseed;
 static void shards_init(void)
 {
     for (int i = 0; i < NSHARDS; i++)
-        pthread_mutex_init(&shards[i].lock, NULL);
+        pthread_spin_init(&shards[i].lock, PTHREAD_PROCESS_PRIVATE);
     if (getrandom(&hseed, sizeof(hseed), 0) != sizeof(hseed))
         hseed = (uint64_t)util_mono_us() * 0x9E3779B97F4A7C15ULL;
 }
@@ -242,9 +242,9 @@ void tracking_invalidate_slow(const char *p, size_t n)
     struct tkey *e = NULL;
     int bcast = atomic_load_explicit(&nbcast, memory_order_relaxed) != 0;
 
-    pthread_mutex_lock(&sh->lock);
+    pthread_spin_lock(&sh->lock);
     e = shard_take_locked(sh, h, p, n);
-    pthread_mutex_unlock(&sh->lock);
+    pthread_spin_unlock(&sh->lock);
     if (e || bcast)
         deliver_key(e, p, n, tracking_writer, bcast);
     if (e)
@@ -260,11 +260,11 @@ static void table_trim(unsigned from)
         struct tkey *e = NULL;
         for (unsigned k = 0; k < NSHARDS && !e; k++) {
             struct tshard *sh = &shards[(from + 1 + k) & (NSHARDS - 1)];
-            pthread_mutex_lock(&sh->lock);
+            pthread_spin_lock(&sh->lock);
             for (size_t i = 0; sh->t && i < sh->cap && !e; i++)
                 if (sh->t[i].e)
                     e = shard_remove_at(sh, i);
-            pthread_mutex_unlock(&sh->lock);
+            pthread_spin_unlock(&sh->lock);
         }
         if (!e)
             return;
@@ -307,27 +307,27 @@ static void remember(uint32_t sl, const char *p, size_t n)
     struct tslot *t;
     int found = 0;
 
-    pthread_mutex_lock(&sh->lock);
+    pthread_spin_lock(&sh->lock);
     /* a re-read, the common case: the slot's hash (seeded with a secret, 64 bits: taken as
      * the key's) and the reader's bit, without touching the key */
     if (wi == 0 && sh->t) {
         size_t m = sh->cap - 1;
         for (size_t i = (h >> 8) & m; sh->t[i].e; i = (i + 1) & m) {
             if (sh->t[i].hash == h && (sh->t[i].w0 & bit)) {
-                pthread_mutex_unlock(&sh->lock);
+                pthread_spin_unlock(&sh->lock);
                 return;
             }
         }
     }
     if ((sh->count + 1) * 2 > sh->cap && shard_grow(sh)) {
-        pthread_mutex_unlock(&sh->lock);
+        pthread_spin_unlock(&sh->lock);
         return;
     }
     size_t i = shard_find(sh, h, p, n, &found);
     t = &sh->t[i];
     if (!found) {
         if (n > UINT32_MAX || !(e = calloc(1, sizeof(*e) + n))) {
-            pthread_mutex_unlock(&sh->lock);
+            pthread_spin_unlock(&sh->lock);
             return;
         }
         e->hash = h;
@@ -343,7 +343,7 @@ static void remember(uint32_t sl, const char *p, size_t n)
     if (wi >= e->nw) {
         uint64_t *v = realloc(e->more, (size_t)wi * sizeof(*v));
         if (!v) {
-            pthread_mutex_unlock(&sh->lock);
+            pthread_spin_unlock(&sh->lock);
             return;
         }
         memset(v + e->nw - 1, 0, (size_t)(wi + 1 - e->nw) * sizeof(*v));
@@ -355,7 +355,7 @@ static void remember(uint32_t sl, const char *p, size_t n)
         *w |= bit;
         atomic_fetch_add_explicit(&titems, 1, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&sh->lock);
+    pthread_spin_unlock(&sh->lock);
     long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
     if (!found && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 > max &&
         max > 0)
@@ -376,7 +376,7 @@ static void slots_sweep_locked(void)
     for (int s = 0; s < NSHARDS; s++) {
         struct tshard *sh = &shards[s];
         long cleared = 0;
-        pthread_mutex_lock(&sh->lock);
+        pthread_spin_lock(&sh->lock);
         for (size_t b = 0; sh->t && b < sh->cap; b++) {
             struct tkey *e = sh->t[b].e;
             for (uint32_t i = 0; e && i < e->nw && i < nw; i++) {
@@ -385,7 +385,7 @@ static void slots_sweep_locked(void)
                 *w &= ~mask[i];
             }
         }
-        pthread_mutex_unlock(&sh->lock);
+        pthread_spin_unlock(&sh->lock);
         atomic_fetch_sub_explicit(&titems, cleared, memory_order_relaxed);
     }
     free(mask);
@@ -443,7 +443,7 @@ void tracking_flush(void)
     pthread_mutex_unlock(&reg_lock);
     for (int s = 0; s < NSHARDS; s++) {
         struct tshard *sh = &shards[s];
-        pthread_mutex_lock(&sh->lock);
+        pthread_spin_lock(&sh->lock);
         for (size_t b = 0; sh->t && b < sh->cap; b++) {
             struct tkey *e = sh->t[b].e;
             if (e) {
@@ -454,7 +454,7 @@ void tracking_flush(void)
         if (sh->t)
             memset(sh->t, 0, sh->cap * sizeof(*sh->t));
         sh->count = 0;
-        pthread_mutex_unlock(&sh->lock);
+        pthread_spin_unlock(&sh->lock);
     }
 }
 
