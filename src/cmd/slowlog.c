@@ -23,6 +23,23 @@ struct slow_entry {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A fork child (SCRIPT DEBUG YES runs commands in one, which may be slow) never finds the lock
+ * held by a thread it does not have (a leaf). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void slowlog_atfork(void)
+{
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
 static struct slow_entry *ring; /* newest first, up to slowlog-max-len */
 static int len, cap;
 static uint64_t next_id;

@@ -39,6 +39,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/monitor.h"
+#include "cmd/pubsub.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "persist/aof_log.h"
@@ -1055,6 +1056,7 @@ static void child_setup(struct conn *c)
     atomic_store(&tracking_nclients, 0);
     atomic_store(&block_waiters, 0);
     __atomic_store_n(&cfg.notify_keyspace_events, 0, __ATOMIC_RELAXED);
+    pubsub_fork_child(); /* PUBLISH reaches nobody (Redis's child delivers nothing either) */
     /* close every socket but the client's: the listeners and the other clients' connections
      * stay the parent's alone (a client the parent closes is not kept open by this copy) */
     d = opendir("/proc/self/fd");
