@@ -673,9 +673,12 @@ static void cmd_print_all(lua_State *L)
         const char *n;
         for (int i = 1; (n = lua_getlocal(L, &ar, i)) != NULL; i++) {
             if (!strstr(n, "(*temporary)")) {
-                char prefix[128];
-                snprintf(prefix, sizeof(prefix), "<value> %s = ", n);
-                log_value(L, prefix);
+                ent_reset();
+                ent_str("<value> ");
+                ent_str(n);
+                ent_str(" = ");
+                cat_value(&ldb.ent, L, -1, 0);
+                log_ent_maxlen();
                 vars++;
             }
             lua_pop(L, 1);
@@ -1146,8 +1149,10 @@ void ldb_session_start(struct conn *c, int forked)
             }
         }
     }
-    /* replies the client has not received yet go before the session's */
-    flush_conn(c);
+    /* replies the client has not received yet go before the session's (unless the AOF holds
+     * them until their writes are on disk: then they follow EVAL's) */
+    if (!(c->flags & CONN_HOLD_OUT))
+        flush_conn(c);
 }
 
 void ldb_session_end(struct conn *c)

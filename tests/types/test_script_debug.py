@@ -178,7 +178,8 @@ def test_commands_and_errors(tc_server, redis_server):
     def run(port):
         r = Raw(port)
         res = []
-        for c in (["SCRIPT", "DEBUG", "maybe"], ["SCRIPT", "DEBUG"], ["SCRIPT", "DEBUG", "yes", "x"],
+        for c in (["SCRIPT", "DEBUG", "maybe"], ["SCRIPT", "DEBUG"],
+                  ["SCRIPT", "DEBUG", "yes", "x"],
                   ["SCRIPT", "DEBUG", "YES"],
                   ["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
                   ["EVALSHA", "abc", "0"],
@@ -264,7 +265,8 @@ def test_disconnect_mid_session(tc_server, redis_server):
     writes stay and the server answers at once), the forked session exits (YES), and a script
     that loops ends at the debugger's time limit."""
     loop = "redis.call('set', KEYS[1], '1')\nlocal i = 0\nwhile true do\n  i = i + 1\nend\n"
-    script = "redis.call('set', KEYS[1], '1')\nredis.breakpoint()\nredis.call('set', KEYS[2], '2')\nreturn 1\n"
+    script = ("redis.call('set', KEYS[1], '1')\nredis.breakpoint()\n"
+              "redis.call('set', KEYS[2], '2')\nreturn 1\n")
     for srv in (tc_server, redis_server):
         other = srv.client(socket_timeout=10)
         other.delete("dd1", "dd2", "dd3", "dd4")
