@@ -116,6 +116,8 @@ void script_ldb_shutdown(void)
 {
     pthread_mutex_lock(&kids_lock);
     for (int i = 0; i < nkids; i++) {
+        if (waitpid(kids[i], NULL, WNOHANG) == kids[i])
+            continue; /* it had ended */
         log_warn("Killing debugging session %ld", (long)kids[i]);
         kill(kids[i], SIGKILL);
         waitpid(kids[i], NULL, 0);
