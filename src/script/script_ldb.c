@@ -48,7 +48,7 @@
 
 #define LDB_BREAKPOINTS_MAX 64
 #define LDB_MAXLEN_DEFAULT 256
-#define LDB_MAX_VALUES_DEPTH ((LUA_MINSTACK - 2) / 2)
+#define LDB_MAX_VALUES_DEPTH 10 /* nesting shown, as Redis 7.0 shows it */
 #define LDB_CBUF_MAX (1 << 20)   /* debugger input past this: the session ends with an error */
 #define LDB_ARG_MAX 1024         /* arguments and argument bytes of one debugger command */
 #define LDB_SEND_TIMEOUT_MS 5000 /* as Redis's send timeout on the debugging connection */
@@ -372,6 +372,20 @@ static void cat_value(struct buf *b, lua_State *L, int idx, int level)
             buf_append(b, "{}", 2);
             break;
         }
+        /* a read-only library table (script_sandbox.c) shows what it reads through to, as
+         * Redis's read-only tables show their own contents */
+        lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
+        if (lua_istable(L, -1)) {
+            lua_pushvalue(L, idx);
+            lua_rawget(L, -2);
+            if (lua_istable(L, -1)) {
+                cat_table(b, L, lua_gettop(L), level);
+                lua_pop(L, 2);
+                break;
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
         cat_table(b, L, idx, level);
         break;
     case LUA_TFUNCTION:
@@ -614,7 +628,10 @@ static void cmd_break(char **argv, const size_t *argl, int argc)
                 if (ldb.bp[i] == (int)-line)
                     break;
             if (i < ldb.bpcount) {
-                ldb.bp[i] = ldb.bp[--ldb.bpcount];
+                /* the others keep their order (Redis 7.0 moves bytes, not lines, here and
+                 * loses one when it was not the last) */
+                ldb.bpcount--;
+                memmove(ldb.bp + i, ldb.bp + i + 1, sizeof(ldb.bp[0]) * (size_t)(ldb.bpcount - i));
                 log_str("Breakpoint removed.");
             } else {
                 log_str("No breakpoint in the specified line.");

@@ -118,6 +118,8 @@ local big = string.rep('a', 300)
 return f(1)
 """
 
+NESTED = "{" + "".join("%s={" % c for c in "abcdefghijk") + "}" * 12
+
 SESSIONS = {
     # stepping, redis.call logging (replies, errors, refusals), print, list, breakpoints
     "basic": (SCRIPT, ["dk1"], ["v1"], [
@@ -136,6 +138,14 @@ SESSIONS = {
     # functions: trace, locals of a frame, breakpoints in functions, value dumps trimmed
     "funcs": (FUNCS, [], [], ["c", "t", "p", "p n", "e n", "b 6", "c", "p", "s", "s", "p big",
                               "m 70", "p big", "print big x", "c"]),
+    # value dumps: nesting limit, loop variables, numbers; breakpoint lists; more replies
+    "values": ("local x = " + NESTED + "\nlocal t = {}\nfor i = 1, 3 do\n  t[i] = i * 2\nend\n"
+               "return t\n", [], [], [
+        "s", "p", "s", "s", "s", "s", "p", "e 1e15", "e 2^53", "e -1/0", "e true",
+        "e {true, false}", "e {{1},{2}}", "list 2 -1", "b 1 2 3 4 9", "b", "b -4", "b", "e ''",
+        "r set dk v ex 10", "r ttl dk", "r del dL", "r lpush dL a b", "r lrange dL 0 -1",
+        "r del dZ", "r zadd dZ 1 a 2.5 b", "r zrange dZ 0 -1 withscores",
+        "r eval 'return 1' 0", "b 0", "c"]),
     "abort": ("redis.call('set', KEYS[1], '1')\nreturn 1\n", ["dab"], [], ["a"]),
     "runtime-error": ("local x = nil\nreturn x.y\n", [], [], ["s", "s"]),
     "command-error": ("redis.call('set', KEYS[1], 'a')\nreturn redis.call('incr', KEYS[1])\n",
@@ -154,7 +164,9 @@ def test_session_raw(tc_server, redis_server, name):
     for mode in ("sync",) if name != "basic" else ("sync", "yes"):
         a = session(tc_server.port, mode, script, keys, args, cmds)
         b = session(redis_server.port, mode, script, keys, args, cmds)
-        assert a == b, "%s %s:\n twincache: %r\n redis:     %r" % (name, mode, a, b)
+        diff = [(x, y) for x, y in zip(a, b) if x != y]
+        assert a == b, "%s %s: first difference\n twincache: %r\n redis:     %r" % (
+            name, mode, *(diff[0] if diff else (a, b)))
         assert a[-1] == "closed"
 
 
