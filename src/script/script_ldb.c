@@ -43,6 +43,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "persist/aof_log.h"
+#include "script/ldb_parse.h"
 #include "script/script.h"
 #include "script/script_int.h"
 
@@ -50,7 +51,6 @@
 #define LDB_MAXLEN_DEFAULT 256
 #define LDB_MAX_VALUES_DEPTH 10 /* nesting shown, as Redis 7.0 shows it */
 #define LDB_CBUF_MAX (1 << 20)   /* debugger input past this: the session ends with an error */
-#define LDB_ARG_MAX 1024         /* arguments and argument bytes of one debugger command */
 #define LDB_SEND_TIMEOUT_MS 5000 /* as Redis's send timeout on the debugging connection */
 
 struct ldb {
@@ -828,76 +828,41 @@ static void log_help(void)
 
 /* ---- the debugger's input ---- */
 
-/* One command (an array of 1..1024 bulk strings of 1..1024 bytes) from ldb.cbuf, parsed as
- * leniently as Redis does. Returns its argc (argv/argl point into a copy the caller frees with
- * free(argv[0] - ...): see below), 0 when more input is needed, -1 on a protocol error. */
+/* One command from ldb.cbuf (ldb_parse.h), copied NUL-terminated: its argc with argv/argl/copy
+ * to free, 0 when more input is needed, -1 on a protocol error. */
 static int parse_command(char ***argvp, size_t **arglp, char **copyp)
 {
-    const char *b = ldb.cbuf.data + ldb.cbuf.rpos, *end = b + buf_len(&ldb.cbuf), *p, *nl;
-    char **argv = NULL, *copy;
-    size_t *argl = NULL;
-    long count;
-    int argc = 0;
+    static __thread struct ldb_cmd *cmd;
+    char **argv, *copy, *w;
+    size_t *argl;
+    int argc;
 
-    if (b == end)
-        return 0;
-    p = memchr(b, '*', (size_t)(end - b));
-    if (!p)
+    if (!cmd && !(cmd = malloc(sizeof(*cmd))))
         return -1;
-    nl = memmem(p, (size_t)(end - p), "\r\n", 2);
-    if (!nl)
-        return 0;
-    count = atol(p + 1) > 0 && (nl - p - 1) < 20 ? atol(p + 1) : 0;
-    if (count <= 0 || count > LDB_ARG_MAX)
+    argc = ldb_parse(ldb.cbuf.data + ldb.cbuf.rpos, buf_len(&ldb.cbuf), cmd);
+    if (argc <= 0)
+        return argc;
+    copy = malloc(cmd->used + (size_t)argc);
+    argv = malloc(sizeof(*argv) * (size_t)argc);
+    argl = malloc(sizeof(*argl) * (size_t)argc);
+    if (!copy || !argv || !argl) {
+        free(copy);
+        free(argv);
+        free(argl);
         return -1;
-    p = nl + 2;
-    copy = malloc(buf_len(&ldb.cbuf) + 1);
-    argv = malloc(sizeof(*argv) * (size_t)count);
-    argl = malloc(sizeof(*argl) * (size_t)count);
-    if (!copy || !argv || !argl)
-        goto protoerr;
-    {
-        char *w = copy;
-        while (argc < count) {
-            long len;
-            if (p >= end)
-                goto more;
-            if (*p != '$')
-                goto protoerr;
-            nl = memmem(p, (size_t)(end - p), "\r\n", 2);
-            if (!nl)
-                goto more;
-            len = (nl - p - 1) < 20 ? atol(p + 1) : 0;
-            if (len <= 0 || len > LDB_ARG_MAX)
-                goto protoerr;
-            p = nl + 2;
-            if (end - p < len + 2)
-                goto more;
-            memcpy(w, p, (size_t)len);
-            w[len] = '\0';
-            argv[argc] = w;
-            argl[argc++] = (size_t)len;
-            w += len + 1;
-            p += len;
-            if (p[0] != '\r' || p[1] != '\n')
-                goto protoerr;
-            p += 2;
-        }
+    }
+    w = copy;
+    for (int i = 0; i < argc; i++) {
+        memcpy(w, cmd->argv[i], cmd->argl[i]);
+        w[cmd->argl[i]] = '\0';
+        argv[i] = w;
+        argl[i] = cmd->argl[i];
+        w += cmd->argl[i] + 1;
     }
     *argvp = argv;
     *arglp = argl;
     *copyp = copy;
     return argc;
-protoerr:
-    free(copy);
-    free(argv);
-    free(argl);
-    return -1;
-more:
-    free(copy);
-    free(argv);
-    free(argl);
-    return 0;
 }
 
 static int shutting_down(void)
