@@ -353,3 +353,27 @@ def test_shutdown_during_sessions(tc_factory):
         with pytest.raises((EOFError, ConnectionError)):
             while True:
                 r.read()
+
+
+def test_bad_debugger_input(tc_server, redis_server):
+    """Input that is no command: more than 1 MB without one ends the session with "max client
+    buffer reached", junk without '*' with "protocol error"; bytes before a '*' are skipped."""
+    def run(port, payload):
+        r = Raw(port)
+        assert r.call("SCRIPT", "DEBUG", "SYNC") == "+OK"
+        r.send("EVAL", "local a = 1\nreturn a\n", 0)
+        out = [r.read()]
+        r.s.sendall(payload)
+        try:
+            while True:
+                out.append(r.read())
+        except (EOFError, ConnectionError) as e:
+            out.append("closed")
+        r.close()
+        return out
+
+    for payload in (b"*1\r\n$" + b"9" * (1 << 20) + b"0", b"hello\r\n", b"xx*1\r\n$1\r\nc\r\n"):
+        a, b = run(tc_server.port, payload), run(redis_server.port, payload)
+        assert a == b, "%r:\n twincache: %r\n redis:     %r" % (payload[:20], a, b)
+        assert a[-1] == "closed"
+    assert tc_server.client().ping()
