@@ -162,6 +162,11 @@ void ldb_log_error(const char *prefix, const char *msg, size_t n);
 /* redis.debug() and redis.breakpoint(). */
 int ldb_redis_debug(lua_State *L);
 int ldb_redis_breakpoint(lua_State *L);
+/* ldb_text.c: the value at idx (Redis's debugger form), the RESP reply p[0..n) (its human
+ * form), appended to b. */
+struct buf;
+void ldb_cat_value(struct buf *b, lua_State *L, int idx);
+void ldb_cat_reply(struct buf *b, const char *p, size_t n);
 /* The line hook of a debugged run: stops, sends the log, runs the debugger's commands. */
 void ldb_line_hook(lua_State *L, lua_Debug *ar, struct script_run *run);
 

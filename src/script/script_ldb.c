@@ -19,7 +19,6 @@
  * goes on for busy-reply-threshold ms (5 s when 0) without stopping stops with "timeout reached,
  * infinite loop?", as in Redis. */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
@@ -49,7 +48,6 @@
 
 #define LDB_BREAKPOINTS_MAX 64
 #define LDB_MAXLEN_DEFAULT 256
-#define LDB_MAX_VALUES_DEPTH 10 /* nesting shown, as Redis 7.0 shows it */
 #define LDB_CBUF_MAX (1 << 20)   /* debugger input past this: the session ends with an error */
 #define LDB_SEND_TIMEOUT_MS 5000 /* as Redis's send timeout on the debugging connection */
 
@@ -155,36 +153,6 @@ static void ent_fmt(const char *fmt, ...)
     va_end(ap);
     if (k > 0)
         ent_cat(tmp, (size_t)k < sizeof(tmp) ? (size_t)k : sizeof(tmp) - 1);
-}
-
-/* p[0..n) quoted as Redis's sdscatrepr, into b */
-static void cat_repr(struct buf *b, const char *p, size_t n)
-{
-    buf_append(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        char e[8];
-        switch (ch) {
-        case '\\':
-        case '"':
-            e[0] = '\\', e[1] = (char)ch;
-            buf_append(b, e, 2);
-            break;
-        case '\n': buf_append(b, "\\n", 2); break;
-        case '\r': buf_append(b, "\\r", 2); break;
-        case '\t': buf_append(b, "\\t", 2); break;
-        case '\a': buf_append(b, "\\a", 2); break;
-        case '\b': buf_append(b, "\\b", 2); break;
-        default:
-            if (isprint(ch)) {
-                buf_append(b, &p[i], 1);
-            } else {
-                snprintf(e, sizeof(e), "\\x%02x", ch);
-                buf_append(b, e, 4);
-            }
-        }
-    }
-    buf_append(b, "\"", 1);
 }
 
 /* Queue the entry (CR and LF become spaces, as Redis sends them). */
@@ -297,188 +265,13 @@ static void flush_conn(struct conn *c)
     conn_reset_output(c);
 }
 
-/* ---- Lua values and replies as text ---- */
-
-static void cat_value(struct buf *b, lua_State *L, int idx, int level);
-
-static void cat_table(struct buf *b, lua_State *L, int idx, int level)
-{
-    struct buf arr = {0}, full = {0};
-    int expected = 1, is_array = 1;
-
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        int top = lua_gettop(L);
-        if (is_array &&
-            (lua_type(L, -2) != LUA_TNUMBER || lua_tonumber(L, -2) != expected))
-            is_array = 0;
-        cat_value(&arr, L, top, level);
-        buf_append(&arr, "; ", 2);
-        buf_append(&full, "[", 1);
-        cat_value(&full, L, top - 1, level);
-        buf_append(&full, "]=", 2);
-        cat_value(&full, L, top, level);
-        buf_append(&full, "; ", 2);
-        lua_pop(L, 1);
-        expected++;
-    }
-    buf_append(b, "{", 1);
-    if (is_array && arr.wpos > 2)
-        buf_append(b, arr.data, arr.wpos - 2);
-    else if (!is_array && full.wpos > 2)
-        buf_append(b, full.data, full.wpos - 2);
-    buf_append(b, "}", 1);
-    buf_deinit(&arr);
-    buf_deinit(&full);
-}
-
-/* The value at idx as Redis's debugger shows it. */
-static void cat_value(struct buf *b, lua_State *L, int idx, int level)
-{
-    int t;
-    char tmp[64];
-    int k;
-
-    if (idx < 0 && idx > LUA_REGISTRYINDEX)
-        idx = lua_gettop(L) + idx + 1;
-    if (level++ == LDB_MAX_VALUES_DEPTH) {
-        const char *m = "<max recursion level reached! Nested table?>";
-        buf_append(b, m, strlen(m));
-        return;
-    }
-    t = lua_type(L, idx);
-    switch (t) {
-    case LUA_TSTRING: {
-        size_t n;
-        const char *p = lua_tolstring(L, idx, &n);
-        cat_repr(b, p, n);
-        break;
-    }
-    case LUA_TBOOLEAN:
-        if (lua_toboolean(L, idx))
-            buf_append(b, "true", 4);
-        else
-            buf_append(b, "false", 5);
-        break;
-    case LUA_TNUMBER:
-        k = snprintf(tmp, sizeof(tmp), "%g", (double)lua_tonumber(L, idx));
-        buf_append(b, tmp, (size_t)k);
-        break;
-    case LUA_TNIL:
-        buf_append(b, "nil", 3);
-        break;
-    case LUA_TTABLE:
-        if (!lua_checkstack(L, 4)) {
-            buf_append(b, "{}", 2);
-            break;
-        }
-        /* a read-only library table (script_sandbox.c) shows what it reads through to, as
-         * Redis's read-only tables show their own contents */
-        lua_getfield(L, LUA_REGISTRYINDEX, "tc_ro");
-        if (lua_istable(L, -1)) {
-            lua_pushvalue(L, idx);
-            lua_rawget(L, -2);
-            if (lua_istable(L, -1)) {
-                cat_table(b, L, lua_gettop(L), level);
-                lua_pop(L, 2);
-                break;
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-        cat_table(b, L, idx, level);
-        break;
-    case LUA_TFUNCTION:
-    case LUA_TUSERDATA:
-    case LUA_TTHREAD:
-    case LUA_TLIGHTUSERDATA: {
-        const char *name = t == LUA_TFUNCTION   ? "function"
-                           : t == LUA_TUSERDATA ? "userdata"
-                           : t == LUA_TTHREAD   ? "thread"
-                                                : "light-userdata";
-        k = snprintf(tmp, sizeof(tmp), "\"%s@%p\"", name, lua_topointer(L, idx));
-        buf_append(b, tmp, (size_t)k);
-        break;
-    }
-    default:
-        buf_append(b, "\"<unknown-lua-type>\"", 20);
-    }
-}
-
 /* Log prefix + the value at the top of the stack, cut at maxlen. */
 static void log_value(lua_State *L, const char *prefix)
 {
     ent_reset();
     ent_str(prefix);
-    cat_value(&ldb.ent, L, -1, 0);
+    ldb_cat_value(&ldb.ent, L, -1);
     log_ent_maxlen();
-}
-
-static const char *line_end(const char *p, const char *end)
-{
-    const char *q = memchr(p, '\r', (size_t)(end - p));
-    return q ? q : end;
-}
-
-/* The RESP reply at p as Redis's debugger shows it; returns the end of the reply. */
-static const char *human(const char *p, const char *end)
-{
-    const char *e, *q;
-    long long n;
-
-    if (p >= end)
-        return end;
-    e = line_end(p + 1, end);
-    q = e + 2 <= end ? e + 2 : end;
-    switch (*p) {
-    case ':':
-        ent_cat(p + 1, (size_t)(e - p - 1));
-        return q;
-    case '+':
-    case '-':
-        cat_repr(&ldb.ent, p, (size_t)(e - p));
-        return q;
-    case '_':
-        ent_str("(null)");
-        return q;
-    case '#':
-        ent_str(p[1] == 't' ? "#true" : "#false");
-        return q;
-    case ',':
-        ent_str("(double) ");
-        ent_cat(p + 1, (size_t)(e - p - 1));
-        return q;
-    case '$':
-        if (!util_str2ll(p + 1, (size_t)(e - p - 1), &n) || n < 0) {
-            ent_str("NULL");
-            return q;
-        }
-        if ((size_t)(end - q) < (size_t)n)
-            n = end - q;
-        cat_repr(&ldb.ent, q, (size_t)n);
-        return q + n + 2 <= end ? q + n + 2 : end;
-    case '*':
-    case '~':
-    case '%':
-        if (!util_str2ll(p + 1, (size_t)(e - p - 1), &n) || n < 0) {
-            ent_str("NULL");
-            return q;
-        }
-        ent_str(*p == '*' ? "[" : *p == '~' ? "~(" : "{");
-        for (long long i = 0; i < n && q < end; i++) {
-            q = human(q, end);
-            if (*p == '%') {
-                ent_str(" => ");
-                q = human(q, end);
-            }
-            if (i != n - 1)
-                ent_str(",");
-        }
-        ent_str(*p == '*' ? "]" : *p == '~' ? ")" : "}");
-        return q;
-    default:
-        return end; /* a type Redis 7.0's debugger does not show */
-    }
 }
 
 /* ---- what the script side logs ---- */
@@ -512,7 +305,7 @@ void ldb_log_reply(const char *p, size_t n)
 {
     ent_reset();
     ent_str("<reply> ");
-    human(p, p + n);
+    ldb_cat_reply(&ldb.ent, p, n);
     log_ent_maxlen();
 }
 
@@ -534,7 +327,7 @@ int ldb_redis_debug(lua_State *L)
     ent_reset();
     ent_fmt("<debug> line %d: ", ldb.currentline);
     for (int i = 1; i <= argc; i++) {
-        cat_value(&ldb.ent, L, i, 0);
+        ldb_cat_value(&ldb.ent, L, i);
         if (i != argc)
             ent_str(", ");
     }
@@ -696,7 +489,7 @@ static void cmd_print_all(lua_State *L)
                 ent_str("<value> ");
                 ent_str(n);
                 ent_str(" = ");
-                cat_value(&ldb.ent, L, -1, 0);
+                ldb_cat_value(&ldb.ent, L, -1);
                 log_ent_maxlen();
                 vars++;
             }
