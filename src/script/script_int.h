@@ -167,6 +167,8 @@ int ldb_redis_breakpoint(lua_State *L);
 struct buf;
 void ldb_cat_value(struct buf *b, lua_State *L, int idx);
 void ldb_cat_reply(struct buf *b, const char *p, size_t n);
+/* A worker thread ends (script_lua.c): free the debugger's buffers. */
+void ldb_thread_exit(void);
 /* The line hook of a debugged run: stops, sends the log, runs the debugger's commands. */
 void ldb_line_hook(lua_State *L, lua_Debug *ar, struct script_run *run);
 

@@ -121,6 +121,9 @@ void script_ldb_shutdown(void)
         waitpid(kids[i], NULL, 0);
     }
     nkids = 0;
+    free(kids);
+    kids = NULL;
+    kids_cap = 0;
     pthread_mutex_unlock(&kids_lock);
 }
 
@@ -623,9 +626,10 @@ static void log_help(void)
 
 /* One command from ldb.cbuf (ldb_parse.h), copied NUL-terminated: its argc with argv/argl/copy
  * to free, 0 when more input is needed, -1 on a protocol error. */
+static __thread struct ldb_cmd *cmd; /* this thread's parsed command */
+
 static int parse_command(char ***argvp, size_t **arglp, char **copyp)
 {
-    static __thread struct ldb_cmd *cmd;
     char **argv, *copy, *w;
     size_t *argl;
     int argc;
@@ -955,4 +959,13 @@ void ldb_session_end(struct conn *c)
         buf_deinit(&ldb.logs);
     if (ldb.ent.cap > 65536)
         buf_deinit(&ldb.ent);
+}
+
+void ldb_thread_exit(void)
+{
+    buf_deinit(&ldb.logs);
+    buf_deinit(&ldb.cbuf);
+    buf_deinit(&ldb.ent);
+    free(cmd);
+    cmd = NULL;
 }

@@ -561,6 +561,7 @@ static void thread_gone(void *arg)
 {
     struct lstate *s = arg;
 
+    ldb_thread_exit();
     state_destroy(s);
     conn_reset_output(&s->fake);
     free(s->fake.refs);
