@@ -141,6 +141,9 @@ static void codes_fork_done(void)
 
 __attribute__((constructor)) static void codes_atfork(void)
 {
+    /* the allocator registers its own handlers at its first use: make that happen first, so
+     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
+    free(malloc(1));
     pthread_atfork(codes_fork_prepare, codes_fork_done, codes_fork_done);
 }
 

@@ -38,6 +38,9 @@ static void fork_done(void)
 
 __attribute__((constructor)) static void slowlog_atfork(void)
 {
+    /* the allocator registers its own handlers at its first use: make that happen first, so
+     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
+    free(malloc(1));
     pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 static struct slow_entry *ring; /* newest first, up to slowlog-max-len */
