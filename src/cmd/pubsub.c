@@ -668,3 +668,8 @@ void cmd_pubsub_setup(void)
 {
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }
+
+void pubsub_fork_child(void)
+{
+    atomic_store_explicit(&ps_subs, 0, memory_order_relaxed);
+}

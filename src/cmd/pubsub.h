@@ -35,6 +35,10 @@ enum { PUBSUB_RAW = 3, PUBSUB_INV, PUBSUB_INV_NULL };
 int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n);
 /* 1 when anybody subscribes to anything (a relaxed load). */
 int pubsub_active(void);
+/* In a fork child that runs commands (SCRIPT DEBUG YES): the registry and the workers'
+ * mailboxes are the parent's (their locks may be held by threads the child does not have), so
+ * PUBLISH there reaches nobody. */
+void pubsub_fork_child(void);
 /* Install the worker mailbox hooks in srv (main thread, before the workers start). */
 void pubsub_setup(struct srv *srv);
 void cmd_pubsub_setup(void);

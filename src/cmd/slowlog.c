@@ -23,6 +23,26 @@ struct slow_entry {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A fork child (SCRIPT DEBUG YES runs commands in one, which may be slow) never finds the lock
+ * held by a thread it does not have (a leaf). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void slowlog_atfork(void)
+{
+    /* the allocator registers its own handlers at its first use: make that happen first, so
+     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
+    free(malloc(1));
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
 static struct slow_entry *ring; /* newest first, up to slowlog-max-len */
 static int len, cap;
 static uint64_t next_id;

@@ -145,17 +145,13 @@ static int find_script(struct conn *c, int arg, int by_sha, char sha[41])
     return flags;
 }
 
-static void eval_generic(struct conn *c, int by_sha, int ro)
+static void eval_run(struct conn *c, int by_sha, int ro, int debug)
 {
     struct script_run run = {0};
     long long nkeys;
     char sha[41];
     int flags;
 
-    if (by_sha && c->argv[1].n != 40) {
-        reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
-        return;
-    }
     if (arg_ll(c, 2, &nkeys, NULL))
         return;
     if (nkeys > c->argc - 3) {
@@ -180,7 +176,47 @@ static void eval_generic(struct conn *c, int by_sha, int ro)
         }
     }
     run.flags = flags;
+    run.debug = debug;
     script_exec(c, &run, (int)nkeys);
+}
+
+/* EVAL after SCRIPT DEBUG YES|SYNC: the run in a debugging session (script_ldb.c), in a forked
+ * child for YES (the parent closes its copy of the connection at once, as Redis does), on this
+ * worker for SYNC; either way the connection closes after EVAL's reply. */
+static void eval_debug(struct conn *c, int ro)
+{
+    int forked = c->ldb == LDB_YES;
+
+    c->ldb = LDB_OFF;
+    if (forked) {
+        int r = ldb_fork(c);
+        if (r <= 0) {
+            if (r == 0)
+                c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+    }
+    ldb_session_start(c, forked);
+    eval_run(c, 0, ro, 1);
+    ldb_session_end(c); /* a forked child exits there */
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+}
+
+static void eval_generic(struct conn *c, int by_sha, int ro)
+{
+    if (by_sha && c->argv[1].n != 40) {
+        reply_error(c, ERR_NOSCRIPT); /* as Redis: before numkeys is looked at */
+        return;
+    }
+    if (TC_UNLIKELY(c->ldb != LDB_OFF) && store_held == NULL) {
+        /* (inside EXEC a script runs undebugged) */
+        if (by_sha)
+            reply_error(c, "ERR Please use EVAL instead of EVALSHA for debugging");
+        else
+            eval_debug(c, ro);
+        return;
+    }
+    eval_run(c, by_sha, ro, 0);
 }
 
 /* ---- keys a running script touches (see Locking) ---- */
@@ -313,6 +349,20 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         reply_error(c, ERR_MISCONF); /* as Redis 7.0: the EVAL of a writing script is a write */
         return;
     }
+    if (run->debug) {
+        /* a debugged run holds every stripe for the whole session (in a forked child nobody
+         * else wants them); its time limit is the debugger's (script_ldb.c) */
+        logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
+        if (logged)
+            aof_tx_begin(c);
+        store_hold_set(s, s->all);
+        run->start_ms = util_mono_us() / 1000;
+        script_lua_run(c, run, nkeys);
+        store_release_set(s, s->all);
+        if (logged)
+            aof_tx_end(c);
+        return;
+    }
     if (nested) {
         if (!holds_all(s)) {
             /* never: a transaction with a script holds every stripe (tc:allstripes) */
@@ -412,6 +462,26 @@ static void script_exists_command(struct conn *c)
         reply_int(c, script_cache_has(c->argv[i].p, c->argv[i].n));
 }
 
+static void script_debug_command(struct conn *c)
+{
+    if (conn_pending(c) > 0) {
+        /* as Redis: the session writes to the socket itself, after replies not sent yet */
+        reply_error(c, "ERR SCRIPT DEBUG must be called outside a pipeline");
+        return;
+    }
+    if (arg_is(c, 2, "no")) {
+        c->ldb = LDB_OFF;
+    } else if (arg_is(c, 2, "yes")) {
+        c->ldb = LDB_YES;
+    } else if (arg_is(c, 2, "sync")) {
+        c->ldb = LDB_SYNC;
+    } else {
+        reply_error(c, "ERR Use SCRIPT DEBUG YES/SYNC/NO");
+        return;
+    }
+    reply_ok(c);
+}
+
 static void script_flush_command(struct conn *c)
 {
     if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
@@ -428,6 +498,8 @@ static void script_help_command(struct conn *c)
 {
     static const char *help[] = {
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
         "EXISTS <sha1> [<sha1> ...]",
         "    Return information about the existence of the scripts in the script cache.",
         "FLUSH [ASYNC|SYNC]",
@@ -454,6 +526,7 @@ static void script_command(struct conn *c)
 
 static struct cmd script_subs[] = {
     {"script|load", script_load_command, 3, "noscript stale", "@scripting", NULL, "scripting", "Load the specified Lua script into the script cache."},
+    {"script|debug", script_debug_command, 3, "noscript", "@scripting", NULL, "scripting", "Set the debug mode for executed scripts."},
     {"script|exists", script_exists_command, -3, "noscript", "@scripting", NULL, "scripting", "Check existence of scripts in the script cache."},
     {"script|flush", script_flush_command, -2, "noscript", "@scripting", NULL, "scripting", "Remove all the scripts from the script cache."},
     {"script|kill", script_kill_command, 2, "noscript allow_busy", "@scripting", NULL, "scripting", "Kill the script currently in execution."},

@@ -32,6 +32,11 @@ uint64_t script_cache_gen(void);
 /* Scripts cached and the bytes of their bodies. */
 void script_cache_stats(long *count, size_t *bytes);
 
+/* SCRIPT DEBUG YES sessions run in forked children: worker 0's timer reaps those that ended
+ * (script_ldb_tick), the shutdown kills those still running (script_ldb_shutdown). */
+void script_ldb_tick(void);
+void script_ldb_shutdown(void);
+
 /* ---- functions in RDB files (hooks of src/persist's rdb_funcs, installed by src/server) ---- */
 
 /* put(arg, code, n) for every function library (also in a fork child). */

@@ -16,6 +16,8 @@ void script_push_error(lua_State *L, const char *msg, size_t n)
     size_t codelen = 3, textlen = n;
     luaL_Buffer b;
 
+    if (TC_UNLIKELY(ldb_logging()))
+        ldb_log_error("", msg, n); /* as Redis: errors are logged while stepping */
     if (n && msg[0] == '-') {
         const char *sp = memchr(msg, ' ', n);
         if (!sp) {
@@ -132,6 +134,8 @@ static const char *parse(lua_State *L, const char *p, const char *end, int depth
     case '-':
         if (read_line(p + 1, end, &l, &n, &next))
             return NULL;
+        if (TC_UNLIKELY(ldb_logging()))
+            ldb_log_error("-", l, n);
         lua_pushlstring(L, l, n);
         push_field(L, "err");
         return next;

@@ -54,6 +54,8 @@ struct script_run {
     int restart;         /* give up this run: start over holding every stripe */
     uint64_t *held;      /* the stripes held (declared_only: grows as keys are touched) */
     const uint64_t *declared; /* the declared keys' stripes (track) */
+    int debug;           /* a SCRIPT DEBUG session runs it (script_ldb.c): the debugger's
+                          * line hook instead of the time limit, every stripe held */
 };
 
 /* script_busy.c: the time limit. enter/leave bracket a run; check (from the Lua hook) marks
@@ -134,5 +136,40 @@ size_t script_reply_to_lua(lua_State *L, const char *p, size_t n);
 void script_lua_to_reply(lua_State *L, struct conn *c, int script_resp);
 /* Push Redis's error table {err = "CODE msg"} for msg ("-CODE msg" or plain "msg": code ERR). */
 void script_push_error(lua_State *L, const char *msg, size_t n);
+
+/* ---- script_ldb.c: the Lua debugger (SCRIPT DEBUG); one session per thread ---- */
+
+#define LDB_OFF 0
+#define LDB_YES 1  /* conn->ldb: the next EVAL forks a session */
+#define LDB_SYNC 2 /* the next EVAL runs a session on the worker */
+
+/* YES: fork with every stripe held. Returns 0 in the parent (c must be closed now), 1 in the
+ * child (which serves the session, then exits), -1 with the error replied. */
+int ldb_fork(struct conn *c);
+/* Start (c->argv[1] is the script) and end a session around EVAL's run. The end sends
+ * "<endsession>"; in a forked child it also writes EVAL's reply and exits. */
+void ldb_session_start(struct conn *c, int forked);
+void ldb_session_end(struct conn *c);
+/* A session runs on this thread; ... and logs redis.call (it is stepping). */
+int ldb_active(void);
+int ldb_logging(void);
+/* Log lines: "<redis> argv...", "<reply> human form of the RESP reply p[0..n)",
+ * "<error> prefix msg". */
+struct slice;
+void ldb_log_command(int argc, const struct slice *argv);
+void ldb_log_reply(const char *p, size_t n);
+void ldb_log_error(const char *prefix, const char *msg, size_t n);
+/* redis.debug() and redis.breakpoint(). */
+int ldb_redis_debug(lua_State *L);
+int ldb_redis_breakpoint(lua_State *L);
+/* ldb_text.c: the value at idx (Redis's debugger form), the RESP reply p[0..n) (its human
+ * form), appended to b. */
+struct buf;
+void ldb_cat_value(struct buf *b, lua_State *L, int idx);
+void ldb_cat_reply(struct buf *b, const char *p, size_t n);
+/* A worker thread ends (script_lua.c): free the debugger's buffers. */
+void ldb_thread_exit(void);
+/* The line hook of a debugged run: stops, sends the log, runs the debugger's commands. */
+void ldb_line_hook(lua_State *L, lua_Debug *ar, struct script_run *run);
 
 #endif

@@ -201,6 +201,21 @@ static void hook(lua_State *L, lua_Debug *ar)
         stop_error(L, run);
 }
 
+/* The hook of a run under SCRIPT DEBUG: the debugger's (no time limit, no SCRIPT KILL), and
+ * the shutdown stops it. */
+static void debug_hook(lua_State *L, lua_Debug *ar)
+{
+    struct script_run *run = ls->run;
+
+    if (!run)
+        return;
+    if (!run->stop && atomic_load_explicit(&ls->fake.w->srv->shutdown, memory_order_relaxed))
+        run->stop = 2;
+    if (run->stop)
+        stop_error(L, run);
+    ldb_line_hook(L, ar, run);
+}
+
 static int redis_generic(lua_State *L, int raise)
 {
     struct lstate *s = ls;
@@ -239,6 +254,8 @@ static int redis_generic(lua_State *L, int raise)
             return raise ? lua_error(L) : 1;
         }
     }
+    if (TC_UNLIKELY(run->debug) && ldb_logging())
+        ldb_log_command(argc, s->argv);
     cmd = cmd_resolve(argc, s->argv, &container);
     if (!cmd)
         return refuse(L, "Unknown Redis command called from script", raise);
@@ -308,6 +325,8 @@ static int redis_generic(lua_State *L, int raise)
         conn_reset_output(f);
         return raise_error(L, "ERR the reply of the command could not be converted");
     }
+    if (TC_UNLIKELY(run->debug) && ldb_logging())
+        ldb_log_reply(reply, rn);
     conn_reset_output(f);
     if (raise && rn && reply[0] == '-') {
         lua_pushliteral(L, "ignore_error_stats_update");
@@ -441,17 +460,6 @@ static int redis_true(lua_State *L)
     return 1;
 }
 
-static int redis_false(lua_State *L)
-{
-    lua_pushboolean(L, 0);
-    return 1;
-}
-
-static int redis_nothing(lua_State *L)
-{
-    return 0;
-}
-
 static void set_int(lua_State *L, const char *name, int v)
 {
     lua_pushnumber(L, v);
@@ -470,8 +478,8 @@ static void open_redis(lua_State *L)
         {"setresp", redis_setresp},
         {"set_repl", redis_set_repl},
         {"replicate_commands", redis_true},
-        {"breakpoint", redis_false},
-        {"debug", redis_nothing},
+        {"breakpoint", ldb_redis_breakpoint},
+        {"debug", ldb_redis_debug},
         {NULL, NULL},
     };
 
@@ -553,6 +561,7 @@ static void thread_gone(void *arg)
 {
     struct lstate *s = arg;
 
+    ldb_thread_exit();
     state_destroy(s);
     conn_reset_output(&s->fake);
     free(s->fake.refs);
@@ -832,7 +841,10 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     s->fake.resp = 2;
     s->fake.flags = 0;
     s->run = run;
-    lua_sethook(L, hook, LUA_MASKCOUNT, LUA_HOOK_COUNT);
+    if (run->debug)
+        lua_sethook(L, debug_hook, LUA_MASKLINE | LUA_MASKCOUNT, LUA_HOOK_COUNT);
+    else
+        lua_sethook(L, hook, LUA_MASKCOUNT, LUA_HOOK_COUNT);
     rc = lua_pcall(L, nargs, 1, base + 1);
     lua_sethook(L, NULL, 0, 0);
     if (run->restart || run->stop == 2)

@@ -50,6 +50,7 @@ static void server_tick(struct worker *w)
     if (w->idx == 0) {
         store_cron_clocks(w->now_ms);
         persist_tick(w->now_ms);
+        script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
@@ -341,6 +342,7 @@ int main(int argc, char **argv)
             break;
     }
     srv_join(&srv);
+    script_ldb_shutdown(); /* forked debugging sessions still running */
     persist_shutdown(0, 0);
     code = atomic_load(&srv.shutdown_exitcode);
     if (cfg.pidfile[0])

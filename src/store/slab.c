@@ -35,10 +35,26 @@ static _Atomic size_t in_use; /* bytes of chunks outside the class free lists */
 static _Thread_local struct cache caches[NCLASSES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* A fork child (SCRIPT DEBUG YES runs scripts that allocate items in one) never finds a class
+ * locked by a thread it does not have: fork waits for the holders (each holds a class lock
+ * only for a few list operations, and never while waiting for another lock). */
+static void fork_prepare(void)
+{
+    for (int i = 0; i < NCLASSES; i++)
+        pthread_mutex_lock(&classes[i].lock);
+}
+
+static void fork_done(void)
+{
+    for (int i = NCLASSES - 1; i >= 0; i--)
+        pthread_mutex_unlock(&classes[i].lock);
+}
+
 static void init(void)
 {
     for (int i = 0; i < NCLASSES; i++)
         pthread_mutex_init(&classes[i].lock, NULL);
+    pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
 static inline int class_of(size_t n)
