@@ -210,6 +210,13 @@ static void config_set_many(struct conn *c)
                             "set immutable config", name);
             return;
         }
+        /* Redis 7.0's protected configs: where the server writes files */
+        if ((!strcasecmp(name, "dir") || !strcasecmp(name, "dbfilename")) &&
+            !cmd_protected_allowed(c, cfg.enable_protected_configs)) {
+            reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't "
+                            "set protected config", name);
+            return;
+        }
         for (int j = 0; j < i; j++)
             if (util_eq_nocase(c->argv[2 + 2 * j].p, c->argv[2 + 2 * j].n, name)) {
                 reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - "

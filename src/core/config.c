@@ -129,6 +129,7 @@ static struct setting settings[] = {
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
     {"enable-debug-command", C_ENUM, &cfg.enable_debug_command, 0, 0, 0, 0, protected_actions},
     {"enable-module-command", C_ENUM, &cfg.enable_module_command, 0, 0, 0, 0, protected_actions},
+    {"enable-protected-configs", C_ENUM, &cfg.enable_protected_configs, 0, 0, 0, 0, protected_actions},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 

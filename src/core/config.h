@@ -86,6 +86,7 @@ struct config {
     int notify_keyspace_events; /* NOTIFY_* classes (read relaxed by every write) */
     int enable_debug_command;  /* DEBUG allowed: 0 no (default), 1 yes, 2 from local clients */
     int enable_module_command; /* MODULE LOAD / LOADEX / UNLOAD allowed: the same */
+    int enable_protected_configs; /* CONFIG SET dir / dbfilename allowed: the same */
     int tracking_table_max_keys; /* keys the CLIENT TRACKING table remembers, 0 = no limit */
     int io_uring;               /* batch each loop turn's socket reads and writes in io_uring */
 };

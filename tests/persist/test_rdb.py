@@ -392,7 +392,7 @@ def test_corrupt_dump_refused(tmp_path):
 
 
 def test_failed_bgsave_sets_misconf(tc_factory, tmp_path):
-    tc = tc_factory("--save", "3600 1000000")
+    tc = tc_factory("--save", "3600 1000000", "--enable-protected-configs", "yes")
     r = tc.client()
     r.set("a", 1)
     r.config_set("dir", "/nonexistent-dir-for-twincache-test")

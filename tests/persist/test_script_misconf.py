@@ -56,7 +56,7 @@ def test_script_writes_refused_while_misconf(tc_factory, redis_factory, tmp_path
     a_dir, b_dir = tmp_path / "tc", tmp_path / "rs"
     a_dir.mkdir()
     b_dir.mkdir()
-    tc = tc_factory("--save", "3600 1000000")
+    tc = tc_factory("--save", "3600 1000000", "--enable-protected-configs", "yes")
     rs = redis_factory("--save", "3600 1000000", "--enable-protected-configs", "yes")
     a, b = scenario(tc, str(a_dir)), scenario(rs, str(b_dir))
     assert a == b, "\n twincache: %r\n redis:     %r" % (a, b)
