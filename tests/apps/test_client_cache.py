@@ -137,8 +137,6 @@ class LineClient:
         for line in f:
             if q is not None and line.startswith("{"):
                 q.put(json.loads(line))
-            elif q is None:
-                self.err.append(line)
             else:
                 self.err.append(line)
 
@@ -247,14 +245,17 @@ def check_both(pair, start):
 # -- redis-py -----------------------------------------------------------------------------------
 
 REDISPY = [str(VENV_PY), str(APPS / "pyapps" / "csc_redispy.py")]
-need_venv = pytest.mark.skipif(not VENV_PY.exists(),
-                               reason=".venv-apps missing (scripts/install-deps.sh)")
 
 
-@need_venv
+def need(path):
+    """An install of scripts/install-deps.sh: missing is a failure (the toolchain is there)."""
+    assert path.exists(), "%s missing: run scripts/install-deps.sh" % path
+
+
 def test_redispy_version_gate(pair):
     """redis-py refuses client-side caching below Redis 7.4: both servers say 7.0.x, both are
     refused alike (the scenario below lowers that gate)."""
+    need(VENV_PY)
     out = {}
     for kind, srv in pair.items():
         cl = LineClient(REDISPY, srv.port, REPO, env={"TC_CSC_VERSION_GATE": "1"})
@@ -264,17 +265,17 @@ def test_redispy_version_gate(pair):
     assert "7.4" in out["redis"].get("refused", ""), out
 
 
-@need_venv
 def test_redispy_client_cache(pair):
+    need(VENV_PY)
     check_both(pair, lambda port: LineClient(REDISPY, port, REPO))
 
 
 # -- node-redis ---------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not NODE or not (CSC_NODE / "node_modules" / "redis").is_dir(),
-                    reason="node or node-redis (scripts/install-deps.sh) missing")
+@pytest.mark.skipif(not NODE or not shutil.which("npm"), reason="no Node.js / npm")
 def test_node_redis_client_cache(pair):
+    need(CSC_NODE / "node_modules" / "redis")
     check_both(pair, lambda port: LineClient([NODE, "csc.js"], port, CSC_NODE))
 
 
@@ -310,7 +311,7 @@ def keyevents(srv):
     ps = srv.client(decode=True).pubsub()
     ps.psubscribe("__keyevent@0__:*")
     assert ps.get_message(timeout=5)["type"] == "psubscribe"
-    lid = reader = None
+    lid = None
     for i, f in clients(srv).items():
         if f.get("cmd") == "psubscribe":
             lid = i
@@ -332,7 +333,6 @@ def keyevents(srv):
             events.append([m["channel"].split(":", 1)[1], m["data"]])
     ps.close()
     w.close()
-    del reader
     return events
 
 
