@@ -51,7 +51,7 @@ fi
 if [ -n "$GO" ] && { [ ! -x tests/apps/csc-go/csc-go ] ||
         [ -n "$(find tests/apps/csc-go -newer tests/apps/csc-go/csc-go -name '*.go' -o \
                  -newer tests/apps/csc-go/csc-go -name 'go.*')" ]; }; then
-    (cd tests/apps/csc-go && GOFLAGS=-mod=mod "$GO" build -o csc-go .) ||
+    (cd tests/apps/csc-go && GOFLAGS="-mod=mod -buildvcs=false" "$GO" build -o csc-go .) ||
         echo "install-deps: tests/apps/csc-go did not build with $("$GO" version)" >&2
 fi
 if [ ! -x .venv-apps/bin/celery ] || ! cmp -s tests/apps/requirements.txt .venv-apps/requirements.txt; then

@@ -289,7 +289,7 @@ def rueidis_bin():
     if not binary.exists():
         if not GO:
             pytest.skip("no Go toolchain")
-        env = dict(os.environ, GOFLAGS="-mod=mod")
+        env = dict(os.environ, GOFLAGS="-mod=mod -buildvcs=false")
         p = subprocess.run([GO, "build", "-o", "csc-go", "."], cwd=CSC_GO, env=env,
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
