@@ -22,7 +22,8 @@ async function main() {
         if (op === 'get') {
             const before = csc.stats().hitCount;
             const v = await client.get(key);
-            console.log(JSON.stringify({ v, hit: csc.stats().hitCount > before, size: csc.size() }));
+            const hit = csc.stats().hitCount > before;
+            console.log(JSON.stringify({ v, hit, size: csc.size() }));
         } else {
             break;
         }
