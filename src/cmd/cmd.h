@@ -20,6 +20,9 @@
 typedef void cmd_fn(struct conn *c);
 
 /* Command flags, as Redis 7.0 names them (COMMAND INFO), then twincache's own. */
+/* The Redis version twincache answers as (INFO redis_version, HELLO, LOLWUT). */
+#define TC_VERSION "7.0.15"
+
 #define CMD_WRITE 0x000001
 #define CMD_READONLY 0x000002
 #define CMD_DENYOOM 0x000004
@@ -45,6 +48,8 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_TX_CONTROL 0x1000000 /* tc:txcontrol: runs at once inside MULTI (EXEC, WATCH, ...) */
 #define CMD_SUBSCRIBED 0x2000000 /* tc:subscribed: allowed in RESP2 subscribed mode */
 #define CMD_SIGNALS 0x4000000    /* tc:signals: the handler reports the keys it modifies */
+#define CMD_ONE_KEY 0x400000000ULL   /* derived: its only key is argv[first] (one range spec of
+                                       * one key, no getkeys): hooks skip the key-spec walk */
 #define CMD_INTERNAL 0x200000000ULL   /* tc:internal: not a client command (TC.MCSET): only the
                                         * AOF loader runs it; hidden from COMMAND */
 #define CMD_KEEP_WATCH 0x100000000ULL /* tc:keep-watch: its changes invalidate no WATCH (Redis
@@ -220,6 +225,9 @@ typedef void *value_copy_fn(void *ptr);
 typedef const char *encoding_fn(struct item *it);
 void cmd_keys_set_copier(int type, value_copy_fn *fn);
 void cmd_keys_set_encoder(int type, encoding_fn *fn);
+/* OBJECT ENCODING / REFCOUNT of it, as Redis reports them (also DEBUG OBJECT). */
+const char *cmd_object_encoding(struct item *it);
+int cmd_object_refcount(struct item *it);
 
 /* Lines a module above cmd (scripting) appends to INFO's memory section, or NULL. Set at
  * setup; called on any worker. */
@@ -232,6 +240,13 @@ void cmd_dump_setup(void); /* DUMP RESTORE MIGRATE (cmd_dump.c) */
 void cmd_conn_setup(void);
 void cmd_server_setup(void);
 void cmd_latency_setup(void);
+void cmd_lolwut_setup(void);
+void cmd_debug_setup(void);
+void cmd_module_setup(void);
+void cmd_cluster_setup(void);
+/* enable-debug-command / enable-module-command: 1 when setting (0 no, 1 yes, 2 local) lets c
+ * run the command (local: a Unix socket or loopback client). */
+int cmd_protected_allowed(struct conn *c, int setting);
 void cmd_command_setup(void);
 void cmd_list_setup(void);
 void cmd_hash_setup(void);

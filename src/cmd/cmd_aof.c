@@ -19,9 +19,6 @@ static void bgrewriteaof_command(struct conn *c)
     case AOF_RW_BUSY:
         reply_error(c, "ERR Background append only file rewriting already in progress");
         break;
-    case AOF_RW_OFF:
-        reply_error(c, "ERR Append only file is disabled (appendonly no): nothing to rewrite");
-        break;
     default:
         reply_error(c, "ERR Can't execute an AOF background rewriting. Please check the server "
                        "logs for more information.");

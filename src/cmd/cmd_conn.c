@@ -9,7 +9,6 @@
 #include "cmd/pubsub.h"
 #include "core/config.h"
 
-#define TC_VERSION "7.0.15"
 
 static void ping_command(struct conn *c)
 {

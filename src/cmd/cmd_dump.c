@@ -660,6 +660,7 @@ static int migrate_getkeys(const struct cmd *cmd, int argc, const struct slice *
 static struct cmd cmds[] = {
     {"dump", dump_command, 2, "readonly", "@keyspace", "RO,access index:1 range:0,1,0", "generic", "Return a serialized version of the value stored at the specified key."},
     {"restore", restore_command, -4, "write denyoom tc:signals tc:prop-explicit", "@keyspace @dangerous", "OW,update index:1 range:0,1,0", "generic", "Create a key using the provided serialized value, previously obtained using DUMP."},
+    {"restore-asking", restore_command, -4, "write denyoom asking tc:signals tc:prop-explicit", "@keyspace @dangerous", "OW,update index:1 range:0,1,0", "server", "An internal command for migrating keys in a cluster"},
     {"migrate", migrate_command, -6, "write tc:signals tc:prop-explicit", "@keyspace @dangerous", "RW,access,delete index:3 range:0,1,0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1,1,0", "generic", "Atomically transfer a key from a Redis instance to another one.", NULL, migrate_getkeys},
 };
 

@@ -561,6 +561,27 @@ static int lfu_policy(void)
     return cfg.maxmemory_policy == MM_ALLKEYS_LFU || cfg.maxmemory_policy == MM_VOLATILE_LFU;
 }
 
+const char *cmd_object_encoding(struct item *it)
+{
+    return it->type == OBJ_STRING ? string_encoding(it)
+           : encoders[it->type & 7] ? encoders[it->type & 7](it) : "unknown";
+}
+
+/* As Redis: integers 0..9999 are one shared object, reported with refcount INT_MAX, unless
+ * maxmemory evicts by LRU or LFU (each value then has its own). */
+int cmd_object_refcount(struct item *it)
+{
+    long long v;
+    int lru_lfu = cfg.maxmemory_policy != MM_NOEVICTION &&
+                  cfg.maxmemory_policy != MM_ALLKEYS_RANDOM &&
+                  cfg.maxmemory_policy != MM_VOLATILE_RANDOM &&
+                  cfg.maxmemory_policy != MM_VOLATILE_TTL;
+    int shared = it->type == OBJ_STRING && !strcmp(string_encoding(it), "int") &&
+                 util_str2ll(item_value(it), it->vlen, &v) && v >= 0 && v < 10000 &&
+                 (cfg.maxmemory == 0 || !lru_lfu);
+    return shared ? 2147483647 : 1;
+}
+
 static void object_command(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -595,9 +616,7 @@ static void object_command(struct conn *c)
     if (!it) {
         reply_null(c);
     } else if (arg_is(c, 1, "encoding")) {
-        const char *e = it->type == OBJ_STRING ? string_encoding(it)
-                        : encoders[it->type & 7] ? encoders[it->type & 7](it) : "unknown";
-        reply_cstr(c, e);
+        reply_cstr(c, cmd_object_encoding(it));
     } else if (arg_is(c, 1, "freq")) {
         if (!lfu_policy())
             reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not "
@@ -614,17 +633,7 @@ static void object_command(struct conn *c)
             reply_int(c, store_idle_seconds(it));
         }
     } else {
-        /* as Redis: integers 0..9999 are one shared object, reported with refcount INT_MAX,
-         * unless maxmemory evicts by LRU or LFU (each value then has its own) */
-        long long v;
-        int lru_lfu = cfg.maxmemory_policy != MM_NOEVICTION &&
-                      cfg.maxmemory_policy != MM_ALLKEYS_RANDOM &&
-                      cfg.maxmemory_policy != MM_VOLATILE_RANDOM &&
-                      cfg.maxmemory_policy != MM_VOLATILE_TTL;
-        int shared = it->type == OBJ_STRING && !strcmp(string_encoding(it), "int") &&
-                     util_str2ll(item_value(it), it->vlen, &v) && v >= 0 && v < 10000 &&
-                     (cfg.maxmemory == 0 || !lru_lfu);
-        reply_int(c, shared ? 2147483647 : 1);
+        reply_int(c, cmd_object_refcount(it));
     }
     store_unlock(s, k.stripe);
 }

@@ -22,7 +22,6 @@
 #include "core/log.h"
 #include "store/strval.h"
 
-#define TC_VERSION "7.0.15"
 #define TWINCACHE_VERSION "0.1.0"
 
 /* CONFIG SET maxclients N: as Redis, raise the fd limit to fit N clients plus the server's own
@@ -825,114 +824,6 @@ static void memory_command(struct conn *c)
     }
 }
 
-/* DEBUG POPULATE count [prefix] [size]: keys prefix:N with "value:N" (padded with zero bytes
- * or cut to size when given); existing keys are left alone, as Redis. */
-static void debug_populate(struct conn *c)
-{
-    struct store *s = conn_store(c);
-    long long count, size = -1;
-    char prefix[128] = "key", key[192], val[64];
-
-    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &count) || count < 0) {
-        reply_error(c, "ERR value is out of range, must be positive");
-        return;
-    }
-    if (c->argc > 3)
-        arg_cstr(c, 3, prefix, sizeof(prefix));
-    if (c->argc > 4) {
-        if (!util_str2ll(c->argv[4].p, c->argv[4].n, &size) || size < 0) {
-            reply_error(c, "ERR value is out of range, must be positive");
-            return;
-        }
-        if (size > (1LL << 30)) {
-            reply_error(c, "ERR value is out of range");
-            return;
-        }
-    }
-    char *pad = size > 0 ? calloc(1, (size_t)size) : NULL;
-    if (size > 0 && !pad) {
-        reply_error(c, "ERR out of memory");
-        return;
-    }
-    for (long long i = 0; i < count; i++) {
-        struct skey k;
-        struct item *it;
-        int kn = snprintf(key, sizeof(key), "%s:%lld", prefix, i);
-        int vn = snprintf(val, sizeof(val), "value:%lld", i);
-        const char *v = val;
-        size_t vlen = (size_t)vn;
-        if (size >= 0) {
-            memcpy(pad, val, (size_t)vn < (size_t)size ? (size_t)vn : (size_t)size);
-            v = pad;
-            vlen = (size_t)size;
-        }
-        store_key(s, &k, c->db, key, (size_t)kn);
-        store_lock(s, k.stripe);
-        it = store_lookup_write_locked(s, &k, conn_now(c));
-        if (!it && (it = strval_put_locked(s, &k, NULL, v, vlen)) != NULL)
-            cmd_modified(c, &k, it);
-        store_unlock(s, k.stripe);
-        if (size > 0)
-            memset(pad, 0, (size_t)size);
-    }
-    free(pad);
-    reply_ok(c);
-}
-
-static void debug_command(struct conn *c)
-{
-    if (arg_is(c, 1, "sleep") && c->argc == 3) {
-        char v[64];
-        arg_cstr(c, 2, v, sizeof(v));
-        double secs = atof(v);
-        if (secs > 0)
-            usleep((useconds_t)(secs * 1e6));
-        reply_ok(c);
-    } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
-        long long on;
-        if (arg_ll(c, 2, &on, NULL))
-            return;
-        atomic_store(&store_active_expire, on != 0);
-        reply_ok(c);
-    } else if (arg_is(c, 1, "populate") && c->argc >= 3 && c->argc <= 5) {
-        debug_populate(c);
-    } else if (arg_is(c, 1, "error") && c->argc == 3) {
-        char m[512];
-        arg_cstr(c, 2, m, sizeof(m));
-        reply_error(c, m);
-    } else if (arg_is(c, 1, "log") && c->argc == 3) {
-        char m[512];
-        arg_cstr(c, 2, m, sizeof(m));
-        log_warn("DEBUG LOG: %s", m);
-        reply_ok(c);
-    } else if (arg_is(c, 1, "help") && c->argc == 2) {
-        static const char *help[] = {
-            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "ERROR <string>",
-            "    Return a Redis protocol error with <string> as message. Useful for clients",
-            "    unit tests to simulate Redis errors.",
-            "LOG <message>",
-            "    Write <message> to the server log.",
-            "POPULATE <count> [<prefix>] [<size>]",
-            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-            "    it is used instead of the 'key' prefix.",
-            "SET-ACTIVE-EXPIRE <0|1>",
-            "    Setting it to 0 disables expiring keys in background when they are not",
-            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-            "    default.",
-            "SLEEP <seconds>",
-            "    Stop the server for <seconds>. Decimals allowed.",
-            "HELP",
-            "    Prints this help.",
-        };
-        reply_help(c, help);
-    } else {
-        char sub[64];
-        arg_cstr(c, 1, sub, sizeof(sub));
-        reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", sub);
-    }
-}
-
 static struct cmd config_subs[] = {
     {"config|get", config_command, -3, "admin noscript loading stale", "", NULL, "server", "Read settings matching patterns"},
     {"config|set", config_command, -4, "admin noscript loading stale", "", NULL, "server", "Change settings at run time"},
@@ -972,7 +863,6 @@ static struct cmd cmds[] = {
     {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
     {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},
     {"slowlog", slowlog_command, -2, "", "", NULL, "server", "A container for slow log commands", slowlog_subs},
-    {"debug", debug_command, -2, "admin noscript loading stale", "", NULL, "server", "A container for debugging commands"},
 };
 
 void cmd_server_setup(void)

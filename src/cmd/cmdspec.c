@@ -324,6 +324,9 @@ void cmd_entry_setup(struct cmd *c, const struct cmd *parent)
     c->acl = parse_acl(c);
     parse_specs(c);
     derive_range(c);
+    if (c->nks == 1 && !(c->flags & CMD_MOVABLE) && !c->getkeys && c->first >= 1 &&
+        c->last == c->first && !(c->ks[0].flags & KS_NOT_KEY))
+        c->flags |= CMD_ONE_KEY;
     c->parent = parent;
     c->nsubs = 0;
     if (c->subs)

@@ -153,8 +153,14 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
         tx_touch_keys(c, cmd);
     if (TC_UNLIKELY(atomic_load_explicit(&block_waiters, memory_order_relaxed) != 0) && !c->blk)
         block_signal_keys(c, cmd);
-    if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
-        cmd_keys(cmd, c->argc, c->argv, invalidate_cb, c);
+    if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0)) {
+        if ((cmd->flags & CMD_ONE_KEY) && !(cmd->ks[0].flags & KS_RO)) {
+            if (c->argc > cmd->first)
+                tracking_invalidate(c->db, c->argv[cmd->first].p, c->argv[cmd->first].n);
+        } else {
+            cmd_keys(cmd, c->argc, c->argv, invalidate_cb, c);
+        }
+    }
     return 1;
 }
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
@@ -13,19 +14,29 @@
 
 #define NSHARDS 256 /* power of two */
 
+/* The table is open-addressed per shard: a slot holds the key's (secretly seeded) hash and
+ * the first word of its readers' bitmap (reader slots, below), so a re-read by one of the
+ * first 64 tracking clients checks one slot and touches nothing else. */
 struct tkey {
-    struct tkey *next;
     uint64_t hash;
-    uint64_t *ids; /* readers' client IDs */
-    uint32_t nids, cap;
-    size_t n;
+    uint32_t n;
+    uint32_t nw;     /* bitmap words: word 0 (in the slot while in the table), more[0 .. nw-2] */
+    uint64_t *more;
+    uint64_t w0;     /* word 0 once detached from the table */
     char p[];
+};
+
+struct tslot {
+    uint64_t hash;
+    uint64_t w0;
+    struct tkey *e; /* NULL: empty */
+    uint64_t pad;
 };
 
 struct tshard {
     pthread_mutex_t lock;
-    struct tkey **b; /* buckets (power of two), NULL until the first key */
-    size_t nb, count;
+    struct tslot *t; /* power-of-two slots, at most half used; NULL until the first key */
+    size_t cap, count;
 } __attribute__((aligned(64)));
 
 static struct tshard shards[NSHARDS];
@@ -44,6 +55,7 @@ static _Atomic long tkeys, titems, tprefixes;
 struct tstate {
     struct conn *c;
     uint64_t id;
+    uint32_t slot;  /* reader slot while on */
     uint64_t redir; /* REDIRECT client ID, 0 for none */
     unsigned flags; /* TF_* */
     int on;         /* in the registry */
@@ -62,10 +74,28 @@ static struct tstate **reg; /* under reg_lock */
 static int nreg, capreg;
 static struct srv *tsrv;
 
+/* Reader slots: every tracking client has a small number, its bit in the keys' reader
+ * bitmaps (under reg_lock). A released slot is dirty (its bit may still be set in keys) and is
+ * handed out again only after a sweep cleared it from every key, so no client is told about
+ * keys another read; sweeps clear many released slots at once. */
+static struct tstate **slots; /* owner of each slot, NULL when free or dirty */
+static uint32_t nslots, capslots;
+static uint32_t *freeslots, nfree; /* clean, reusable */
+static uint32_t *dirtyslots, ndirty; /* both arrays have capslots entries */
+
+static uint64_t hseed;
+
 static void shards_init(void)
 {
     for (int i = 0; i < NSHARDS; i++)
         pthread_mutex_init(&shards[i].lock, NULL);
+    if (getrandom(&hseed, sizeof(hseed), 0) != sizeof(hseed))
+        hseed = (uint64_t)util_mono_us() * 0x9E3779B97F4A7C15ULL;
+}
+
+static inline uint64_t thash(const char *p, size_t n)
+{
+    return util_hash_seeded(p, n, hseed);
 }
 
 static struct tstate *reg_find(uint64_t id)
@@ -107,11 +137,24 @@ static void send_locked(struct tstate *ts, int kind, const char *p, size_t n)
     ts->broken = 1;
 }
 
+static uint64_t *entry_word(struct tkey *e, uint32_t i)
+{
+    return i == 0 ? &e->w0 : &e->more[i - 1];
+}
+
+static long entry_readers(struct tkey *e)
+{
+    long r = 0;
+    for (uint32_t i = 0; i < e->nw; i++)
+        r += __builtin_popcountll(*entry_word(e, i));
+    return r;
+}
+
 static void entry_free(struct tkey *e)
 {
-    atomic_fetch_sub_explicit(&titems, e->nids, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&titems, entry_readers(e), memory_order_relaxed);
     atomic_fetch_sub_explicit(&tkeys, 1, memory_order_relaxed);
-    free(e->ids);
+    free(e->more);
     free(e);
 }
 
@@ -119,11 +162,14 @@ static void entry_free(struct tkey *e)
 static void deliver_key(struct tkey *e, const char *p, size_t n, uint64_t writer, int bcast)
 {
     pthread_mutex_lock(&reg_lock);
-    for (uint32_t i = 0; e && i < e->nids; i++) {
-        struct tstate *ts = reg_find(e->ids[i]);
-        if (!ts || (ts->flags & TF_BCAST) || ((ts->flags & TF_NOLOOP) && ts->id == writer))
-            continue;
-        send_locked(ts, PUBSUB_INV, p, n);
+    for (uint32_t i = 0; e && i < e->nw; i++) {
+        for (uint64_t w = *entry_word(e, i); w; w &= w - 1) {
+            uint32_t sl = i * 64 + (uint32_t)__builtin_ctzll(w);
+            struct tstate *ts = sl < nslots ? slots[sl] : NULL;
+            if (!ts || (ts->flags & TF_BCAST) || ((ts->flags & TF_NOLOOP) && ts->id == writer))
+                continue;
+            send_locked(ts, PUBSUB_INV, p, n);
+        }
     }
     for (int i = 0; bcast && i < nreg; i++) {
         struct tstate *ts = reg[i];
@@ -139,30 +185,63 @@ static void deliver_key(struct tkey *e, const char *p, size_t n, uint64_t writer
     pthread_mutex_unlock(&reg_lock);
 }
 
+/* The index of key p in sh (lock held, sh->t set), or of the empty slot it would take
+ * (*found 0). */
+static size_t shard_find(const struct tshard *sh, uint64_t h, const char *p, size_t n,
+                         int *found)
+{
+    size_t m = sh->cap - 1;
+    for (size_t i = (h >> 8) & m;; i = (i + 1) & m) {
+        const struct tslot *t = &sh->t[i];
+        if (!t->e || (t->hash == h && t->e->n == n && !memcmp(t->e->p, p, n))) {
+            *found = t->e != NULL;
+            return i;
+        }
+    }
+}
+
+/* Take slot i's key out of sh (lock held), closing the gap (backward shift). */
+static struct tkey *shard_remove_at(struct tshard *sh, size_t i)
+{
+    size_t m = sh->cap - 1;
+    struct tkey *e = sh->t[i].e;
+
+    e->w0 = sh->t[i].w0;
+    for (size_t j = i;;) {
+        j = (j + 1) & m;
+        if (!sh->t[j].e)
+            break;
+        size_t home = (sh->t[j].hash >> 8) & m;
+        /* t[j] stays unless moving it back to i keeps it reachable from its home */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        sh->t[i] = sh->t[j];
+        i = j;
+    }
+    memset(&sh->t[i], 0, sizeof(sh->t[i]));
+    sh->count--;
+    return e;
+}
+
 /* Detach key p from shard sh (its lock held). */
 static struct tkey *shard_take_locked(struct tshard *sh, uint64_t h, const char *p, size_t n)
 {
-    if (!sh->b)
+    int found;
+
+    if (!sh->t)
         return NULL;
-    for (struct tkey **pp = &sh->b[(h >> 8) & (sh->nb - 1)]; *pp; pp = &(*pp)->next) {
-        struct tkey *e = *pp;
-        if (e->hash == h && e->n == n && !memcmp(e->p, p, n)) {
-            *pp = e->next;
-            sh->count--;
-            return e;
-        }
-    }
-    return NULL;
+    size_t i = shard_find(sh, h, p, n, &found);
+    return found ? shard_remove_at(sh, i) : NULL;
 }
 
 void tracking_invalidate_slow(const char *p, size_t n)
 {
-    uint64_t h = util_hash(p, n);
+    pthread_once(&shards_once, shards_init);
+    uint64_t h = thash(p, n);
     struct tshard *sh = &shards[h & (NSHARDS - 1)];
     struct tkey *e = NULL;
     int bcast = atomic_load_explicit(&nbcast, memory_order_relaxed) != 0;
 
-    pthread_once(&shards_once, shards_init);
     pthread_mutex_lock(&sh->lock);
     e = shard_take_locked(sh, h, p, n);
     pthread_mutex_unlock(&sh->lock);
@@ -182,12 +261,9 @@ static void table_trim(unsigned from)
         for (unsigned k = 0; k < NSHARDS && !e; k++) {
             struct tshard *sh = &shards[(from + 1 + k) & (NSHARDS - 1)];
             pthread_mutex_lock(&sh->lock);
-            for (size_t b = 0; sh->b && b < sh->nb && !e; b++) {
-                if ((e = sh->b[b])) {
-                    sh->b[b] = e->next;
-                    sh->count--;
-                }
-            }
+            for (size_t i = 0; sh->t && i < sh->cap && !e; i++)
+                if (sh->t[i].e)
+                    e = shard_remove_at(sh, i);
             pthread_mutex_unlock(&sh->lock);
         }
         if (!e)
@@ -200,83 +276,159 @@ static void table_trim(unsigned from)
 
 static int shard_grow(struct tshard *sh)
 {
-    size_t nb = sh->nb ? sh->nb * 2 : 16;
-    struct tkey **b = calloc(nb, sizeof(*b));
+    size_t cap = sh->cap ? sh->cap * 2 : 16, m = cap - 1;
+    struct tslot *t = calloc(cap, sizeof(*t));
 
-    if (!b)
+    if (!t)
         return -1;
-    for (size_t i = 0; i < sh->nb; i++) {
-        struct tkey *e = sh->b[i], *next;
-        for (; e; e = next) {
-            next = e->next;
-            e->next = b[(e->hash >> 8) & (nb - 1)];
-            b[(e->hash >> 8) & (nb - 1)] = e;
-        }
+    for (size_t i = 0; i < sh->cap; i++) {
+        if (!sh->t[i].e)
+            continue;
+        size_t j = (sh->t[i].hash >> 8) & m;
+        while (t[j].e)
+            j = (j + 1) & m;
+        t[j] = sh->t[i];
     }
-    free(sh->b);
-    sh->b = b;
-    sh->nb = nb;
+    free(sh->t);
+    __atomic_store_n(&sh->t, t, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->cap, cap, __ATOMIC_RELAXED);
     return 0;
 }
 
-/* Remember that client id read key p. */
-static void remember(uint64_t id, const char *p, size_t n)
+/* Remember that the client of reader slot sl read key p. */
+static void remember(uint32_t sl, const char *p, size_t n)
 {
-    uint64_t h = util_hash(p, n);
+    uint64_t h = thash(p, n);
     unsigned si = (unsigned)(h & (NSHARDS - 1));
     struct tshard *sh = &shards[si];
-    struct tkey *e = NULL;
-    int created = 0;
+    uint32_t wi = sl / 64;
+    uint64_t bit = 1ULL << (sl % 64);
+    struct tkey *e;
+    struct tslot *t;
+    int found = 0;
 
     pthread_mutex_lock(&sh->lock);
-    if (sh->b)
-        for (e = sh->b[(h >> 8) & (sh->nb - 1)]; e; e = e->next)
-            if (e->hash == h && e->n == n && !memcmp(e->p, p, n))
-                break;
-    if (!e) {
-        if ((sh->count >= sh->nb && shard_grow(sh)) || !(e = calloc(1, sizeof(*e) + n))) {
+    /* a re-read, the common case: the slot's hash (seeded with a secret, 64 bits: taken as
+     * the key's) and the reader's bit, without touching the key */
+    if (wi == 0 && sh->t) {
+        size_t m = sh->cap - 1;
+        for (size_t i = (h >> 8) & m; sh->t[i].e; i = (i + 1) & m) {
+            if (sh->t[i].hash == h && (sh->t[i].w0 & bit)) {
+                pthread_mutex_unlock(&sh->lock);
+                return;
+            }
+        }
+    }
+    if ((sh->count + 1) * 2 > sh->cap && shard_grow(sh)) {
+        pthread_mutex_unlock(&sh->lock);
+        return;
+    }
+    size_t i = shard_find(sh, h, p, n, &found);
+    t = &sh->t[i];
+    if (!found) {
+        if (n > UINT32_MAX || !(e = calloc(1, sizeof(*e) + n))) {
             pthread_mutex_unlock(&sh->lock);
             return;
         }
         e->hash = h;
-        e->n = n;
+        e->n = (uint32_t)n;
+        e->nw = 1;
         memcpy(e->p, p, n);
-        e->next = sh->b[(h >> 8) & (sh->nb - 1)];
-        sh->b[(h >> 8) & (sh->nb - 1)] = e;
+        t->hash = h;
+        t->w0 = 0;
+        t->e = e;
         sh->count++;
-        created = 1;
     }
-    /* the readers are kept sorted: a key many clients read is found by binary search (a
-     * re-read, the common case, changes nothing) */
-    uint32_t lo = 0, hi = e->nids;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (e->ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
+    e = t->e;
+    if (wi >= e->nw) {
+        uint64_t *v = realloc(e->more, (size_t)wi * sizeof(*v));
+        if (!v) {
+            pthread_mutex_unlock(&sh->lock);
+            return;
+        }
+        memset(v + e->nw - 1, 0, (size_t)(wi + 1 - e->nw) * sizeof(*v));
+        e->more = v;
+        e->nw = wi + 1;
     }
-    if (lo == e->nids || e->ids[lo] != id) {
-        if (e->nids == e->cap) {
-            uint32_t cap = e->cap ? e->cap * 2 : 2;
-            uint64_t *v = realloc(e->ids, cap * sizeof(*v));
-            if (v) {
-                e->ids = v;
-                e->cap = cap;
-            }
-        }
-        if (e->nids < e->cap) {
-            memmove(e->ids + lo + 1, e->ids + lo, (e->nids - lo) * sizeof(*e->ids));
-            e->ids[lo] = id;
-            e->nids++;
-            atomic_fetch_add_explicit(&titems, 1, memory_order_relaxed);
-        }
+    uint64_t *w = wi == 0 ? &t->w0 : &e->more[wi - 1];
+    if (!(*w & bit)) {
+        *w |= bit;
+        atomic_fetch_add_explicit(&titems, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&sh->lock);
     long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
-    if (created && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 > max &&
+    if (!found && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 > max &&
         max > 0)
         table_trim(si);
+}
+
+/* Clear the dirty slots' bits from every key and make them reusable (reg_lock held; it is
+ * taken before a shard's lock, never after). */
+static void slots_sweep_locked(void)
+{
+    uint32_t nw = (nslots + 63) / 64;
+    uint64_t *mask = calloc(nw ? nw : 1, sizeof(*mask));
+
+    if (!mask)
+        return;
+    for (uint32_t i = 0; i < ndirty; i++)
+        mask[dirtyslots[i] / 64] |= 1ULL << (dirtyslots[i] % 64);
+    for (int s = 0; s < NSHARDS; s++) {
+        struct tshard *sh = &shards[s];
+        long cleared = 0;
+        pthread_mutex_lock(&sh->lock);
+        for (size_t b = 0; sh->t && b < sh->cap; b++) {
+            struct tkey *e = sh->t[b].e;
+            for (uint32_t i = 0; e && i < e->nw && i < nw; i++) {
+                uint64_t *w = i == 0 ? &sh->t[b].w0 : &e->more[i - 1];
+                cleared += __builtin_popcountll(*w & mask[i]);
+                *w &= ~mask[i];
+            }
+        }
+        pthread_mutex_unlock(&sh->lock);
+        atomic_fetch_sub_explicit(&titems, cleared, memory_order_relaxed);
+    }
+    free(mask);
+    memcpy(freeslots + nfree, dirtyslots, ndirty * sizeof(*dirtyslots));
+    nfree += ndirty;
+    ndirty = 0;
+}
+
+/* A reader slot for ts (reg_lock held): -1 when out of memory. */
+static int slot_take_locked(struct tstate *ts)
+{
+    if (!nfree && ndirty && (ndirty >= 64 || ndirty >= nslots / 4))
+        slots_sweep_locked();
+    if (nfree) {
+        ts->slot = freeslots[--nfree];
+        slots[ts->slot] = ts;
+        return 0;
+    }
+    if (nslots == capslots) {
+        uint32_t cap = capslots ? capslots * 2 : 64;
+        struct tstate **v = realloc(slots, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        slots = v;
+        uint32_t *f = realloc(freeslots, cap * sizeof(*f));
+        if (!f)
+            return -1;
+        freeslots = f;
+        uint32_t *d = realloc(dirtyslots, cap * sizeof(*d));
+        if (!d)
+            return -1;
+        dirtyslots = d;
+        capslots = cap;
+    }
+    ts->slot = nslots++;
+    slots[ts->slot] = ts;
+    return 0;
+}
+
+static void slot_drop_locked(struct tstate *ts)
+{
+    slots[ts->slot] = NULL;
+    dirtyslots[ndirty++] = ts->slot;
 }
 
 void tracking_flush(void)
@@ -292,14 +444,15 @@ void tracking_flush(void)
     for (int s = 0; s < NSHARDS; s++) {
         struct tshard *sh = &shards[s];
         pthread_mutex_lock(&sh->lock);
-        for (size_t b = 0; sh->b && b < sh->nb; b++) {
-            struct tkey *e = sh->b[b], *next;
-            for (; e; e = next) {
-                next = e->next;
+        for (size_t b = 0; sh->t && b < sh->cap; b++) {
+            struct tkey *e = sh->t[b].e;
+            if (e) {
+                e->w0 = sh->t[b].w0;
                 entry_free(e);
             }
-            sh->b[b] = NULL;
         }
+        if (sh->t)
+            memset(sh->t, 0, sh->cap * sizeof(*sh->t));
         sh->count = 0;
         pthread_mutex_unlock(&sh->lock);
     }
@@ -309,7 +462,7 @@ static int remember_cb(void *arg, int pos, unsigned flags)
 {
     struct conn *c = arg;
     (void)flags;
-    remember(c->id, c->argv[pos].p, c->argv[pos].n);
+    remember(((struct tstate *)c->trk)->slot, c->argv[pos].p, c->argv[pos].n);
     return 0;
 }
 
@@ -321,11 +474,17 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
     if (!ts || !ts->on)
         return;
     if ((cmd->flags & CMD_READONLY) && !(ts->flags & TF_BCAST) &&
-        !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching))
-        cmd_keys(cmd, c->argc, c->argv, remember_cb, c);
+        !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
+        if (cmd->flags & CMD_ONE_KEY) {
+            if (c->argc > cmd->first)
+                remember(ts->slot, c->argv[cmd->first].p, c->argv[cmd->first].n);
+        } else {
+            cmd_keys(cmd, c->argc, c->argv, remember_cb, c);
+        }
+    }
     /* CLIENT CACHING lasts for the next command (any CLIENT subcommand keeps it, and a
      * transaction keeps it until EXEC, as Redis) */
-    if (strcmp(top->name, "client") && !tx_active(c))
+    if (ts->caching && strcmp(top->name, "client") && !tx_active(c))
         ts->caching = 0;
 }
 
@@ -358,6 +517,7 @@ static void tracking_off(struct conn *c)
     }
     if (ts->flags & TF_BCAST)
         atomic_fetch_sub(&nbcast, 1);
+    slot_drop_locked(ts);
     ts->on = 0;
     ts->flags = 0;
     ts->redir = 0;
@@ -513,6 +673,11 @@ static void tracking_command(struct conn *c)
             }
             reg = v;
             capreg = cap;
+        }
+        if (slot_take_locked(ts)) {
+            pthread_mutex_unlock(&reg_lock);
+            reply_error(c, "ERR out of memory");
+            return;
         }
         reg[nreg++] = ts;
         ts->c = c;

@@ -51,6 +51,7 @@ static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu
                                         "allkeys-random", "volatile-lru", "volatile-lfu",
                                         "volatile-random", "volatile-ttl", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
+static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 
 #define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
@@ -126,6 +127,8 @@ static struct setting settings[] = {
     {"list-compress-depth", C_INT, &cfg.list_compress_depth, 0, 0, 0x7fffffff, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
+    {"enable-debug-command", C_ENUM, &cfg.enable_debug_command, 0, 0, 0, 0, protected_actions},
+    {"enable-module-command", C_ENUM, &cfg.enable_module_command, 0, 0, 0, 0, protected_actions},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 

@@ -84,6 +84,8 @@ struct config {
     int memcache_sasl;          /* memcached binary protocol: SASL PLAIN required (memcached -S) */
     char memcache_auth_file[1024]; /* "user:password" lines for SASL PLAIN (memcached -Y) */
     int notify_keyspace_events; /* NOTIFY_* classes (read relaxed by every write) */
+    int enable_debug_command;  /* DEBUG allowed: 0 no (default), 1 yes, 2 from local clients */
+    int enable_module_command; /* MODULE LOAD / LOADEX / UNLOAD allowed: the same */
     int tracking_table_max_keys; /* keys the CLIENT TRACKING table remembers, 0 = no limit */
     int io_uring;               /* batch each loop turn's socket reads and writes in io_uring */
 };

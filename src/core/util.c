@@ -380,6 +380,11 @@ uint64_t util_hash(const void *p, size_t n)
     return XXH3_64bits(p, n);
 }
 
+uint64_t util_hash_seeded(const void *p, size_t n, uint64_t seed)
+{
+    return XXH3_64bits_withSeed(p, n, seed);
+}
+
 int util_parse_memsize(const char *s, long long *out)
 {
     char *end;

@@ -87,6 +87,8 @@ int64_t util_mono_us(void);
 
 /* The key hash used everywhere (xxh3 64-bit). */
 uint64_t util_hash(const void *p, size_t n);
+/* The same with a seed (a secret one makes collisions impossible to choose). */
+uint64_t util_hash_seeded(const void *p, size_t n, uint64_t seed);
 
 /* Parse a memory size like "1gb", "512mb", "100k", "42". Returns 1 on success. */
 int util_parse_memsize(const char *s, long long *out);

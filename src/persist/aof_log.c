@@ -124,15 +124,13 @@ int aof_rewrite_request(void)
 
     if (alock_for_command())
         return AOF_RW_BUSY;
-    if (!atomic_load(&aof_on)) {
-        pthread_mutex_unlock(&aof_lock);
-        return AOF_RW_OFF;
-    }
     if (aof_st.sn.pid) {
         pthread_mutex_unlock(&aof_lock);
         return AOF_RW_BUSY;
     }
-    rc = aof_rewrite_start_locked(!aof_st.have_manifest);
+    /* with the AOF off Redis still writes one: a base file and its manifest */
+    rc = atomic_load(&aof_on) ? aof_rewrite_start_locked(!aof_st.have_manifest)
+                              : aof_rewrite_off_start_locked();
     pthread_mutex_unlock(&aof_lock);
     return rc ? AOF_RW_ERR : AOF_RW_OK;
 }

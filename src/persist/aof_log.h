@@ -54,11 +54,11 @@ int aof_boot_create(void);
  * scheduled rewrite. */
 void aof_tick(void);
 
-/* BGREWRITEAOF (a worker; inside EXEC it only tries aof_lock). */
+/* BGREWRITEAOF (a worker; inside EXEC it only tries aof_lock). With appendonly no it writes
+ * a base file and a manifest listing it alone, as Redis 7.0. */
 enum {
     AOF_RW_OK = 0,    /* started */
     AOF_RW_BUSY = -1, /* a rewrite is running (or aof_lock is busy, inside EXEC) */
-    AOF_RW_OFF = -2,  /* appendonly no */
     AOF_RW_ERR = -3,  /* could not start (logged) */
 };
 int aof_rewrite_request(void);

@@ -8,6 +8,7 @@
 #include "persist/aof_log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,36 @@ static int rewrite_write(void *arg)
     return rdb_save(persist_host.store, bp, &o, util_now_ms()) ? 1 : 0;
 }
 
+/* Parent, AOF off: nothing is appended, so no incr file; only the base's name. */
+static int rewrite_prepare_off(void *arg)
+{
+    struct rewrite_job *j = arg;
+
+    aof_name_base(aof_st.child_base, sizeof(aof_st.child_base), j->base_seq);
+    aof_st.child_base_seq = j->base_seq;
+    aof_st.child_incr_seq = LONG_MAX; /* no incr file stays */
+    return 0;
+}
+
+int aof_rewrite_off_start_locked(void)
+{
+    struct rewrite_job j = {.discard = 1};
+    struct snapshot_job job = {.title = "tc-aof-rewrite",
+                               .what = "Can't rewrite append only file in background",
+                               .prepare = rewrite_prepare_off, .write = rewrite_write, .arg = &j};
+
+    j.base_seq = aof_st.m.base_seq + 1;
+    aof_st.last_try_ms = util_now_ms();
+    if (aof_make_dir())
+        return -1;
+    if (snapshot_start(&aof_st.sn, persist_host.store, &job, NULL))
+        return -1;
+    aof_st.child_off = 1;
+    aof_st.child_start_ms = util_now_ms();
+    log_notice("Background append only file rewriting started by pid %d", (int)aof_st.sn.pid);
+    return 0;
+}
+
 int aof_rewrite_start_locked(int discard)
 {
     struct rewrite_job j = {.discard = discard};
@@ -148,9 +179,11 @@ void aof_rewrite_reap_locked(int block)
     if (!snapshot_reap(&aof_st.sn, block, &r))
         return;
     aof_dir_path(d, sizeof(d));
-    int ok = r.ok;
+    int ok = r.ok, off = aof_st.child_off;
     int64_t now = util_now_ms();
-    if (ok && atomic_load(&aof_on)) {
+    aof_st.child_off = 0;
+    /* a rewrite with the AOF off lands only while it stays off, and the other way round */
+    if (ok && !off == !!atomic_load(&aof_on)) {
         struct aof_manifest nm, old = aof_st.m;
         memset(&nm, 0, sizeof(nm));
         snprintf(nm.base, sizeof(nm.base), "%s", aof_st.child_base);
@@ -190,7 +223,7 @@ void aof_rewrite_reap_locked(int block)
             ok = 0;
         }
     } else if (ok) {
-        ok = 0; /* the AOF was turned off meanwhile */
+        ok = 0; /* the AOF was turned off (or on) meanwhile */
     } else {
         log_warn("Background AOF rewrite %s",
                  r.signaled ? "terminated by signal" : "terminated with error");

@@ -366,6 +366,50 @@ int persist_save(void)
     return rc ? PERSIST_ERR : PERSIST_OK;
 }
 
+int persist_reload(int save, int flush, int merge, char *err, size_t cap)
+{
+    struct store *s = persist_host.store;
+    struct rdb_load_info info;
+    char path[2048];
+    int oom, rc = PERSIST_OK;
+
+    err[0] = 0;
+    if (plock_for_command())
+        return PERSIST_BUSY;
+    uint64_t *bm = snapshot_hold_all(s, &oom);
+    if (oom) {
+        pthread_mutex_unlock(&plock);
+        return PERSIST_ERR;
+    }
+    if (save && save_locked()) {
+        rc = PERSIST_ERR;
+        goto out;
+    }
+    if (flush) {
+        store_flush(s, -1);
+        if (rdb_funcs.clear)
+            rdb_funcs.clear();
+    }
+    dump_path(path, sizeof(path));
+    rdb_funcs.replace = merge;
+    rdb_load_no_replace = !merge && !flush;
+    int r = rdb_load(s, path, util_now_ms(), &info, err, cap);
+    rdb_funcs.replace = 0;
+    rdb_load_no_replace = 0;
+    if (r != 0) {
+        if (r > 0)
+            snprintf(err, cap, "no RDB file at %s", path);
+        log_warn("DEBUG RELOAD: %s", err);
+        rc = PERSIST_ERR;
+        goto out;
+    }
+    log_notice("DB reloaded by DEBUG RELOAD");
+out:
+    snapshot_release_all(s, bm);
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
+
 int persist_bgsave(int schedule)
 {
     if (plock_for_command())

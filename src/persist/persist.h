@@ -84,6 +84,11 @@ int persist_save(void);
 /* BGSAVE [SCHEDULE]: fork a child that saves (snapshot.h). PERSIST_OK (started),
  * PERSIST_SCHEDULED, PERSIST_BUSY or PERSIST_ERR. */
 int persist_bgsave(int schedule);
+/* DEBUG RELOAD: with every stripe held, save (save), empty the keyspace and the functions
+ * (flush), then load the RDB file again (merge: its keys and libraries replace those that
+ * exist; without it a library that exists fails the load). PERSIST_OK, PERSIST_BUSY or
+ * PERSIST_ERR (err: why the load failed, "" when the save did). */
+int persist_reload(int save, int flush, int merge, char *err, size_t cap);
 /* LASTSAVE: unix seconds of the last successful save. */
 int64_t persist_lastsave(void);
 

@@ -21,6 +21,7 @@ struct aof_state {
     char child_base[AOF_NAME_MAX];
     long child_base_seq;
     long child_incr_seq;      /* incr files with seq >= this one stay after the rewrite */
+    int child_off;            /* the child rewrites with the AOF off: the base alone */
     int64_t child_start_ms;
     int scheduled;
     int last_rw_ok;
@@ -52,6 +53,9 @@ void aof_start_logging(void);
 /* Under aof_lock, no child: start a rewrite. discard: turning the AOF on (what is buffered
  * predates the base). 0 or -1. */
 int aof_rewrite_start_locked(int discard);
+/* BGREWRITEAOF with the AOF off (aof_lock held, no child running): a base file and a manifest
+ * listing it alone, as Redis 7.0 writes. 0 or -1. */
+int aof_rewrite_off_start_locked(void);
 /* Under aof_lock: collect a finished rewrite child (block: wait for it). */
 void aof_rewrite_reap_locked(int block);
 

@@ -42,6 +42,8 @@ struct rdb_load_info {
 struct rdb_func_hooks {
     void (*each)(void (*put)(void *arg, const char *code, size_t n), void *arg);
     int (*load)(const char *code, size_t n, char *err, size_t cap);
+    void (*clear)(void); /* drop every library (DEBUG RELOAD) */
+    int replace;         /* load replaces a library of the same name (DEBUG RELOAD MERGE) */
 };
 extern struct rdb_func_hooks rdb_funcs;
 
@@ -56,6 +58,9 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
  * Main thread, before the workers start. */
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap);
+/* Set around rdb_load by DEBUG RELOAD NOFLUSH (without MERGE): a key that exists fails the
+ * load instead of being replaced. */
+extern int rdb_load_no_replace;
 
 /* ---- one value: DUMP / RESTORE payloads ----
  * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version

@@ -37,6 +37,9 @@ struct mcmeta {
     uint64_t cas;
 };
 
+int rdb_load_no_replace;
+
+/* -1: out of memory (it is released); -2: the key exists and rdb_load_no_replace is set. */
 static int put_key(struct store *s, int db, const struct rstr *key, int type, const char *v,
                    size_t vn, void *ptr, int64_t exp, const struct mcmeta *mc)
 {
@@ -66,6 +69,11 @@ static int put_key(struct store *s, int db, const struct rstr *key, int type, co
         memcpy(item_opt(it, IT_CAS), &mc->cas, 8);
     store_key(s, &k, db, key->p, key->n);
     store_lock(s, k.stripe);
+    if (rdb_load_no_replace && store_lookup_notouch_locked(s, &k, util_now_ms())) {
+        store_unlock(s, k.stripe);
+        item_release(it);
+        return -2;
+    }
     if (mc->set && mc->cas > s->stripes[k.stripe].cas)
         s->stripes[k.stripe].cas = mc->cas;
     int rc = store_put_locked(s, &k, it);
@@ -761,6 +769,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap)
 {
+    int prc;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     void *map = NULL;
@@ -937,10 +946,10 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             rdb_free_value(otype, ptr);
         } else if (otype != OBJ_STRING && !ptr) {
             rdb_free_value(otype, ptr); /* an empty collection: nothing to keep */
-        } else if (put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) {
+        } else if ((prc = put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) != 0) {
             rstr_free(&key);
             rstr_free(&str);
-            rd_fail(&r, "Out of memory loading RDB");
+            rd_fail(&r, prc == -2 ? "Duplicate key found in the RDB file" : "Out of memory loading RDB");
             break;
         } else if (++info->keys % 1000000 == 0) {
             log_notice("Loading RDB: %llu keys, %.0f%% of the file",

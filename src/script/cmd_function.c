@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "persist/crc64.h"
+#include "persist/rdb.h"
 #include "script/script.h"
 #include "script/script_func.h"
 #include "script/script_int.h"
@@ -496,7 +497,7 @@ int script_func_load(const char *code, size_t n, char *err, size_t cap)
 
     if (!lib)
         return -1;
-    return func_add(lib, 0, err, cap);
+    return func_add(lib, rdb_funcs.replace, err, cap);
 }
 
 void func_setup(void)

@@ -21,6 +21,7 @@
 #include "cmd/pubsub.h"
 #include "mc/mc_cmd.h"
 #include "script/script.h"
+#include "script/script_func.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -88,6 +89,10 @@ static void register_commands(void)
     cmd_command_setup();
     cmd_server_setup();
     cmd_latency_setup();
+    cmd_lolwut_setup();
+    cmd_debug_setup();
+    cmd_module_setup();
+    cmd_cluster_setup();
     cmd_multi_setup();
     cmd_persist_setup();
     cmd_list_setup();
@@ -300,6 +305,7 @@ int main(int argc, char **argv)
     script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT, FCALL, FUNCTION */
     rdb_funcs.each = script_func_each; /* functions in RDB files, without src/persist */
     rdb_funcs.load = script_func_load; /* depending on src/script */
+    rdb_funcs.clear = func_flush;
     persist_wire(&srv);
     if (persist_load())
         return 1;

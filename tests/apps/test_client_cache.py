@@ -37,9 +37,10 @@ KEY = "csc:k"
 @pytest.fixture(scope="module")
 def pair():
     """{"redis": redis-server 7.0, "twincache": twincache --threads 2 with its memcached
-    port}, for this module."""
+    port (and DEBUG, for conn_on_worker's DEBUG SLEEP)}, for this module."""
     tcharness.require_twincache()
-    tc = tcharness.start_twincache(mc=True, threads=2, check=True)
+    tc = tcharness.start_twincache("--enable-debug-command", "yes", mc=True, threads=2,
+                                   check=True)
     rs = tcharness.start_redis()
     yield {"redis": rs, "twincache": tc}
     tc.stop()

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.sanitize
 @pytest.fixture(scope="module")
 def pair():
     tcharness.require_twincache()
-    tc = tcharness.start_twincache(mc=True, check=True)
+    # DEBUG SLEEP (conn_away_from) on twincache only
+    tc = tcharness.start_twincache("--enable-debug-command", "yes", mc=True, check=True)
     rs = tcharness.start_redis()
     yield tc, rs
     rs.stop()
@@ -256,9 +257,41 @@ def scenario_optin_multi_other_worker(srv):
     return t.log
 
 
+def scenario_slot_reuse(srv):
+    """Readers that went away leave no trace: 70 tracking clients read a key each, 69 close,
+    70 new ones read other keys (twincache hands the closed clients' reader slots out again);
+    after every key is written each client sees only its own key's invalidation."""
+    w = conn(srv)
+    w.call("FLUSHALL")
+    olds = []
+    for i in range(70):
+        t = T(srv)
+        t.call("CLIENT", "TRACKING", "on")
+        t.call("GET", "old%d" % i)
+        olds.append(t)
+    for t in olds[1:]:
+        t.c.close()
+    time.sleep(0.2)
+    news = []
+    for i in range(70):
+        t = T(srv)
+        t.call("CLIENT", "TRACKING", "on")
+        t.call("GET", "new%d" % i)
+        news.append(t)
+    for i in range(70):
+        w.call("SET", "old%d" % i, "x")
+        w.call("SET", "new%d" % i, "x")
+    olds[0].push()
+    olds[0].call("PING")
+    for t in news:
+        t.push()
+        t.call("PING")
+    return [olds[0].log] + [t.log for t in news]
+
+
 @pytest.mark.parametrize("scenario", [scenario_default, scenario_noloop, scenario_bcast,
                                       scenario_optin_optout, scenario_redirect_resp2,
-                                      scenario_flush_expire,
+                                      scenario_flush_expire, scenario_slot_reuse,
                                       scenario_optin_multi_other_worker],
                          ids=lambda f: f.__name__[9:])
 def test_tracking_diff(pair, scenario):

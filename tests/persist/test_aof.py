@@ -493,3 +493,32 @@ def test_crash_everysec_loses_little(tc_factory):
     # SIGKILL keeps what was written to the page cache: replies leave after the write, so
     # nothing should be lost; the bound is the one Redis documents (about one second).
     assert lost <= max(rate * 1.0, 1)
+
+
+def test_bgrewriteaof_with_aof_off(tc_factory, redis_factory, tmp_path):
+    """BGREWRITEAOF with appendonly no writes, as in Redis 7.0, a base file and a manifest
+    listing it alone (each rewrite replaces the previous base); redis-server started on
+    twincache's directory with appendonly yes loads it, as it loads its own."""
+    outs = {}
+    for name, factory in (("tc", tc_factory), ("redis", redis_factory)):
+        d = tmp_path / name
+        d.mkdir()
+        srv = factory(dir=d)
+        r = srv.client()
+        r.set("a", "1")
+        r.rpush("l", "x", "y")
+        assert r.bgrewriteaof()
+        wait_rewrite(r)
+        r.set("b", "2")
+        assert r.bgrewriteaof()
+        wait_rewrite(r)
+        i = info(srv)
+        files = sorted(os.listdir(d / "appendonlydir"))
+        manifest = (d / "appendonlydir" / "appendonly.aof.manifest").read_text().split()
+        outs[name] = (i["aof_enabled"], i["aof_rewrites"], i["aof_last_bgrewrite_status"],
+                      files, manifest)
+        srv.stop()
+    assert outs["tc"] == outs["redis"]
+    rs = redis_factory("--appendonly", "yes", dir=tmp_path / "tc")
+    r = rs.client()
+    assert r.mget("a", "b") == [b"1", b"2"] and r.lrange("l", 0, -1) == [b"x", b"y"]

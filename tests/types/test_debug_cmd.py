@@ -12,7 +12,8 @@ from conftest import CLIENT, call
 
 @pytest.fixture(scope="module")
 def pair():
-    tc = tcharness.start_twincache("--hz", "50", check=True, client_defaults=CLIENT)
+    tc = tcharness.start_twincache("--hz", "50", "--enable-debug-command", "yes", check=True,
+                                   client_defaults=CLIENT)
     rs = tcharness.start_redis("--enable-debug-command", "yes", "--hz", "50",
                                client_defaults=CLIENT)
     yield tc.client(), rs.client()
@@ -49,3 +50,174 @@ def test_set_active_expire(pair):
     while time.time() < deadline and both(pair, "DBSIZE") != [0, 0]:
         time.sleep(0.05)
     assert both(pair, "DBSIZE") == [0, 0]
+
+
+def raw_replies(srv, resp3, commands):
+    """The raw bytes srv answers to commands (after HELLO 3 when resp3)."""
+    import socket
+    s = socket.create_connection((srv.host, srv.port), timeout=5)
+    pre = [("HELLO", "3")] if resp3 else []
+    out = b""
+    for cmd in pre + list(commands) + [("PING", "END-OF-TEST")]:
+        s.sendall(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode())
+                                                     for a in cmd))
+    while not out.endswith(b"END-OF-TEST\r\n") and not out.endswith(b"+END-OF-TEST\r\n"):
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    s.close()
+    if resp3:
+        out = out[out.index(b"\r\n", out.index(b"proto")) + 2:]  # after HELLO's map
+        out = out[out.index(b"modules") + len(b"modules") + 2:]
+        out = out[out.index(b"\r\n") + 2:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def servers():
+    tc = tcharness.start_twincache("--hz", "50", "--enable-debug-command", "yes", check=True,
+                                   client_defaults=CLIENT)
+    rs = tcharness.start_redis("--enable-debug-command", "yes", "--hz", "50",
+                               client_defaults=CLIENT)
+    yield tc, rs
+    tc.stop()
+    rs.stop()
+
+
+def test_protocol_every_type(servers):
+    """DEBUG PROTOCOL <type>: the bytes of each RESP2 and RESP3 reply, as redis-server."""
+    types = ["string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib",
+             "push", "verbatim", "true", "false", "nope"]
+    cmds = [("DEBUG", "PROTOCOL", t) for t in types]
+    for resp3 in (False, True):
+        got = raw_replies(servers[0], resp3, cmds)
+        want = raw_replies(servers[1], resp3, cmds)
+        assert b"Hello World" in want and (b"#t" in want) == resp3
+        assert got == want, resp3
+
+
+def test_object(pair):
+    """DEBUG OBJECT: Redis's fields, with the same encoding, refcount and serialized length."""
+    both(pair, "FLUSHALL")
+    both(pair, "SET", "s", "v")
+    both(pair, "SET", "n", "123")
+    both(pair, "RPUSH", "l", "a", "b", "c")
+    both(pair, "HSET", "h", "f", "v")
+    for key in ("s", "n", "l", "h"):
+        a, b = both(pair, "DEBUG", "OBJECT", key)
+
+        def fields(line):
+            return dict(f.split(":", 1) for f in line.decode().split(" ")[2:])
+        fa, fb = fields(a), fields(b)
+        assert sorted(fa) == sorted(fb), key
+        for f in ("refcount", "encoding", "serializedlength", "ql_nodes", "ql_avg_node",
+                  "ql_listpack_max", "ql_compressed"):
+            assert fa.get(f) == fb.get(f), (key, f)
+    assert both(pair, "DEBUG", "OBJECT", "nokey")[0] == both(pair, "DEBUG", "OBJECT", "nokey")[1]
+
+
+def test_digest(pair):
+    """DEBUG DIGEST / DIGEST-VALUE: zeros for nothing; a change changes it and undoing it brings
+    it back; equal contents built in other orders (hashtable-encoded sets and hashes) give equal
+    value digests; a RELOAD keeps the digest. Checked on both servers (the hex is each
+    server's own)."""
+    for c in pair:
+        call(c, "FLUSHALL")
+        assert call(c, "DEBUG", "DIGEST") == b"0" * 40
+        assert call(c, "DEBUG", "DIGEST-VALUE", "none") == [b"0" * 40]
+        call(c, "SET", "k", "v")
+        d1 = call(c, "DEBUG", "DIGEST")
+        call(c, "SET", "k", "w")
+        assert call(c, "DEBUG", "DIGEST") != d1
+        call(c, "SET", "k", "v")
+        assert call(c, "DEBUG", "DIGEST") == d1
+        n = 300
+        call(c, "SADD", "s1", *["m%d" % i for i in range(n)])
+        call(c, "SADD", "s2", *["m%d" % i for i in reversed(range(n))])
+        call(c, "HSET", "h1", *sum([["f%d" % i, "v%d" % i] for i in range(n)], []))
+        call(c, "HSET", "h2", *sum([["f%d" % i, "v%d" % i] for i in reversed(range(n))], []))
+        call(c, "ZADD", "z", 1, "a", 2, "b")
+        call(c, "XADD", "x", "1-1", "f", "v")
+        v = call(c, "DEBUG", "DIGEST-VALUE", "s1", "s2", "h1", "h2", "k")
+        assert v[0] == v[1] and v[2] == v[3] and v[0] != v[2] and len(set(v)) == 3
+        call(c, "HSET", "h2", "f0", "changed")
+        assert call(c, "DEBUG", "DIGEST-VALUE", "h2")[0] != v[2]
+        call(c, "HSET", "h2", "f0", "v0")
+        call(c, "EXPIRE", "z", 1000)
+        before = call(c, "DEBUG", "DIGEST")
+        assert call(c, "DEBUG", "RELOAD") == b"OK"
+        assert call(c, "DEBUG", "DIGEST") == before
+
+
+def test_reload(pair):
+    """DEBUG RELOAD and its options: errors, NOFLUSH over existing keys, MERGE, NOSAVE, and
+    functions kept across a reload."""
+    both(pair, "FLUSHALL")
+    both(pair, "FUNCTION", "FLUSH")
+    lib = "#!lua name=dbglib\nredis.register_function('dbgf', function() return 7 end)"
+    assert both(pair, "FUNCTION", "LOAD", lib)[0] == b"dbglib"
+    both(pair, "SET", "a", "1")
+    both(pair, "RPUSH", "l", "x", "y")
+    for args in (("RELOAD",), ("GET", "a"), ("LRANGE", "l", 0, -1), ("FCALL", "dbgf", 0),
+                 ("RELOAD", "NOFLUSH"), ("RELOAD", "NOFLUSH", "MERGE"), ("GET", "a"),
+                 ("SET", "b", "2"), ("RELOAD", "NOSAVE"), ("GET", "b"), ("DBSIZE",),
+                 ("FCALL", "dbgf", 0), ("RELOAD", "BAD"), ("RELOAD", "MERGE")):
+        a, b = both(pair, *(("DEBUG",) + args if args[0] == "RELOAD" else args))
+        assert a == b, args
+    both(pair, "FUNCTION", "FLUSH")
+
+
+@pytest.fixture(scope="module")
+def defaults():
+    """Both servers with their default settings (DEBUG and MODULE LOAD refused)."""
+    tc = tcharness.start_twincache(check=True, client_defaults=CLIENT)
+    rs = tcharness.start_redis(client_defaults=CLIENT)
+    yield tc.client(), rs.client()
+    tc.stop()
+    rs.stop()
+
+
+def test_refused_by_default_module_cluster(defaults):
+    """enable-debug-command / enable-module-command no (the defaults), MODULE with no module,
+    and the cluster commands of a server without cluster support: the same replies."""
+    for args in (("DEBUG", "SLEEP", 0), ("DEBUG", "HELP"), ("DEBUG",), ("MODULE", "LIST"),
+                 ("MODULE", "HELP"), ("MODULE", "LOAD", "/nonexistent.so"),
+                 ("MODULE", "LOADEX", "/x.so", "ARGS", "a"), ("MODULE", "UNLOAD", "m"),
+                 ("MODULE", "NOPE"), ("MODULE",), ("CONFIG", "GET", "enable-*-command"),
+                 ("CONFIG", "SET", "enable-debug-command", "yes"),
+                 ("CLUSTER", "INFO"), ("CLUSTER", "SLOTS"), ("CLUSTER", "KEYSLOT", "k"),
+                 ("CLUSTER", "HELP"), ("CLUSTER", "NOPE"), ("CLUSTER",), ("READONLY",),
+                 ("READWRITE",), ("ASKING",), ("RESTORE-ASKING", "k", 0, "bad"),
+                 ("COMMAND", "INFO", "cluster", "readonly", "asking", "restore-asking"),
+                 ("COMMAND", "COUNT")):
+        a, b = both(defaults, *args)
+        if args[0] == "COMMAND" and args[1] == "COUNT":
+            continue  # replication and ACL commands are still to come
+        if args[0] == "COMMAND":
+            a, b = [sorted(x, key=lambda e: e[0]) if isinstance(x, list) else x for x in (a, b)]
+            # cluster subcommands: the same names, arities and flags
+            a = [e[:8] + [sorted(s[:3] for s in e[9])] if len(e) > 9 else e[:8] for e in a]
+            b = [e[:8] + [sorted(s[:3] for s in e[9])] if len(e) > 9 else e[:8] for e in b]
+        if isinstance(a, list) and args[:2] == ("CONFIG", "GET"):
+            a, b = sorted(zip(a[::2], a[1::2])), sorted(zip(b[::2], b[1::2]))
+        assert a == b, args
+
+
+def test_lolwut(defaults):
+    """LOLWUT: the version line alone by default and for unknown versions; versions 5 and 6
+    draw (art of one's own: only the shape is compared); argument errors as Redis."""
+    for args in ((), ("VERSION", 4), ("VERSION", 7), ("foo",), ("VERSION", "x"),
+                 ("VERSION", 5, "x"), ("VERSION", 6, 1, "y")):
+        a, b = both(defaults, "LOLWUT", *args)
+        assert a == b, args
+    for args, tail in ((("VERSION", 5), b"Redis ver. 7.0"), (("VERSION", 5, 40, 4, 3), None),
+                       (("VERSION", 6), None), (("VERSION", 6, 30, 8), None)):
+        a, b = both(defaults, "LOLWUT", *args)
+        la, lb = a.split(b"\n"), b.split(b"\n")
+        assert la[-1] == lb[-1] == b"" and la[-2].endswith(lb[-2][-17:]), args
+        if args[1] == 6:
+            assert len(la) == len(lb), args  # rows + blank + credit lines
+            assert la[0].count(b"\x1b[0m") == lb[0].count(b"\x1b[0m"), args  # columns
+        else:
+            assert len(la[0].decode()) == len(lb[0].decode()), args  # Braille columns

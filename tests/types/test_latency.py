@@ -12,7 +12,8 @@ from conftest import CLIENT, call
 
 @pytest.fixture(scope="module")
 def pair():
-    tc = tcharness.start_twincache("--latency-monitor-threshold", "10", check=True,
+    tc = tcharness.start_twincache("--latency-monitor-threshold", "10",
+                                   "--enable-debug-command", "yes", check=True,
                                    client_defaults=CLIENT)
     rs = tcharness.start_redis("--latency-monitor-threshold", "10",
                                "--enable-debug-command", "yes", client_defaults=CLIENT)
