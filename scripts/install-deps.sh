@@ -36,6 +36,24 @@ cd "$(dirname "$0")/.."
 if command -v npm >/dev/null 2>&1 && [ ! -d tests/apps/bullmq/node_modules/bullmq ]; then
     (cd tests/apps/bullmq && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# node-redis (client-side cache, tests/apps/test_client_cache.py), pinned by its lock file
+if command -v npm >/dev/null 2>&1 && [ ! -d tests/apps/csc-node/node_modules/redis ]; then
+    (cd tests/apps/csc-node && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# rueidis (Go module proxy, pinned by go.mod/go.sum): the client of tests/apps/csc-go, built
+# once (again when its sources change). Go comes with the machine; else Debian's golang-go
+# (older than rueidis asks for: then the test fails with the build's error).
+GO=$(command -v go || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)
+if [ -z "$GO" ]; then
+    $SUDO_CMD apt-get install -y -qq --no-install-recommends golang-go >/dev/null 2>&1 || true
+    GO=$(command -v go || true)
+fi
+if [ -n "$GO" ] && { [ ! -x tests/apps/csc-go/csc-go ] ||
+        [ -n "$(find tests/apps/csc-go -newer tests/apps/csc-go/csc-go -name '*.go' -o \
+                 -newer tests/apps/csc-go/csc-go -name 'go.*')" ]; }; then
+    (cd tests/apps/csc-go && GOFLAGS="-mod=mod -buildvcs=false" "$GO" build -o csc-go .) ||
+        echo "install-deps: tests/apps/csc-go did not build with $("$GO" version)" >&2
+fi
 if [ ! -x .venv-apps/bin/celery ] || ! cmp -s tests/apps/requirements.txt .venv-apps/requirements.txt; then
     if ! python3 -m venv .venv-apps 2>/dev/null; then
         $SUDO_CMD apt-get install -y -qq --no-install-recommends python3-venv >/dev/null

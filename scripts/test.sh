@@ -28,7 +28,7 @@ for suite in tests/mc tests/types tests/persist; do
     fi
 done
 
-echo "== tests/apps: BullMQ, Celery, RQ and Redisson on redis-server and twincache (release build) =="
+echo "== tests/apps: BullMQ, Celery, RQ, Redisson and the client-side caches of redis-py, node-redis and rueidis on redis-server and twincache (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/apps
 
 echo "== integration + memcached suites with plain read/writev (io-uring no: the fallback path) =="

@@ -210,7 +210,8 @@ static void reset_command(struct conn *c)
 
 /* One CLIENT LIST line for x, seen from c. x may belong to another worker: only its fixed
  * fields, the name (under the list lock, held by the caller) and the shared fields (atomic
- * loads; the buffer sizes as last published by x's owner) are read then. */
+ * loads; the buffer sizes as last published by x's owner) are read then. io-thread is the
+ * index of x's worker (the field Redis 8 names so), which tells on which worker a client is. */
 static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
 {
     char flags[8];
@@ -254,14 +255,14 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                     "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
                     "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
-                    "cmd=%s%s%.*s user=default redir=-1 resp=%d\n",
+                    "cmd=%s%s%.*s user=default redir=-1 resp=%d io-thread=%d\n",
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
                     (long long)((now - x->ctime_ms) / 1000),
                     (long long)((now - LOAD(x->last_ms)) / 1000),
                     flags,
                     LOAD(x->db), nsub, npsub, qbuf, qfree, qcap, obl, oll, ocap,
                     qcap + ocap + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
-                    subn, subn ? sub : "", (int)LOAD(x->resp));
+                    subn, subn ? sub : "", (int)LOAD(x->resp), x->w->idx);
 }
 
 /* Visit every connection of every worker under its list lock. */

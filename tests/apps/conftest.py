@@ -1,6 +1,6 @@
 """Real applications against redis-server 7.0 and twincache side by side (tests/apps): each
 scenario runs the application's own client library (BullMQ from npm, Celery and RQ from PyPI,
-Redisson from Maven) on both servers and must see the same outcome. The installs are made by
+Redisson from Maven; the client-side caches of redis-py, node-redis and rueidis) on both servers and must see the same outcome. The installs are made by
 scripts/install-deps.sh; a scenario whose toolchain is missing is skipped with the reason.
 
 Run with Debian's interpreter:  /usr/bin/python3 -m pytest tests/apps"""

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.sanitize
 @pytest.fixture(scope="module")
 def pair():
     tcharness.require_twincache()
-    tc = tcharness.start_twincache(mc=True, check=True)
+    # DEBUG SLEEP (conn_away_from) on twincache only
+    tc = tcharness.start_twincache("--enable-debug-command", "yes", mc=True, check=True)
     rs = tcharness.start_redis()
     yield tc, rs
     rs.stop()
@@ -201,6 +202,61 @@ def scenario_flush_expire(srv):
     return t.log
 
 
+def worker_of(srv, cid):
+    """CLIENT LIST's io-thread of connection cid (twincache: its worker); None on redis-server."""
+    with conn(srv) as c:
+        line = c.call("CLIENT", "LIST", "ID", str(cid)).decode()
+    f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+    return int(f["io-thread"]) if "io-thread" in f else None
+
+
+def conn_away_from(srv, cid, tries=20):
+    """A connection on another worker than connection cid (any on redis-server). A new
+    connection mostly lands on the worker that is idle: keep cid's worker busy (DEBUG SLEEP on
+    a connection of it) while connecting."""
+    w = worker_of(srv, cid)
+    if w is None:
+        return conn(srv)
+    for _ in range(tries):
+        c = conn(srv)
+        if worker_of(srv, c.call("CLIENT", "ID")) != w:
+            return c
+        c.send(__import__("resp").encode("DEBUG", "SLEEP", "0.3"))
+        time.sleep(0.05)
+        d = conn(srv)
+        c.read_reply()
+        c.close()
+        if worker_of(srv, d.call("CLIENT", "ID")) != w:
+            return d
+        d.close()
+    raise AssertionError("no connection on another worker than %d" % w)
+
+
+def scenario_optin_multi_other_worker(srv):
+    """rueidis's cached read with its default options: CLIENT TRACKING ON OPTIN, then CLIENT
+    CACHING YES + MULTI / PTTL / GET / EXEC (the caching flag lasts the whole transaction); the
+    writer is on the other worker."""
+    t = T(srv)
+    t.call("FLUSHALL")
+    t.call("SET", "k", "1")
+    t.call("SET", "k2", "1")
+    t.call("CLIENT", "TRACKING", "ON", "OPTIN")
+    w = conn_away_from(srv, t.c.call("CLIENT", "ID"))
+    for cmd in (("CLIENT", "CACHING", "YES"), ("MULTI",), ("PTTL", "k"), ("GET", "k"),
+                ("EXEC",), ("GET", "k2")):
+        t.call(*cmd)
+    w.call("SET", "k2", "2")  # not cached: no push
+    w.call("SET", "k", "2")
+    t.push()
+    t.call("CLIENT", "CACHING", "YES")
+    t.call("GET", "k")
+    w.call("PEXPIRE", "k", "1")
+    t.push()
+    t.call("CLIENT", "TRACKINGINFO")
+    w.close()
+    return t.log
+
+
 def scenario_slot_reuse(srv):
     """Readers that went away leave no trace: 70 tracking clients read a key each, 69 close,
     70 new ones read other keys (twincache hands the closed clients' reader slots out again);
@@ -235,7 +291,8 @@ def scenario_slot_reuse(srv):
 
 @pytest.mark.parametrize("scenario", [scenario_default, scenario_noloop, scenario_bcast,
                                       scenario_optin_optout, scenario_redirect_resp2,
-                                      scenario_flush_expire, scenario_slot_reuse],
+                                      scenario_flush_expire, scenario_slot_reuse,
+                                      scenario_optin_multi_other_worker],
                          ids=lambda f: f.__name__[9:])
 def test_tracking_diff(pair, scenario):
     tc, rs = pair
