@@ -160,6 +160,7 @@ int srv_listen(struct srv *srv)
         pthread_mutex_init(&w->mbox_lock, NULL);
         w->ep = epoll_create1(EPOLL_CLOEXEC);
         w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        atomic_store(&w->alive_ms, INT64_MAX); /* free until its loop says otherwise */
         if (w->ep < 0 || w->evfd < 0)
             return -1;
         ev.data.u64 = TAG_EVENT;
@@ -233,7 +234,7 @@ static struct worker *pick(struct worker *w)
     struct srv *srv = w->srv;
     struct worker *best = w;
     int bl = atomic_load_explicit(&w->load, memory_order_relaxed);
-    /* an idle worker's loop turns at least once per tick (1000/hz ms) */
+    /* stuck: in the same loop turn for over two ticks (1000/hz ms each) */
     int64_t stale = w->now_ms - 2000 / (cfg.hz > 0 ? cfg.hz : 10) - 200;
 
     for (int i = 0; i < srv->nworkers; i++) {

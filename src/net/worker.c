@@ -779,6 +779,8 @@ static void *worker_main(void *arg)
         if (atomic_load_explicit(&w->mbox_nonempty, memory_order_relaxed) || w->nflush ||
             w->nheld)
             timeout = 0;
+        /* waiting: free for new connections; awake: busy since now (listen.c's pick) */
+        atomic_store_explicit(&w->alive_ms, INT64_MAX, memory_order_relaxed);
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
         w->now_ms = util_now_ms();
         atomic_store_explicit(&w->alive_ms, w->now_ms, memory_order_relaxed);

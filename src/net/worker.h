@@ -111,7 +111,8 @@ struct worker {
     uint8_t hand_li[64];
     int hand_n;
     _Atomic int load;          /* connections owned or handed over, for the accept balance */
-    _Atomic int64_t alive_ms;  /* now_ms of its last loop turn: a stuck worker gets none */
+    _Atomic int64_t alive_ms;  /* when its current loop turn began, INT64_MAX while it waits in
+                                * epoll_wait: a worker stuck in a turn gets no new connection */
     struct conn *udp_conn[4];  /* owner only: UDP pseudo-connection per protocol (udp.c) */
 } __attribute__((aligned(64)));
 

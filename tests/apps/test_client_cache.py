@@ -81,9 +81,9 @@ def single(srv):
 
 
 def conn_on_worker(srv, want, tries=20):
-    """A single-connection client on worker want. New connections go to whichever worker the
-    kernel wakes, mostly the same idle one: keep that one busy (DEBUG SLEEP on a connection of
-    it) while connecting, so the other accepts."""
+    """A single-connection client on worker want. New connections go to the least loaded worker
+    (on a tie, the one the kernel woke to accept): when one lands elsewhere, keep that worker
+    busy (DEBUG SLEEP on a connection of it) while connecting again."""
     for _ in range(tries):
         c = single(srv)
         if worker_of(srv, c.client_id()) == want:

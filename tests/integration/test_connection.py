@@ -418,4 +418,4 @@ def test_connections_spread_over_workers(start_extra_server):
     deadline = time.time() + 5
     while sum(counts()) != 1 and time.time() < deadline:
         time.sleep(0.05)
-    assert sum(counts()) == 1
+    assert sum(counts()) == 1, counts()
