@@ -594,6 +594,10 @@ static void info_command(struct conn *c)
             store_mem_flush();
             alloc_stats(&as);
             used = (size_t)store_used_for_limit();
+            /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
+             * the sampled overhead not positive, sums to 0: the allocator's figure then */
+            if (used == 0)
+                used = as.allocated;
             {
                 size_t p = memory_peak(used);
                 bytes_human(h2, sizeof(h2), (double)p);
