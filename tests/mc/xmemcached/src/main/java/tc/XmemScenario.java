@@ -253,7 +253,7 @@ public final class XmemScenario {
 
     public static void main(String[] args) throws Exception {
         for (String spec : args) {
-            String[] p = spec.split(":");
+            String[] p = spec.split(":", 4); /* a password may hold colons */
             String mode = p[0];
             int port = Integer.parseInt(p[1]);
             String user = p.length > 3 ? p[2] : null, pass = p.length > 3 ? p[3] : null;
