@@ -34,6 +34,17 @@ def sasl_tc(tmp_path_factory):
     srv.stop(check=True)
 
 
+@pytest.fixture(scope="module")
+def sasl_mc():
+    got = start_memcached_sasl({"spy": "s3cret"})
+    if got is None:
+        pytest.skip("saslpasswd2 (sasl2-bin) missing: scripts/install-deps.sh installs it")
+    srv, d = got
+    yield srv
+    srv.stop(check=False)
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.mark.skipif(bool(missing), reason="libmemcached-tools missing: %s" % missing)
 def test_memccapable_binary(tc, memcached):
     for srv in (memcached, tc):
@@ -56,10 +67,12 @@ def test_memccp_memccat_binary(tc, tmp_path):
 
 
 @pytest.mark.skipif(bool(missing), reason="libmemcached-tools missing: %s" % missing)
-def test_memccp_memccat_sasl(sasl_tc, tmp_path):
+@pytest.mark.parametrize("kind", ["memcached", "twincache"])
+def test_memccp_memccat_sasl(kind, request, tmp_path):
+    srv = request.getfixturevalue("sasl_mc" if kind == "memcached" else "sasl_tc")
     f = tmp_path / "small.txt"
     f.write_bytes(b"hello sasl")
-    servers = "--servers=127.0.0.1:%d" % sasl_tc.mc_port
+    servers = "--servers=127.0.0.1:%d" % srv.mc_port
     rc, out = run("memccp", "--binary", "-u", "spy", "-p", "s3cret", servers, str(f))
     assert rc == 0, out
     p = subprocess.run(["memccat", "--binary", "-u", "spy", "-p", "s3cret", servers,
@@ -176,17 +189,6 @@ public class SpyBin {
     }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def sasl_mc():
-    got = start_memcached_sasl({"spy": "s3cret"})
-    if got is None:
-        pytest.skip("saslpasswd2 (sasl2-bin) missing: scripts/install-deps.sh installs it")
-    srv, d = got
-    yield srv
-    srv.stop(check=False)
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
