@@ -6,7 +6,7 @@ SUDO_CMD=""
 [ "$(id -u)" = 0 ] || SUDO_CMD=sudo
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
-      redis-server redis-tools memcached libmemcached-tools
+      redis-server redis-tools memcached libmemcached-tools sasl2-bin
       python3 python3-pytest python3-redis python3-pymemcache python3-venv
       default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)
 missing=()
@@ -31,7 +31,9 @@ fi
 
 # The real applications of tests/apps, from their own registries (each skipped when its
 # toolchain is absent; the tests then skip with the reason): BullMQ (npm), Celery and RQ (PyPI,
-# into .venv-apps), Redisson (Maven). Idempotent: each is installed once.
+# into .venv-apps), Redisson (Maven); and tests/mc's xmemcached scenarios (Maven, rebuilt when
+# their sources change). Idempotent: each is installed once. (sasl2-bin above: saslpasswd2
+# makes the sasldb of memcached -S in tests/mc.)
 cd "$(dirname "$0")/.."
 if command -v npm >/dev/null 2>&1 && [ ! -d tests/apps/bullmq/node_modules/bullmq ]; then
     (cd tests/apps/bullmq && npm ci --no-audit --no-fund --loglevel=error)
@@ -64,4 +66,9 @@ if [ ! -x .venv-apps/bin/celery ] || ! cmp -s tests/apps/requirements.txt .venv-
 fi
 if command -v mvn >/dev/null 2>&1 && [ ! -f tests/apps/redisson/target/redisson-scenarios-1.jar ]; then
     (cd tests/apps/redisson && mvn -q -B package -DskipTests)
+fi
+XMJAR=tests/mc/xmemcached/target/xmemcached-scenarios-1.jar
+if command -v mvn >/dev/null 2>&1 && { [ ! -f "$XMJAR" ] ||
+        [ -n "$(find tests/mc/xmemcached/pom.xml tests/mc/xmemcached/src -newer "$XMJAR")" ]; }; then
+    (cd tests/mc/xmemcached && mvn -q -B package -DskipTests)
 fi

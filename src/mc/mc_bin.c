@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "cmd/propagate.h"
 #include "core/config.h"
@@ -404,10 +406,12 @@ int mc_text_auth(struct conn *c)
             auth_reply(c, "CLIENT_ERROR bad authentication token format");
             continue;
         }
+        STAT_INC(mc_ws(c)->auth_cmds);
         if (auth_check(u.p, u.n, pw.p, pw.n)) {
             m->auth_need = 0;
             auth_reply(c, "STORED");
         } else {
+            STAT_INC(mc_ws(c)->auth_errors);
             auth_reply(c, "CLIENT_ERROR authentication failure");
         }
     }
@@ -421,11 +425,66 @@ static int sasl_on(struct conn *c)
     return cfg.memcache_sasl || ((struct mc_conn *)c->mc)->auth_need;
 }
 
-/* sasl list mechs / auth / step: PLAIN only ("[authzid] NUL user NUL password") */
+/* A PLAIN user name as cyrus-sasl canonicalises it for memcached: a realm that is the host's
+ * own name (memcached's user realm) is the same user; its length without that realm. */
+static size_t plain_user_len(const char *u, size_t n)
+{
+    char host[256];
+    const char *at = memchr(u, '@', n);
+    size_t hn;
+
+    if (!at || gethostname(host, sizeof(host) - 1) != 0)
+        return n;
+    host[sizeof(host) - 1] = '\0';
+    hn = strlen(host);
+    if (hn && (size_t)(u + n - at - 1) == hn && memcmp(at + 1, host, hn) == 0)
+        return (size_t)(at - u);
+    return n;
+}
+
+/* 1 when a PLAIN message "[authzid] NUL user NUL password" names a user of the auth file with
+ * its password, acting as itself (an authzid, when given, is that user: cyrus-sasl's default
+ * authorization). */
+static int plain_ok(const char *msg, size_t n)
+{
+    const char *end = msg + n, *user, *pass, *p;
+    size_t zn, un;
+
+    p = memchr(msg, '\0', n);
+    if (!p)
+        return 0;
+    zn = (size_t)(p - msg);
+    user = p + 1;
+    p = memchr(user, '\0', (size_t)(end - user));
+    if (!p)
+        return 0;
+    pass = p + 1;
+    un = plain_user_len(user, (size_t)(p - user));
+    if (zn) {
+        zn = plain_user_len(msg, zn);
+        if (zn != un || memcmp(msg, user, un) != 0)
+            return 0;
+    }
+    return auth_check(user, un, pass, (size_t)(end - pass));
+}
+
+/* The mechanism named by a SASL key (up to a NUL, as memcached hands it on) is PLAIN, in any
+ * case. */
+static int mech_plain(const char *key, size_t n)
+{
+    const char *nul = memchr(key, '\0', n);
+
+    if (nul)
+        n = (size_t)(nul - key);
+    return n == 5 && strncasecmp(key, "PLAIN", 5) == 0;
+}
+
+/* sasl list mechs / auth / step: PLAIN only, as memcached with cyrus-sasl's PLAIN: AUTH with
+ * the credentials, or AUTH without any (AUTH_CONTINUE, empty challenge) then STEPs until one
+ * carries good ones. Any AUTH or STEP logs the connection out first. */
 static void sasl_cmd(struct conn *c, struct mcb_req *r)
 {
     struct mc_conn *m = c->mc;
-    const char *p, *user, *pass, *end;
 
     if (!sasl_on(c)) {
         out_err(c, r, MCB_ST_UNKNOWN);
@@ -436,23 +495,28 @@ static void sasl_cmd(struct conn *c, struct mcb_req *r)
         return;
     }
     m->sasl_ok = 0;
-    if (r->base != MCB_SASL_AUTH || r->keylen != 5 || memcmp(r->key, "PLAIN", 5) != 0)
+    if (r->base == MCB_SASL_AUTH) {
+        m->sasl_step = 0;
+        if (!mech_plain(r->key, r->keylen))
+            goto fail;
+        if (r->vlen == 0) {
+            m->sasl_step = 1;
+            out(c, r, MCB_ST_AUTH_CONTINUE, 0, NULL, 0, NULL, 0, NULL, 0);
+            return;
+        }
+    } else if (!m->sasl_step) {
         goto fail;
-    end = r->val + r->vlen;
-    p = memchr(r->val, '\0', r->vlen);
-    if (!p)
-        goto fail;
-    user = p + 1;
-    p = memchr(user, '\0', (size_t)(end - user));
-    if (!p)
-        goto fail;
-    pass = p + 1;
-    if (!auth_check(user, (size_t)(p - user), pass, (size_t)(end - pass)))
-        goto fail;
+    }
+    if (!plain_ok(r->val, r->vlen))
+        goto fail; /* a STEP may try again */
+    m->sasl_step = 0;
     m->sasl_ok = 1;
+    STAT_INC(mc_ws(c)->auth_cmds);
     out(c, r, MCB_ST_OK, 0, NULL, 0, NULL, 0, "Authenticated", 13);
     return;
 fail:
+    STAT_INC(mc_ws(c)->auth_cmds);
+    STAT_INC(mc_ws(c)->auth_errors);
     out_err(c, r, MCB_ST_AUTH_ERROR);
 }
 
@@ -548,8 +612,19 @@ static void refused(struct conn *c, struct mcb_req *r)
             store_unlock(s, k.stripe);
         }
     }
-    if (r->status == MCB_ST_AUTH_ERROR && !sasl_on(c))
-        r->status = MCB_ST_UNKNOWN; /* an oversized SASL body, with SASL off */
+    if ((r->base == MCB_SASL_AUTH || r->base == MCB_SASL_STEP) && !r->close) {
+        /* a mechanism name or body too long (proto/mc_bin.c) */
+        if (!sasl_on(c)) {
+            r->status = MCB_ST_UNKNOWN; /* as any SASL request with SASL off */
+        } else if (r->status == MCB_ST_AUTH_ERROR) {
+            struct mc_conn *m = c->mc;
+            m->sasl_ok = 0;
+            if (r->base == MCB_SASL_AUTH)
+                m->sasl_step = 0;
+            STAT_INC(mc_ws(c)->auth_cmds);
+            STAT_INC(mc_ws(c)->auth_errors);
+        }
+    }
     out_err(c, r, r->status);
     if (r->close)
         c->flags |= CONN_CLOSE_AFTER_REPLY;

@@ -34,6 +34,7 @@ struct mc_conn {
     const struct item *mg_prev, *mg_cur;
     uint8_t proto;          /* MC_PROTO_*: chosen by the first byte, as memcached does */
     uint8_t sasl_ok;        /* binary SASL authentication succeeded */
+    uint8_t sasl_step;      /* SASL PLAIN started without credentials: SASL_STEP brings them */
     uint8_t auth_need;      /* text: memcache-auth-file is set and the client has not logged in */
     uint32_t auth_len;      /* text auth: bytes of the "user pass" block awaited (0: none) */
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
@@ -46,7 +47,8 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(get_cmds) X(get_hits) X(get_misses) X(get_expired) X(set_cmds) X(flush_cmds)           \
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
-    X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)
+    X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
+    X(auth_cmds) X(auth_errors)
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {

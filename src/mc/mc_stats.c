@@ -211,8 +211,8 @@ static void stats_general(struct conn *c)
     STAT_U(c, "touch_misses", t.touch_misses);
     STAT_U(c, "store_too_large", t.too_large);
     STAT_U(c, "store_no_memory", t.no_memory);
-    STAT_U(c, "auth_cmds", 0);
-    STAT_U(c, "auth_errors", 0);
+    STAT_U(c, "auth_cmds", t.auth_cmds);
+    STAT_U(c, "auth_errors", t.auth_errors);
     STAT_U(c, "bytes_read", t.bytes_read);
     STAT_U(c, "bytes_written", t.bytes_written);
     STAT_U(c, "limit_maxbytes", limit_maxbytes());

@@ -137,8 +137,18 @@ int mcb_parse(struct mcb_parser *p, const char *buf, size_t len, size_t item_siz
             return MCB_OK;
         }
     }
-    if ((r->base == MCB_SASL_AUTH || r->base == MCB_SASL_STEP) && r->vlen > MCB_SASL_MAX) {
-        r->status = MCB_ST_AUTH_ERROR; /* the caller words it as memcached (SASL on or off) */
+    if ((r->base == MCB_SASL_AUTH || r->base == MCB_SASL_STEP) &&
+        (r->keylen > MCB_SASL_MECH_MAX || r->vlen > MCB_SASL_MAX)) {
+        /* memcached: a mechanism name over 32 bytes is EINVAL; a body it cannot hold in one
+         * unchunked item (key, body and CRLF) is ENOMEM; any other body it reads, and one this
+         * long fails to authenticate. The body is discarded; the caller answers as memcached
+         * does with SASL off. */
+        if (r->keylen > MCB_SASL_MECH_MAX)
+            r->status = MCB_ST_EINVAL;
+        else if (56 + (uint64_t)r->keylen + 1 + r->vlen + 2 > MCB_SASL_ITEM_MAX)
+            r->status = MCB_ST_ENOMEM;
+        else
+            r->status = MCB_ST_AUTH_ERROR;
         p->swallow = r->vlen;
         *used += fixed;
         r->vlen = 0;

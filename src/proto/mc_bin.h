@@ -13,7 +13,11 @@
 #define MCB_RES_MAGIC 0x81
 #define MCB_HDR_LEN 24
 #define MCB_KEY_MAX 250
-#define MCB_SASL_MAX 1024 /* longest SASL AUTH/STEP body */
+#define MCB_SASL_MAX 1024     /* longest SASL AUTH/STEP body read (a longer one fails) */
+#define MCB_SASL_MECH_MAX 32 /* longest SASL mechanism name (the key), memcached's limit */
+/* memcached reads a SASL body into one unchunked item: its size at most slab_chunk_max (the
+ * default, half a 1 MiB slab page) */
+#define MCB_SASL_ITEM_MAX (512 * 1024)
 
 enum mcb_op {
     MCB_GET = 0x00, MCB_SET = 0x01, MCB_ADD = 0x02, MCB_REPLACE = 0x03, MCB_DELETE = 0x04,

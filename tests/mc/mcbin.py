@@ -1,8 +1,12 @@
 """A small memcached binary-protocol client for the tests: packet building, a raw connection
 that reads whole response packets, and helpers to compare replies with the CAS masked."""
 
+import os
+import shutil
 import socket
 import struct
+import subprocess
+import tempfile
 import time
 
 import mcharness  # noqa: F401  (puts tests/ on sys.path for tcharness)
@@ -141,3 +145,29 @@ def start_with_auth(kind, *args):
                                 ready=[(ports[0], "resp"), (ports[1], "tcp")])
     tcharness.require_twincache()
     return tcharness.start_fresh(make, 1 if kind == "memcached" else 2)
+
+
+def start_memcached_sasl(users):
+    """Debian's memcached (built with cyrus-sasl) with -S -B binary, SASL PLAIN against a sasldb
+    holding users {name: password}: SASL_CONF_PATH names a directory whose memcached.conf sets
+    mech_list and sasldb_path; the users are made with saslpasswd2 (sasl2-bin) in memcached's
+    realm, the host name. Returns (server, directory to remove after stopping it), or None when
+    saslpasswd2 is missing. The directory is readable by memcached's user nobody."""
+    tool = shutil.which("saslpasswd2") or "/usr/sbin/saslpasswd2"
+    if not os.path.exists(tool):
+        return None
+    d = tempfile.mkdtemp(prefix="tc-sasldb-")
+    db = os.path.join(d, "sasldb2")
+    for user, password in users.items():
+        subprocess.run([tool, "-p", "-c", "-a", "memcached", "-u", socket.gethostname(),
+                        "-f", db, user], input=password.encode(), check=True, timeout=30)
+    with open(os.path.join(d, "memcached.conf"), "w") as f:
+        f.write("mech_list: plain\nsasldb_path: %s\n" % db)
+    os.chmod(d, 0o755)
+    os.chmod(db, 0o644)
+
+    def make(ports):
+        return tcharness.Server(tcharness.memcached_argv(ports[0], ("-S", "-B", "binary")),
+                                port=ports[0], mc_port=ports[0], kind="memcached",
+                                ready=[(ports[0], "tcp")], env={"SASL_CONF_PATH": d})
+    return tcharness.start_fresh(make, 1), d

@@ -16,6 +16,18 @@ import tcharness  # noqa: E402
 from tcharness import free_port, twincache_bin  # noqa: E402,F401
 
 
+def jvm_skip_reason():
+    """Why the JVM client scenarios skip this run, or None. tests/mc also runs against the TSan
+    build and with TC_SERVER_ARGS (--io-uring no); a JVM scenario runs once per CI, on the
+    plain release run (a JVM start costs seconds, and the client's bytes are the same)."""
+    binary = str(twincache_bin())
+    if "build-tsan" in binary or "build-asan" in binary:
+        return "JVM clients run on the release build only (TWINCACHE_BIN=%s)" % binary
+    if os.environ.get("TC_SERVER_ARGS"):
+        return "JVM clients run once, without TC_SERVER_ARGS"
+    return None
+
+
 def start_twincache(*extra):
     """A started twincache with a RESP (.port) and a memcached port (.mc_port); stop() checks a
     clean exit by default."""

@@ -1,7 +1,7 @@
-"""Real binary-protocol clients against twincache (and memcached alongside where it can run
-them): libmemcached's memccapable -b, memccp/memccat/memcslap --binary (with SASL PLAIN against
-twincache), and spymemcached in binary mode (BinaryConnectionFactory), with SASL PLAIN against
-twincache only (Debian's memcached needs a cyrus-sasl user database for -S)."""
+"""Real binary-protocol clients against twincache and memcached 1.6 side by side:
+libmemcached's memccapable -b, memccp/memccat/memcslap --binary (with SASL PLAIN against
+twincache), and spymemcached in binary mode (BinaryConnectionFactory), also with SASL PLAIN
+against both (memcached -S with a cyrus-sasl sasldb, mcbin.start_memcached_sasl)."""
 
 import os
 import shutil
@@ -10,7 +10,8 @@ import subprocess
 import pytest
 
 import tcharness
-from mcbin import start_with_auth
+from mcbin import start_memcached_sasl, start_with_auth
+from mcharness import jvm_skip_reason
 
 TOOLS = ["memccapable", "memccp", "memccat", "memcslap"]
 JAR = "/usr/share/java/spymemcached.jar"
@@ -31,6 +32,17 @@ def sasl_tc(tmp_path_factory):
                           str(d / "pw"))
     yield srv
     srv.stop(check=True)
+
+
+@pytest.fixture(scope="module")
+def sasl_mc():
+    got = start_memcached_sasl({"spy": "s3cret"})
+    if got is None:
+        pytest.skip("saslpasswd2 (sasl2-bin) missing: scripts/install-deps.sh installs it")
+    srv, d = got
+    yield srv
+    srv.stop(check=False)
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.skipif(bool(missing), reason="libmemcached-tools missing: %s" % missing)
@@ -55,10 +67,12 @@ def test_memccp_memccat_binary(tc, tmp_path):
 
 
 @pytest.mark.skipif(bool(missing), reason="libmemcached-tools missing: %s" % missing)
-def test_memccp_memccat_sasl(sasl_tc, tmp_path):
+@pytest.mark.parametrize("kind", ["memcached", "twincache"])
+def test_memccp_memccat_sasl(kind, request, tmp_path):
+    srv = request.getfixturevalue("sasl_mc" if kind == "memcached" else "sasl_tc")
     f = tmp_path / "small.txt"
     f.write_bytes(b"hello sasl")
-    servers = "--servers=127.0.0.1:%d" % sasl_tc.mc_port
+    servers = "--servers=127.0.0.1:%d" % srv.mc_port
     rc, out = run("memccp", "--binary", "-u", "spy", "-p", "s3cret", servers, str(f))
     assert rc == 0, out
     p = subprocess.run(["memccat", "--binary", "-u", "spy", "-p", "s3cret", servers,
@@ -98,7 +112,18 @@ public class SpyBin {
                                 new PlainCallbackHandler(args[1], args[2])));
         MemcachedClient c = new MemcachedClient(b.build(),
             Arrays.asList(new InetSocketAddress("127.0.0.1", port)));
-        check(c.flush().get(10, TimeUnit.SECONDS), "flush");
+        boolean flushed;
+        try {
+            flushed = c.flush().get(args.length > 2 && args[2].equals("wrong") ? 1500 : 10000,
+                                    TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            flushed = false;
+        }
+        if (!flushed && args.length > 2) { /* not logged in (a wrong password) */
+            System.out.println("SPYBIN-REFUSED");
+            System.exit(0);
+        }
+        check(flushed, "flush");
         int n = 2000;
         List<String> keys = new ArrayList<>();
         List<net.spy.memcached.internal.OperationFuture<Boolean>> fs = new ArrayList<>();
@@ -135,6 +160,27 @@ public class SpyBin {
         CASValue<Object> gt = c.getAndTouch("spy:5", 100);
         check(gt != null && "value-5".equals(gt.getValue()), "get and touch");
         check(c.getAndTouch("nope", 100) == null, "get and touch miss");
+        check(gt.getCas() == c.gets("spy:5").getCas(), "get and touch cas");
+        check(c.touch("spy:6", 1000000000).get(), "touch to the past");
+        check(c.get("spy:6") == null, "expired by touch");
+        check(c.getAndTouch("spy:8", 1000000000) != null, "gat to the past");
+        check(c.get("spy:8") == null, "expired by gat");
+        CASValue<Object> c9 = c.gets("spy:9");
+        check(c.touch("spy:9", 200).get() && c.gets("spy:9").getCas() == c9.getCas(),
+              "touch keeps cas");
+        check(c.cas("spy:9", c9.getCas(), "nine") == CASResponse.OK, "cas after touch");
+        check(c.set("big", 0, "18446744073709551615").get(), "set max");
+        check(c.incr("big", 2) == 1, "incr wraps");
+        check(c.set("txt", 0, "abc").get(), "set text");
+        boolean threw = false;
+        try {
+            c.incr("txt", 1);
+        } catch (RuntimeException e) {
+            threw = true;
+        }
+        check(threw || c.incr("txt", 1) == -1, "incr non-numeric");
+        Map<String, Object> some = c.getBulk(Arrays.asList("spy:10", "nope:1", "spy:11"));
+        check(some.size() == 2 && "value-10".equals(some.get("spy:10")), "bulk with misses");
         check(c.getVersions().size() == 1, "version");
         Map<java.net.SocketAddress, Map<String, String>> st = c.getStats();
         check(st.values().iterator().next().containsKey("curr_items"), "stats");
@@ -149,6 +195,8 @@ public class SpyBin {
 def spy_class(tmp_path_factory):
     if not (os.path.exists(JAR) and shutil.which("javac")):
         pytest.skip("libspymemcached-java or a JDK missing")
+    if jvm_skip_reason():
+        pytest.skip(jvm_skip_reason())
     d = tmp_path_factory.mktemp("spybin")
     (d / "SpyBin.java").write_text(SOURCE)
     p = subprocess.run(["javac", "-nowarn", "-cp", JAR, "-d", str(d), str(d / "SpyBin.java")],
@@ -157,12 +205,12 @@ def spy_class(tmp_path_factory):
     return d
 
 
-def spy(spy_class, port, *auth):
+def spy(spy_class, port, *auth, expect="SPYBIN-OK"):
     cp = "%s:%s" % (spy_class, JAR)
     p = subprocess.run(["java", "-cp", cp, "SpyBin", str(port)] + list(auth),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
     out = p.stdout.decode("utf-8", "replace")
-    assert p.returncode == 0 and "SPYBIN-OK" in out, out[-4000:]
+    assert p.returncode == 0 and expect in out, out[-4000:]
 
 
 def test_spymemcached_binary(tc, memcached, spy_class):
@@ -170,8 +218,15 @@ def test_spymemcached_binary(tc, memcached, spy_class):
     spy(spy_class, tc.mc_port)
 
 
-def test_spymemcached_binary_sasl(sasl_tc, spy_class):
+def test_spymemcached_binary_sasl(sasl_mc, sasl_tc, spy_class):
+    spy(spy_class, sasl_mc.mc_port, "spy", "s3cret")
     spy(spy_class, sasl_tc.mc_port, "spy", "s3cret")
+
+
+def test_spymemcached_sasl_wrong_password(sasl_mc, sasl_tc, spy_class):
+    """A wrong password: the client's first operation fails on both servers alike."""
+    for srv in (sasl_mc, sasl_tc):
+        spy(spy_class, srv.mc_port, "spy", "wrong", expect="SPYBIN-REFUSED")
 
 
 def test_twinbench_binary(tc, memcached):

@@ -7,9 +7,12 @@ import subprocess
 
 import pytest
 
+from mcharness import jvm_skip_reason
+
 JAR = "/usr/share/java/spymemcached.jar"
-pytestmark = pytest.mark.skipif(not (os.path.exists(JAR) and shutil.which("javac")),
-                                reason="libspymemcached-java or a JDK missing")
+pytestmark = [pytest.mark.skipif(not (os.path.exists(JAR) and shutil.which("javac")),
+                                 reason="libspymemcached-java or a JDK missing"),
+              pytest.mark.skipif(jvm_skip_reason() is not None, reason=str(jvm_skip_reason()))]
 
 SOURCE = r"""
 import java.net.InetSocketAddress;
