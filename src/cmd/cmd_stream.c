@@ -530,6 +530,7 @@ static void xsetid_command(struct conn *c)
         t->entries_added = (uint64_t)added;
     if (maxdel.ms || maxdel.seq)
         t->max_deleted_id = maxdel;
+    cmd_modified_quiet(c, &k);
     notify_event(NOTIFY_STREAM, "xsetid", &k);
     reply_ok(c); /* (as Redis 7.0: a WATCH of the key is not invalidated: tc:keep-watch) */
 out:
@@ -780,7 +781,7 @@ static void xread_block(struct conn *c, long long ms, int first, int nkeys)
 {
     struct slice *sv = c->argv, *v;
     char (*ids)[48];
-    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
+    int64_t deadline = block_deadline(ms);
 
     if (xread_serve(c, 0, 0))
         return;
@@ -826,7 +827,7 @@ static struct cmd cmds[] = {
     {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
     {"xdel", xdel_command, -3, "write fast tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
     {"xtrim", xtrim_command, -4, "write tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
-    {"xsetid", xsetid_command, -3, "write denyoom fast tc:keep-watch", "@stream", "RW,update index:1 range:0,1,0", "stream", "An internal command for replicating stream values"},
+    {"xsetid", xsetid_command, -3, "write denyoom fast tc:keep-watch tc:signals", "@stream", "RW,update index:1 range:0,1,0", "stream", "An internal command for replicating stream values"},
     {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &xread_block_spec},
 };
 

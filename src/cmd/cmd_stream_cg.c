@@ -159,6 +159,7 @@ static void xgroup_command(struct conn *c)
         }
         g->last_id = id;
         g->entries_read = entries_read;
+        cmd_modified_quiet(c, &k);
         notify_event(NOTIFY_STREAM, "xgroup-setid", &k);
         reply_ok(c);
     } else if (arg_is(c, 1, "destroy") && c->argc == 4) {
@@ -311,6 +312,19 @@ static void reply_insert_header(struct conn *c, size_t rel, long long n)
     memcpy(base + rel, hdr, (size_t)hn);
 }
 
+/* Whether ">" has something for group g of t. A first try looks for an entry after the
+ * group's last ID; a blocked client's retry (woken by an XADD) only for the stream's last ID
+ * past it, as Redis 7.0 serves its blocked readers: an XADD whose entry was trimmed at once
+ * (MAXLEN 0) answers the stream with no entries. */
+static int xrg_has_new(const struct tstream *t, const struct sgroup *g, int retry)
+{
+    struct sid maxid;
+
+    if (retry)
+        return sid_cmp(&t->last_id, &g->last_id) > 0;
+    return tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0;
+}
+
 /* Serve XREADGROUP: 1 when something was replied (entries or an error), 0 when there is
  * nothing to serve (a null reply is written only when emit_null). retry: a blocked client's
  * retry, for which the key or group gone is an error. */
@@ -370,11 +384,9 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         } else if (stream_parse_id(c, id, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        struct sid maxid;
         if (!(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX))
             nserve++; /* history is always served (the largest ID means ">", as in Redis) */
-        else if (tstream_last_valid_id(stream_of(it), &maxid) &&
-                 sid_cmp(&maxid, &groups[i]->last_id) > 0)
+        else if (xrg_has_new(stream_of(it), groups[i], retry))
             nserve++;
     }
     if (!nserve) {
@@ -393,10 +405,9 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         struct tstream *t = stream_of(it);
         struct sgroup *g = groups[i];
         int history = !(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX);
-        struct sid maxid;
         struct slice key = {keys[i].p, keys[i].n};
 
-        if (!history && !(tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0))
+        if (!history && !xrg_has_new(t, g, retry))
             continue;
         size_t before = item_value_mem(it);
         nserved++;
@@ -529,7 +540,7 @@ static void xreadgroup_command(struct conn *c)
     else if (a.block < 0 || tx_in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
-        block_register(c, cmd_current, a.block > 0 ? util_now_ms() + a.block : 0);
+        block_register(c, cmd_current, block_deadline(a.block));
 }
 
 /* How XREADGROUP blocks: every waiter of a key retries (groups and consumers differ), and a
@@ -765,7 +776,7 @@ out:
 
 static struct cmd xgroup_subs[] = {
     {"xgroup|create", xgroup_command, -5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Create a consumer group on a stream"},
-    {"xgroup|setid", xgroup_command, -5, "write tc:keep-watch", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
+    {"xgroup|setid", xgroup_command, -5, "write tc:keep-watch tc:signals", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
     {"xgroup|destroy", xgroup_command, 4, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer group"},
     {"xgroup|createconsumer", xgroup_command, 5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Add a consumer to a group"},
     {"xgroup|delconsumer", xgroup_command, 5, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer from a group"},
