@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/notify.h"
+#include "core/config.h"
 #include "cmd/blocking.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -231,7 +232,15 @@ static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
             return -1;
         }
     } else {
-        a->limit = a->approx ? 10000 : 0; /* 100 * stream-node-max-entries */
+        /* 100 * stream-node-max-entries (wrapping as Redis's product does), 10000 when
+         * that is not positive */
+        a->limit = 0;
+        if (a->approx) {
+            long long ne = __atomic_load_n(&cfg.stream_node_max_entries, __ATOMIC_RELAXED);
+            a->limit = (long long)((unsigned long long)ne * 100);
+            if (a->limit <= 0)
+                a->limit = 10000;
+        }
     }
     return i;
 }
@@ -314,17 +323,20 @@ static void xadd_command(struct conn *c)
         if (sid_cmp(&id, &last) <= 0)
             goto too_small;
     }
-    size_t bytes = 0;
-    for (int i = fpos; i < c->argc; i++)
+    size_t bytes = 0, raw = 0;
+    for (int i = fpos; i < c->argc; i++) {
         bytes += sfield_size(c->argv[i].n);
+        raw += c->argv[i].n;
+    }
     size_t before = item_value_mem(it);
-    unsigned char *w = tstream_append(t, &id, (uint32_t)((c->argc - fpos) / 2), bytes);
+    unsigned char *w = tstream_append(t, &id, (uint32_t)((c->argc - fpos) / 2), bytes, raw);
     if (!w) {
         reply_error(c, "ERR Elements are too large to be stored");
         goto out;
     }
     for (int i = fpos; i < c->argc; i++)
         w = sfield_put(w, c->argv[i].p, c->argv[i].n);
+    tstream_append_done(t);
     stream_reply_id(c, &id);
     if (cmd_prop_begin(c, c->argc)) { /* replayed with the ID it got */
         char ids[48];

@@ -413,26 +413,37 @@ def stream_state(c, key):
 
 
 def trim_ops(rnd):
-    """A random sequence of XADD / XDEL / XTRIM with MAXLEN / MINID, ~ and LIMIT."""
-    ops, seq = [], 0
+    """A random sequence of XADD / XDEL / XTRIM with MAXLEN / MINID, ~ and LIMIT: values of
+    various sizes (some read as integers, which Redis's listpack stores as such), entries with
+    other fields than the node's first, IDs far apart or with sequence numbers."""
+    ops, ms, seq, ids = [], 0, 0, []
     for _ in range(rnd.randint(1, 5)):
         vsize = rnd.choice([1, 1, 30, 200, 1500, 5000])
+        step = rnd.choice([1, 1, 200, 70000, 1 << 33])
         for _ in range(rnd.randint(0, 260)):
-            seq += 1
-            if rnd.random() < 0.1:
-                ops.append(("XADD", "s", "%d-0" % seq, "g", "v" * vsize, "h", "1"))
+            if rnd.random() < 0.2:
+                seq += rnd.choice([1, 200])
             else:
-                ops.append(("XADD", "s", "%d-0" % seq, "f", "v" * vsize))
+                ms, seq = ms + rnd.randint(1, step), 0
+            ids.append("%d-%d" % (ms, seq))
+            value = rnd.choice(["v" * vsize, "v" * vsize, str(rnd.randint(-10 ** 6, 10 ** 12)),
+                                "0%d" % rnd.randint(0, 99), "-0"])
+            if rnd.random() < 0.1:
+                ops.append(("XADD", "s", ids[-1], "g", value, "h", "1"))
+            else:
+                ops.append(("XADD", "s", ids[-1], "f", value))
         for _ in range(rnd.randint(0, 20)):
-            ops.append(("XDEL", "s", "%d-0" % rnd.randint(1, seq + 1)))
+            ops.append(("XDEL", "s", rnd.choice(ids)))
         kind = rnd.choice(["MAXLEN", "MINID"])
         a = [kind] + ([rnd.choice(["~", "="])] if rnd.random() < 0.8 else [])
-        a.append(str(rnd.randint(0, seq + 5)))
+        a.append(str(rnd.randint(0, len(ids) + 5)) if kind == "MAXLEN" else
+                 rnd.choice(ids or ["0"]))
         if rnd.random() < 0.5:
             a += ["LIMIT", rnd.choice(["0", "1", "5", "50", "99", "100", "150", "1000", "-1"])]
         if rnd.random() < 0.5:
-            seq += 1
-            ops.append(("XADD", "s", *a, "%d-0" % seq, "f", "v"))
+            ms += 1
+            ids.append("%d-0" % ms)
+            ops.append(("XADD", "s", *a, ids[-1], "f", "v"))
         else:
             ops.append(("XTRIM", "s", *a))
         ops.append(("?",))
@@ -471,14 +482,14 @@ def test_approximate_trim_as_redis(tc_server, redis_server, entries, nbytes):
 
 
 def test_stream_node_settings(d):
-    d("CONFIG", "GET", "stream-node-max-*")
+    d("CONFIG", "GET", "stream-node-max-*", pairs=True)
     d("CONFIG", "SET", "stream-node-max-entries", "-1")
     d("CONFIG", "SET", "stream-node-max-bytes", "-1")
     d("CONFIG", "SET", "stream-node-max-bytes", "1kb")
     d("CONFIG", "GET", "stream-node-max-bytes")
     d("CONFIG", "SET", "stream-node-max-entries", "1000000000000")
     d("CONFIG", "SET", "stream-node-max-bytes", "4096", "stream-node-max-entries", "100")
-    d("CONFIG", "GET", "stream-node-max-*")
+    d("CONFIG", "GET", "stream-node-max-*", pairs=True)
 
 
 # ---- commands that leave a key's idle time alone ----
