@@ -432,7 +432,7 @@ def trim_ops(rnd):
                 ops.append(("XADD", "s", ids[-1], "g", value, "h", "1"))
             else:
                 ops.append(("XADD", "s", ids[-1], "f", value))
-        for _ in range(rnd.randint(0, 20)):
+        for _ in range(rnd.randint(0, 20) if ids else 0):
             ops.append(("XDEL", "s", rnd.choice(ids)))
         kind = rnd.choice(["MAXLEN", "MINID"])
         a = [kind] + ([rnd.choice(["~", "="])] if rnd.random() < 0.8 else [])
