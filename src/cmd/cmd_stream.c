@@ -710,7 +710,8 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         } else if (stream_parse_id(c, a, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0)
+        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0 &&
+            !(woken && stream_key_repeated(keys, i)))
             nwith++;
     }
     if (!nwith) {
@@ -732,7 +733,8 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         long long n = 0;
         int more;
 
-        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0)
+        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0 ||
+            (woken && stream_key_repeated(keys, i)))
             continue;
         if (c->resp == 2)
             reply_array(c, 2);

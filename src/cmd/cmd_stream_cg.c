@@ -234,6 +234,7 @@ out:
 /* ---- XREADGROUP ---- */
 
 static __thread int rg_retry;    /* XREADGROUP retried for a blocked client (blocking.c) */
+static __thread int rg_marking;  /* registering it: its ">" IDs carry the stream's last ID */
 static __thread int rg_served;
 
 struct rg_args {
@@ -312,17 +313,17 @@ static void reply_insert_header(struct conn *c, size_t rel, long long n)
     memcpy(base + rel, hdr, (size_t)hn);
 }
 
-/* Whether ">" has something for group g of t. A first try looks for an entry after the
- * group's last ID; a blocked client's retry (woken by an XADD) only for the stream's last ID
- * past it, as Redis 7.0 serves its blocked readers: an XADD whose entry was trimmed at once
- * (MAXLEN 0) answers the stream with no entries. */
-static int xrg_has_new(const struct tstream *t, const struct sgroup *g, int retry)
+/* Whether ">" has something for group g of t: an entry after the group's last ID; or, for a
+ * blocked client's retry, an XADD since it blocked (the stream's last ID past mark, its last ID
+ * then) that moved the stream past the group even though the entry is gone already (XADD ...
+ * MAXLEN 0): Redis 7.0 serves its blocked reader then, with the stream and no entries. */
+static int xrg_has_new(const struct tstream *t, const struct sgroup *g, const struct sid *mark)
 {
     struct sid maxid;
 
-    if (retry)
-        return sid_cmp(&t->last_id, &g->last_id) > 0;
-    return tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0;
+    if (tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0)
+        return 1;
+    return mark && sid_cmp(&t->last_id, &g->last_id) > 0 && sid_cmp(&t->last_id, mark) > 0;
 }
 
 /* Serve XREADGROUP: 1 when something was replied (entries or an error), 0 when there is
@@ -337,12 +338,13 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
     struct sid *ids;
     struct sgroup **groups;
 
-    ids = malloc((sizeof(*ids) + sizeof(*groups)) * (size_t)nkeys);
+    ids = malloc((sizeof(*ids) * 2 + sizeof(*groups)) * (size_t)nkeys);
     if (!ids) {
         reply_error(c, "ERR out of memory");
         return 1;
     }
-    groups = (struct sgroup **)(ids + nkeys);
+    struct sid *marks = ids + nkeys; /* ">" of a blocked client: the stream's last ID then */
+    groups = (struct sgroup **)(ids + 2 * nkeys);
     keys = keyset_resolve(c, a->first, 1, nkeys);
     if (!keys) {
         free(ids);
@@ -379,14 +381,21 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
                            "empty result set.");
             goto out;
         }
+        marks[i].ms = marks[i].seq = UINT64_MAX; /* none: nothing is past it */
         if (id->n == 1 && id->p[0] == '>') {
             ids[i].ms = ids[i].seq = UINT64_MAX;
+        } else if (id->n > 1 && id->p[0] == '>' && (rg_retry || rg_marking)) {
+            struct slice m = {id->p + 1, id->n - 1};
+            ids[i].ms = ids[i].seq = UINT64_MAX;
+            if (stream_parse_id(c, &m, &marks[i], 0, 1, NULL))
+                goto out;
         } else if (stream_parse_id(c, id, &ids[i], 0, 1, NULL)) {
             goto out;
         }
         if (!(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX))
             nserve++; /* history is always served (the largest ID means ">", as in Redis) */
-        else if (xrg_has_new(stream_of(it), groups[i], retry))
+        else if (xrg_has_new(stream_of(it), groups[i], &marks[i]) &&
+                 !(retry && stream_key_repeated(keys, i)))
             nserve++;
     }
     if (!nserve) {
@@ -407,7 +416,7 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         int history = !(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX);
         struct slice key = {keys[i].p, keys[i].n};
 
-        if (!history && !xrg_has_new(t, g, retry))
+        if (!history && (!xrg_has_new(t, g, &marks[i]) || (retry && stream_key_repeated(keys, i))))
             continue;
         size_t before = item_value_mem(it);
         nserved++;
@@ -529,6 +538,46 @@ static int xreadgroup_retry(struct conn *c, const struct cmd *cmd)
     return rg_served;
 }
 
+/* Block c's XREADGROUP (a, parsed): each ">" is registered as ">ms-seq", the stream's last
+ * ID now, so that a retry can tell an XADD since from the other writes that wake it. */
+static void xrg_block(struct conn *c, const struct rg_args *a)
+{
+    struct store *s = conn_store(c);
+    struct slice *sv = c->argv, *v;
+    char (*ids)[48];
+
+    v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)a->nkeys);
+    if (!v) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    ids = (void *)(v + c->argc);
+    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+    for (int i = 0; i < a->nkeys; i++) {
+        struct slice *id = &v[a->first + a->nkeys + i], *key = &v[a->first + i];
+        struct sid last = {0, 0};
+        struct skey k;
+        struct item *it;
+        if (!(id->n == 1 && id->p[0] == '>'))
+            continue;
+        store_key(s, &k, c->db, key->p, key->n);
+        store_lock(s, k.stripe);
+        it = store_lookup_write_locked(s, &k, conn_now(c));
+        if (it && it->type == OBJ_STREAM)
+            last = stream_of(it)->last_id;
+        store_unlock(s, k.stripe);
+        id->n = (size_t)snprintf(ids[i], sizeof(ids[i]), ">%llu-%llu",
+                                 (unsigned long long)last.ms, (unsigned long long)last.seq);
+        id->p = ids[i];
+    }
+    c->argv = v;
+    rg_marking = 1;
+    block_register(c, cmd_current, block_deadline(a->block));
+    rg_marking = 0;
+    c->argv = sv;
+    free(v);
+}
+
 static void xreadgroup_command(struct conn *c)
 {
     struct rg_args a;
@@ -540,7 +589,7 @@ static void xreadgroup_command(struct conn *c)
     else if (a.block < 0 || tx_in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
-        block_register(c, cmd_current, block_deadline(a.block));
+        xrg_block(c, &a);
 }
 
 /* How XREADGROUP blocks: every waiter of a key retries (groups and consumers differ), and a

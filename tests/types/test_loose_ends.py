@@ -100,6 +100,8 @@ XRG = ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "{ms}", "STREAMS", "{k}", ">")
 ONE = [("XADD", "{k}", "1-1", "a", "1")]
 GRP = [("XGROUP", "CREATE", "{k}", "g", "$", "MKSTREAM")]
 GRP1 = ONE + [("XGROUP", "CREATE", "{k}", "g", "$")]
+# the stream's last ID past the group's, its entry gone: only an XADD serves the reader
+GRPD = ONE + [("XGROUP", "CREATE", "{k}", "g", "0"), ("XDEL", "{k}", "1-1")]
 
 WAKE_CASES = [
     # XREAD: an XADD whose entry is trimmed at once still serves (no entries), the others wait
@@ -114,6 +116,13 @@ WAKE_CASES = [
     (ONE, XREAD, [("SET", "{k}", "x")]),
     (ONE, XREAD, [("DEL", "{k}"), ("XADD", "{k}", "2-2", "b", "2")]),
     (ONE, XREAD, [("XADD", "{k}", "*", "f", "v")]),
+    # a key named twice: served once when woken (its first ID), twice when served at once
+    (ONE, ("XREAD", "BLOCK", "{ms}", "STREAMS", "{k}", "{k}", "$", "$"),
+     [("XADD", "{k}", "*", "f", "v")]),
+    (ONE, ("XREAD", "BLOCK", "{ms}", "STREAMS", "{k}", "{k}", "$", "0"),
+     [("XADD", "{k}", "*", "f", "v")]),
+    (ONE, ("XREAD", "BLOCK", "{ms}", "STREAMS", "{k}", "{k}", "$", "9999999999999"),
+     [("XADD", "{k}", "*", "f", "v")]),
     # XREADGROUP
     (GRP, XRG, [("XADD", "{k}", "MAXLEN", "0", "*", "f", "v")]),
     (GRP1, XRG, [("XADD", "{k}", "MINID", "99999999999999", "*", "f", "v")]),
@@ -135,6 +144,16 @@ WAKE_CASES = [
     (GRP1, XRG, [("XADD", "{k}", "*", "f", "v")]),
     (GRP1, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "{ms}", "NOACK", "STREAMS", "{k}", ">"),
      [("XADD", "{k}", "MAXLEN", "0", "*", "f", "v")]),
+    (GRPD, XRG, [("XGROUP", "CREATECONSUMER", "{k}", "g", "c2")]),
+    (GRPD, XRG, [("XTRIM", "{k}", "MAXLEN", "0")]),
+    (GRPD, XRG, [("XACK", "{k}", "g", "1-1")]),
+    (GRPD, XRG, [("XCLAIM", "{k}", "g", "c", "0", "1-1")]),
+    (GRPD, XRG, [("XADD", "{k}", "MAXLEN", "0", "*", "f", "v")]),
+    (GRPD, XRG, [("XADD", "{k}", "*", "f", "v")]),
+    (GRPD, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "{ms}", "STREAMS", "{k}", "{k}", ">", ">"),
+     [("XADD", "{k}", "MAXLEN", "0", "*", "f", "v")]),
+    (GRPD, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "{ms}", "STREAMS", "{k}", "{k}", ">", ">"),
+     [("XADD", "{k}", "*", "f", "v")]),
 ]
 
 
