@@ -311,13 +311,13 @@ int tstream_append_done(struct tstream *s)
             rc = -1;
         } else {
             unsigned char *w = nd->master;
-            size_t before = usable(nd->master);
+            size_t got = usable(nd->master);
             f = e;
             while (sentry_next(&f, &p, &n)) {
                 w = sfield_put(w, p, n);
                 sentry_next(&f, &q, &qn);
             }
-            s->mem += before;
+            s->mem += got;
         }
         nd->nmaster = e.nfields;
         nd->rfixed = 6 + 1 + lp_int(nd->nmaster) + lp_int(0); /* header, end, master entry */
