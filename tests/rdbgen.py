@@ -36,7 +36,8 @@ def rstr(s):
 
 
 def ziplist(items):
-    """A Redis < 7 ziplist of bytes / int items."""
+    """A Redis < 7 ziplist of bytes / int items, each int in the smallest encoding, as Redis's
+    ziplist writer picks it (4-bit immediate, int8, int16, int24, int32, int64)."""
     entries, prev = [], 0
     for it in items:
         pl = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
@@ -47,6 +48,8 @@ def ziplist(items):
                 enc = b"\xfe" + struct.pack("<b", it)
             elif -32768 <= it <= 32767:
                 enc = b"\xc0" + struct.pack("<h", it)
+            elif -(1 << 23) <= it < (1 << 23):
+                enc = b"\xf0" + struct.pack("<i", it)[:3]
             elif -(1 << 31) <= it < (1 << 31):
                 enc = b"\xd0" + struct.pack("<i", it)
             else:

@@ -2,6 +2,7 @@
 #include "cmd/propagate.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -531,29 +532,44 @@ static const struct block_spec spec_rpoplpush = {.try_fn = try_brpoplpush, .tpos
 static const struct block_spec spec_lmpop = {.try_fn = try_blmpop, .tpos = 1};
 static const struct block_spec spec_zmpop = {.try_fn = try_bzmpop, .tpos = 1};
 
-/* Redis's getTimeoutFromObjectOrReply (seconds, fractional): the deadline in ms (0 = none). */
+int64_t block_deadline(long long ms)
+{
+    int64_t now = util_now_ms();
+
+    if (ms <= 0 || ms > INT64_MAX - now)
+        return 0;
+    return now + ms;
+}
+
+/* Redis 7.0's getTimeoutFromObjectOrReply (seconds, fractional): the seconds as a long
+ * double, times 1000 rounded up to a whole millisecond (so -0.0001 is 0: no timeout), then
+ * negative is an error. A product past the range of long long converts to LLONG_MIN on the
+ * hardware Redis runs on, so inf and 1e20 are "negative" too. The deadline in ms (0 = none). */
 static int parse_timeout(struct conn *c, int i, int64_t *deadline)
 {
-    char tmp[64], *end;
+    char tmp[5 * 1024 + 1], *end; /* Redis's MAX_LONG_DOUBLE_CHARS */
     long double v;
+    long long ms;
 
     if (c->argv[i].n == 0 || c->argv[i].n >= sizeof(tmp))
         goto bad;
     memcpy(tmp, c->argv[i].p, c->argv[i].n);
     tmp[c->argv[i].n] = '\0';
+    errno = 0;
     v = strtold(tmp, &end);
-    if (*end || isnan(v) || isspace((unsigned char)tmp[0]))
+    if (*end || isnan(v) || isspace((unsigned char)tmp[0]) ||
+        (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
         goto bad;
-    if (v < 0) {
+    v = ceill(v * 1000.0L);
+    if (!(v >= -9223372036854775808.0L && v < 9223372036854775808.0L))
+        ms = LLONG_MIN;
+    else
+        ms = (long long)v;
+    if (ms < 0) {
         reply_error(c, "ERR timeout is negative");
         return -1;
     }
-    v *= 1000;
-    if (v > (long double)(1LL << 50)) {
-        reply_error(c, "ERR timeout is out of range");
-        return -1;
-    }
-    *deadline = v > 0 ? util_now_ms() + (int64_t)v + ((long double)(int64_t)v < v) : 0;
+    *deadline = block_deadline(ms);
     return 0;
 bad:
     reply_error(c, "ERR timeout is not a float or out of range");

@@ -60,6 +60,10 @@ extern _Atomic int64_t cmd_pause_end;
 /* The end (ms) of a CLIENT PAUSE that holds c's command cmd back, or 0 (cmd_conn.c). */
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd);
 
+/* The deadline (ms) of a timeout of ms milliseconds from now, 0 (none) for 0, and none
+ * either when now + ms is past the clock's range (Redis 7.0's sum wraps negative, and such a
+ * client waits until served). ms >= 0. */
+int64_t block_deadline(long long ms);
 /* cmd (the running entry, with a block spec) on c: serve it now, or block c until deadline
  * (ms, 0: forever); inside EXEC answers the null reply instead. Owner worker. */
 void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline);

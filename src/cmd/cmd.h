@@ -154,6 +154,15 @@ static inline void cmd_modified(struct conn *c, const struct skey *k, struct ite
         block_signal_key(k->db, k->p, k->n);
     tracking_invalidate(k->db, k->p, k->n);
 }
+/* As cmd_modified, for the writes Redis reports without signalKeyAsReady and without
+ * touching a WATCH (XSETID, XGROUP SETID): dirty and tracked, but no blocked client retries
+ * (a blocked XREAD / XREADGROUP stays blocked, as in Redis 7.0). */
+static inline void cmd_modified_quiet(struct conn *c, const struct skey *k)
+{
+    cmd_mods++;
+    STAT_INC(c->w->st.dirty);
+    tracking_invalidate(k->db, k->p, k->n);
+}
 /* After a write command ran (cmd_call, EXEC): the default reports of a command without
  * "tc:signals". Returns 1 when the command modified something (or may have). */
 int cmd_after_write(struct conn *c, const struct cmd *cmd);

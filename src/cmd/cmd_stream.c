@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/notify.h"
+#include "core/config.h"
 #include "cmd/blocking.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -231,7 +232,15 @@ static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
             return -1;
         }
     } else {
-        a->limit = a->approx ? 10000 : 0; /* 100 * stream-node-max-entries */
+        /* 100 * stream-node-max-entries (wrapping as Redis's product does), 10000 when
+         * that is not positive */
+        a->limit = 0;
+        if (a->approx) {
+            long long ne = __atomic_load_n(&cfg.stream_node_max_entries, __ATOMIC_RELAXED);
+            a->limit = (long long)((unsigned long long)ne * 100);
+            if (a->limit <= 0)
+                a->limit = 10000;
+        }
     }
     return i;
 }
@@ -314,17 +323,20 @@ static void xadd_command(struct conn *c)
         if (sid_cmp(&id, &last) <= 0)
             goto too_small;
     }
-    size_t bytes = 0;
-    for (int i = fpos; i < c->argc; i++)
+    size_t bytes = 0, raw = 0;
+    for (int i = fpos; i < c->argc; i++) {
         bytes += sfield_size(c->argv[i].n);
+        raw += c->argv[i].n;
+    }
     size_t before = item_value_mem(it);
-    unsigned char *w = tstream_append(t, &id, (uint32_t)((c->argc - fpos) / 2), bytes);
+    unsigned char *w = tstream_append(t, &id, (uint32_t)((c->argc - fpos) / 2), bytes, raw);
     if (!w) {
         reply_error(c, "ERR Elements are too large to be stored");
         goto out;
     }
     for (int i = fpos; i < c->argc; i++)
         w = sfield_put(w, c->argv[i].p, c->argv[i].n);
+    tstream_append_done(t);
     stream_reply_id(c, &id);
     if (cmd_prop_begin(c, c->argc)) { /* replayed with the ID it got */
         char ids[48];
@@ -530,6 +542,7 @@ static void xsetid_command(struct conn *c)
         t->entries_added = (uint64_t)added;
     if (maxdel.ms || maxdel.seq)
         t->max_deleted_id = maxdel;
+    cmd_modified_quiet(c, &k);
     notify_event(NOTIFY_STREAM, "xsetid", &k);
     reply_ok(c); /* (as Redis 7.0: a WATCH of the key is not invalidated: tc:keep-watch) */
 out:
@@ -697,7 +710,8 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         } else if (stream_parse_id(c, a, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0)
+        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0 &&
+            !(woken && stream_key_repeated(keys, i)))
             nwith++;
     }
     if (!nwith) {
@@ -719,7 +733,8 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         long long n = 0;
         int more;
 
-        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0)
+        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0 ||
+            (woken && stream_key_repeated(keys, i)))
             continue;
         if (c->resp == 2)
             reply_array(c, 2);
@@ -780,7 +795,7 @@ static void xread_block(struct conn *c, long long ms, int first, int nkeys)
 {
     struct slice *sv = c->argv, *v;
     char (*ids)[48];
-    int64_t deadline = ms > 0 ? util_now_ms() + ms : 0;
+    int64_t deadline = block_deadline(ms);
 
     if (xread_serve(c, 0, 0))
         return;
@@ -826,7 +841,7 @@ static struct cmd cmds[] = {
     {"xrevrange", xrevrange_command, -4, "readonly", "@stream", "RO,access index:1 range:0,1,0", "stream", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"},
     {"xdel", xdel_command, -3, "write fast tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."},
     {"xtrim", xtrim_command, -4, "write tc:signals", "@stream", "RW,delete index:1 range:0,1,0", "stream", "Trims the stream to (approximately if '~' is passed) a certain size"},
-    {"xsetid", xsetid_command, -3, "write denyoom fast tc:keep-watch", "@stream", "RW,update index:1 range:0,1,0", "stream", "An internal command for replicating stream values"},
+    {"xsetid", xsetid_command, -3, "write denyoom fast tc:keep-watch tc:signals", "@stream", "RW,update index:1 range:0,1,0", "stream", "An internal command for replicating stream values"},
     {"xread", xread_command, -4, "readonly blocking", "@stream", "RO,access keyword:STREAMS:1 range:-1,1,2", "stream", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", NULL, NULL, &xread_block_spec},
 };
 

@@ -159,6 +159,7 @@ static void xgroup_command(struct conn *c)
         }
         g->last_id = id;
         g->entries_read = entries_read;
+        cmd_modified_quiet(c, &k);
         notify_event(NOTIFY_STREAM, "xgroup-setid", &k);
         reply_ok(c);
     } else if (arg_is(c, 1, "destroy") && c->argc == 4) {
@@ -233,6 +234,7 @@ out:
 /* ---- XREADGROUP ---- */
 
 static __thread int rg_retry;    /* XREADGROUP retried for a blocked client (blocking.c) */
+static __thread int rg_marking;  /* registering it: its ">" IDs carry the stream's last ID */
 static __thread int rg_served;
 
 struct rg_args {
@@ -311,6 +313,19 @@ static void reply_insert_header(struct conn *c, size_t rel, long long n)
     memcpy(base + rel, hdr, (size_t)hn);
 }
 
+/* Whether ">" has something for group g of t: an entry after the group's last ID; or, for a
+ * blocked client's retry, an XADD since it blocked (the stream's last ID past mark, its last ID
+ * then) that moved the stream past the group even though the entry is gone already (XADD ...
+ * MAXLEN 0): Redis 7.0 serves its blocked reader then, with the stream and no entries. */
+static int xrg_has_new(const struct tstream *t, const struct sgroup *g, const struct sid *mark)
+{
+    struct sid maxid;
+
+    if (tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0)
+        return 1;
+    return mark && sid_cmp(&t->last_id, &g->last_id) > 0 && sid_cmp(&t->last_id, mark) > 0;
+}
+
 /* Serve XREADGROUP: 1 when something was replied (entries or an error), 0 when there is
  * nothing to serve (a null reply is written only when emit_null). retry: a blocked client's
  * retry, for which the key or group gone is an error. */
@@ -323,12 +338,13 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
     struct sid *ids;
     struct sgroup **groups;
 
-    ids = malloc((sizeof(*ids) + sizeof(*groups)) * (size_t)nkeys);
+    ids = malloc((sizeof(*ids) * 2 + sizeof(*groups)) * (size_t)nkeys);
     if (!ids) {
         reply_error(c, "ERR out of memory");
         return 1;
     }
-    groups = (struct sgroup **)(ids + nkeys);
+    struct sid *marks = ids + nkeys; /* ">" of a blocked client: the stream's last ID then */
+    groups = (struct sgroup **)(ids + 2 * nkeys);
     keys = keyset_resolve(c, a->first, 1, nkeys);
     if (!keys) {
         free(ids);
@@ -365,16 +381,21 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
                            "empty result set.");
             goto out;
         }
+        marks[i].ms = marks[i].seq = UINT64_MAX; /* none: nothing is past it */
         if (id->n == 1 && id->p[0] == '>') {
             ids[i].ms = ids[i].seq = UINT64_MAX;
+        } else if (id->n > 1 && id->p[0] == '>' && (rg_retry || rg_marking)) {
+            struct slice m = {id->p + 1, id->n - 1};
+            ids[i].ms = ids[i].seq = UINT64_MAX;
+            if (stream_parse_id(c, &m, &marks[i], 0, 1, NULL))
+                goto out;
         } else if (stream_parse_id(c, id, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        struct sid maxid;
         if (!(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX))
             nserve++; /* history is always served (the largest ID means ">", as in Redis) */
-        else if (tstream_last_valid_id(stream_of(it), &maxid) &&
-                 sid_cmp(&maxid, &groups[i]->last_id) > 0)
+        else if (xrg_has_new(stream_of(it), groups[i], &marks[i]) &&
+                 !(retry && stream_key_repeated(keys, i)))
             nserve++;
     }
     if (!nserve) {
@@ -393,10 +414,9 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         struct tstream *t = stream_of(it);
         struct sgroup *g = groups[i];
         int history = !(ids[i].ms == UINT64_MAX && ids[i].seq == UINT64_MAX);
-        struct sid maxid;
         struct slice key = {keys[i].p, keys[i].n};
 
-        if (!history && !(tstream_last_valid_id(t, &maxid) && sid_cmp(&maxid, &g->last_id) > 0))
+        if (!history && (!xrg_has_new(t, g, &marks[i]) || (retry && stream_key_repeated(keys, i))))
             continue;
         size_t before = item_value_mem(it);
         nserved++;
@@ -518,6 +538,46 @@ static int xreadgroup_retry(struct conn *c, const struct cmd *cmd)
     return rg_served;
 }
 
+/* Block c's XREADGROUP (a, parsed): each ">" is registered as ">ms-seq", the stream's last
+ * ID now, so that a retry can tell an XADD since from the other writes that wake it. */
+static void xrg_block(struct conn *c, const struct rg_args *a)
+{
+    struct store *s = conn_store(c);
+    struct slice *sv = c->argv, *v;
+    char (*ids)[48];
+
+    v = malloc(sizeof(*v) * (size_t)c->argc + sizeof(*ids) * (size_t)a->nkeys);
+    if (!v) {
+        reply_error(c, "ERR out of memory");
+        return;
+    }
+    ids = (void *)(v + c->argc);
+    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+    for (int i = 0; i < a->nkeys; i++) {
+        struct slice *id = &v[a->first + a->nkeys + i], *key = &v[a->first + i];
+        struct sid last = {0, 0};
+        struct skey k;
+        struct item *it;
+        if (!(id->n == 1 && id->p[0] == '>'))
+            continue;
+        store_key(s, &k, c->db, key->p, key->n);
+        store_lock(s, k.stripe);
+        it = store_lookup_write_locked(s, &k, conn_now(c));
+        if (it && it->type == OBJ_STREAM)
+            last = stream_of(it)->last_id;
+        store_unlock(s, k.stripe);
+        id->n = (size_t)snprintf(ids[i], sizeof(ids[i]), ">%llu-%llu",
+                                 (unsigned long long)last.ms, (unsigned long long)last.seq);
+        id->p = ids[i];
+    }
+    c->argv = v;
+    rg_marking = 1;
+    block_register(c, cmd_current, block_deadline(a->block));
+    rg_marking = 0;
+    c->argv = sv;
+    free(v);
+}
+
 static void xreadgroup_command(struct conn *c)
 {
     struct rg_args a;
@@ -529,7 +589,7 @@ static void xreadgroup_command(struct conn *c)
     else if (a.block < 0 || tx_in_exec(c) || aof_loading())
         xrg_serve(c, &a, 1, 0); /* no BLOCK, or inside EXEC (never blocks) */
     else if (!xrg_serve(c, &a, 0, 0))
-        block_register(c, cmd_current, a.block > 0 ? util_now_ms() + a.block : 0);
+        xrg_block(c, &a);
 }
 
 /* How XREADGROUP blocks: every waiter of a key retries (groups and consumers differ), and a
@@ -765,7 +825,7 @@ out:
 
 static struct cmd xgroup_subs[] = {
     {"xgroup|create", xgroup_command, -5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Create a consumer group on a stream"},
-    {"xgroup|setid", xgroup_command, -5, "write tc:keep-watch", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
+    {"xgroup|setid", xgroup_command, -5, "write tc:keep-watch tc:signals", "@stream", "RW,update index:2 range:0,1,0", "stream", "Move a consumer group's last delivered ID"},
     {"xgroup|destroy", xgroup_command, 4, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer group"},
     {"xgroup|createconsumer", xgroup_command, 5, "write denyoom tc:keep-watch", "@stream", "RW,insert index:2 range:0,1,0", "stream", "Add a consumer to a group"},
     {"xgroup|delconsumer", xgroup_command, 5, "write tc:keep-watch", "@stream", "RW,delete index:2 range:0,1,0", "stream", "Remove a consumer from a group"},

@@ -5,6 +5,7 @@
 #define TC_STREAM_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "store/t_stream.h"
@@ -67,5 +68,15 @@ void cmd_stream_pel_setup(void);
  * with *wrong clear when the key or the group is missing (nothing replied). */
 struct sgroup *stream_group_locked(struct conn *c, struct skey *k, int write, struct item **itp,
                                    int *wrong);
+
+/* Whether keys[i] names a key that comes earlier among keys: a blocked reader waits on each
+ * key once (its first ID), so Redis serves a key named twice once when it wakes it. */
+static inline int stream_key_repeated(const struct skey *keys, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (keys[j].n == keys[i].n && memcmp(keys[j].p, keys[i].p, keys[i].n) == 0)
+            return 1;
+    return 0;
+}
 
 #endif

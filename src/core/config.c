@@ -125,6 +125,8 @@ static struct setting settings[] = {
     {"list-max-listpack-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
     {"list-max-ziplist-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
     {"list-compress-depth", C_INT, &cfg.list_compress_depth, 0, 0, 0x7fffffff, 1, NULL},
+    {"stream-node-max-bytes", C_MEM, &cfg.stream_node_max_bytes, 0, 0, LLONG_MAX, 1, NULL},
+    {"stream-node-max-entries", C_LL, &cfg.stream_node_max_entries, 0, 0, LLONG_MAX, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
     {"enable-debug-command", C_ENUM, &cfg.enable_debug_command, 0, 0, 0, 0, protected_actions},
@@ -195,6 +197,8 @@ void config_defaults(void)
     cfg.zset_max_listpack_value = 64;
     cfg.list_max_listpack_size = -2;
     cfg.list_compress_depth = 0;
+    cfg.stream_node_max_bytes = 4096;
+    cfg.stream_node_max_entries = 100;
     defaults = cfg;
 }
 

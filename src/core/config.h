@@ -81,6 +81,8 @@ struct config {
     int zset_max_listpack_value;
     int list_max_listpack_size; /* <0: -1..-5 = 4..64 KiB per chunk; >0: entries per chunk */
     int list_compress_depth;    /* accepted, not used (chunks are not compressed) */
+    long long stream_node_max_bytes;   /* a stream node's listpack size limit (0: 1 GiB) */
+    long long stream_node_max_entries; /* entries of a stream node, deleted too (0: none) */
     int memcache_sasl;          /* memcached binary protocol: SASL PLAIN required (memcached -S) */
     char memcache_auth_file[1024]; /* "user:password" lines for SASL PLAIN (memcached -Y) */
     int notify_keyspace_events; /* NOTIFY_* classes (read relaxed by every write) */

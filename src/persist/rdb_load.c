@@ -168,7 +168,7 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
     for (int64_t i = 0; i < count + deleted; i++) {
         int64_t flags, dms, dseq, nf;
         struct sid id;
-        size_t fbytes = 0;
+        size_t fbytes = 0, raw = 0;
         if (lpr_int(&l, &flags) || lpr_int(&l, &dms) || lpr_int(&l, &dseq))
             return -1;
         id.ms = master->ms + (uint64_t)dms;
@@ -192,14 +192,16 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
                     return -1;
                 fbytes += sfield_size(n);
             }
+            raw += n;
             if (lpr_next(&e, &p, &n, NULL, NULL) != 1)
                 return -1;
             fbytes += sfield_size(n);
+            raw += n;
         }
         if (!(flags & 1)) {
             if (s->len && sid_cmp(&id, &s->last_id) <= 0)
                 return -1;
-            unsigned char *w = tstream_append(s, &id, (uint32_t)nf, fbytes);
+            unsigned char *w = tstream_append(s, &id, (uint32_t)nf, fbytes, raw);
             if (!w)
                 return -1;
             /* pass 2: copy */
@@ -211,6 +213,8 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
                 lpr_next(&e, &p, &n, NULL, NULL);
                 w = sfield_put(w, p, n);
             }
+            if (tstream_append_done(s))
+                return -1;
         }
         l = e;
         if (lpr_int(&l, &v)) /* lp-count */

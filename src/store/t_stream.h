@@ -29,9 +29,13 @@ static inline int sid_cmp(const struct sid *a, const struct sid *b)
 
 struct snode {
     uint64_t base_ms;       /* ms of the first entry ever added (deltas are from it) */
+    uint64_t base_seq;      /* and its seq (Redis's master ID) */
     struct sid last_added;  /* ID of the last entry added to this node */
     uint32_t live;          /* entries present */
     uint32_t added;         /* entries ever added (live + deleted) */
+    uint32_t nmaster;       /* fields of the first entry (Redis's master fields) */
+    uint64_t rfixed;        /* bytes of this node as Redis's listpack, but for the two counts */
+    unsigned char *master;  /* those fields, packed as in a record (sfield_put) */
     struct lpack *lp;       /* one record per live entry */
 };
 
@@ -73,10 +77,16 @@ static inline struct snode *tstream_node(const struct tstream *s, size_t i)
 /* Bytes a field or value of n bytes takes in a record. */
 size_t sfield_size(size_t n);
 /* Start appending an entry with ID id (greater than last_id) of nfields pairs whose fields
- * and values take fbytes (the sum of sfield_size). Returns where to write them with
- * sfield_put, or NULL when out of memory (nothing changed). */
+ * and values take fbytes (the sum of sfield_size) and raw bytes (the sum of their lengths).
+ * Returns where to write them with sfield_put, then call tstream_append_done; or NULL when
+ * out of memory (nothing changed). The entry opens a new node where Redis's would: when the
+ * last node has stream-node-max-entries entries (live and deleted) or its listpack would
+ * reach stream-node-max-bytes. */
 unsigned char *tstream_append(struct tstream *s, const struct sid *id, uint32_t nfields,
-                              size_t fbytes);
+                              size_t fbytes, size_t raw);
+/* The fields of the entry tstream_append started are written: account it (as Redis's
+ * listpack would hold it). Returns -1 when out of memory (the entry stays). */
+int tstream_append_done(struct tstream *s);
 unsigned char *sfield_put(unsigned char *p, const char *v, size_t n);
 
 /* First entry with ID >= id: 1 and *pos, or 0 when there is none. */

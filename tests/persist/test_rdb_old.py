@@ -1,5 +1,6 @@
 """RDB files of Redis 6 and older (RDB versions 6 to 9), built byte by byte from the RDB format
-(Debian ships only redis-server 7.0, which writes none of these encodings): ziplist lists,
+(Debian ships only redis-server 7.0, which writes none of these encodings): ziplist lists
+(every integer encoding of Redis's ziplist writer at its bounds, 5-byte prevlens),
 quicklists of ziplists, zipmap and ziplist hashes, intsets, ziplist and text-double sorted
 sets, seconds expiry, streams of the first listpack layout with a consumer group. Each file
 passes redis-check-rdb, and twincache must load what redis-server 7.0 loads from it."""
@@ -53,6 +54,12 @@ def stream_v1(delivery_ms):
     return v
 
 
+# each ziplist integer encoding at its bounds (immediate, int8, int16, int24, int32, int64)
+BOUNDS = [12, 13, -1, 127, -128, 128, -129, 32767, -32768, 32768, -32769, (1 << 23) - 1,
+          -(1 << 23), 1 << 23, -(1 << 23) - 1, (1 << 31) - 1, -(1 << 31), 1 << 31, -(1 << 63),
+          (1 << 63) - 1]
+
+
 def build(version):
     now = int(time.time())
     out = b"REDIS%04d" % version
@@ -79,6 +86,16 @@ def build(version):
     if version >= 7:
         out += key(14, b"qlist", rlen(2) + rstr(zl) + rstr(ziplist([b"tail", 12, b"y" * 300])))
     out += key(10, b"zlist", rstr(zl))
+    # entries after one of 254 bytes or more carry a 5-byte prevlen; every integer encoding at
+    # its bounds (int24 and int32 among them)
+    bounds = BOUNDS
+    big = ziplist([b"p" * 253, b"q", b"r" * 254, b"s", b"t" * 70000, 7] + bounds)
+    out += key(10, b"zlbig", rstr(big))
+    if version >= 7:
+        out += key(14, b"qlbig", rlen(2) + rstr(big) + rstr(ziplist(bounds)))
+    out += key(12, b"zlzset2", rstr(ziplist([x for i, v in enumerate(sorted(bounds))
+                                             for x in (b"m%d" % i, v)])))
+    out += key(13, b"zlhash2", rstr(ziplist([b"k" * 300, 70000, b"n", -(1 << 23)])))
     out += key(2, b"set", rlen(3) + rstr(b"x") + rstr(b"y") + b"\xc0\x01")
     out += key(11, b"intset", rstr(intset([-3, 1, 70000], 4)))
     out += key(11, b"intset64", rstr(intset([1, 1 << 40], 8)))
@@ -120,6 +137,9 @@ def test_old_rdb_loads_as_in_redis(version, tc_factory, redis_factory, tmp_path)
     want = snapshot(rs)
     assert want[0][b"str"] == ("string", b"hello", False)
     assert b"expired" not in want[0] and b"db3hash" in want[3]
+    # what redis-server read of the ziplist built with every integer encoding and long prevlens
+    assert want[0][b"zlbig"][1][2:6] == [b"r" * 254, b"s", b"t" * 70000, b"7"]
+    assert want[0][b"zlbig"][1][6:] == [str(v).encode() for v in BOUNDS]
     assert snapshot(tc) == want
     r = tc.client()
     assert 3500 < r.ttl("ttl") <= 3600

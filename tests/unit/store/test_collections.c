@@ -365,9 +365,10 @@ static void test_stream(void)
 
     for (int i = 0; i < 1000; i++) {
         id.seq = (uint64_t)i;
-        unsigned char *w = tstream_append(s, &id, 1, sfield_size(1) + sfield_size(3));
+        unsigned char *w = tstream_append(s, &id, 1, sfield_size(1) + sfield_size(3), 4);
         w = sfield_put(w, "f", 1);
         sfield_put(w, "abc", 3);
+        tstream_append_done(s);
     }
     ok(s->len == 1000 && s->n == 10, "stream: 1000 entries in 10 nodes");
     for (int i = 0; i < 1000; i += 3) {
