@@ -273,6 +273,16 @@ static inline void reply_check(struct conn *c, int r)
     if (r)
         c->flags |= CONN_CLOSE_ASAP;
 }
+/* A reply the data does not bound (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER with a negative
+ * count: any number of repeats): 1 once c's output passes the normal clients' hard output
+ * limit (1 GiB when that is 0, as by default), and c is then closed, the reply unfinished,
+ * instead of the server running out of memory; the loop stops. */
+int reply_unbounded_stop_slow(struct conn *c);
+static inline int reply_unbounded_stop(struct conn *c)
+{
+    return (c->flags & CONN_CLOSE_ASAP) || buf_len(&c->wbuf) > (1u << 20) ? reply_unbounded_stop_slow(c)
+                                                                          : 0;
+}
 #define reply_raw(c, s, n) reply_check((c), resp_add_raw(&(c)->wbuf, (s), (n)))
 #define reply_lit(c, s) reply_raw((c), (s), sizeof(s) - 1)
 #define reply_ok(c) reply_lit((c), "+OK\r\n")

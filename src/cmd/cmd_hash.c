@@ -439,7 +439,7 @@ static void hrandfield_command(struct conn *c)
     if (count < 0 || count == 1) {
         long long n = count < 0 ? -count : 1;
         reply_array(c, n * mult);
-        while (n--) {
+        while (n-- && !reply_unbounded_stop(c)) {
             thash_random(h, &f, &fn, &v, &vn);
             reply_pair(c, f, fn, v, vn, withvalues);
         }

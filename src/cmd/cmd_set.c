@@ -294,7 +294,7 @@ static void srandmember_command(struct conn *c)
     long long len = (long long)tset_len(t);
     if (count < 0) {
         reply_array(c, -count);
-        for (long long i = 0; i < -count; i++) {
+        for (long long i = 0; i < -count && !reply_unbounded_stop(c); i++) {
             tset_random(t, buf, &p, &n);
             reply_bulk(c, p, n);
         }

@@ -442,7 +442,7 @@ static void zrandmember_command(struct conn *c)
     if (count < 0 || count == 1) {
         unsigned long cnt = count < 0 ? (unsigned long)-count : 1;
         zset_emit_header(&e, cnt);
-        while (cnt--) {
+        while (cnt-- && !reply_unbounded_stop(c)) {
             zit_seek(&zi, z, (unsigned long)(rnd_next() % len));
             p = zit_get(&zi, &n, &sc);
             zset_emit_one(&e, p, n, sc);

@@ -637,3 +637,17 @@ void cmd_resp_input(struct conn *c)
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
 }
+
+int reply_unbounded_stop_slow(struct conn *c)
+{
+    long long lim = cfg.cobl[0][0] > 0 ? cfg.cobl[0][0] : 1LL << 30;
+
+    if (c->flags & CONN_CLOSE_ASAP)
+        return 1;
+    if ((long long)buf_len(&c->wbuf) <= lim)
+        return 0;
+    log_warn("Client id=%llu addr=%s closed: its reply passed %lld bytes (a random-members "
+             "command with a huge negative count)", (unsigned long long)c->id, c->addr, lim);
+    c->flags |= CONN_CLOSE_ASAP;
+    return 1;
+}

@@ -341,3 +341,36 @@ def test_huge_pipelined_garbage_does_not_block_others(server):
     finally:
         flood.close()
     assert_server_ok(server)
+
+
+@pytest.mark.parametrize("cmd", [
+    ("HRANDFIELD", "unb:h", "-4611686018427387903", "WITHVALUES"),
+    ("SRANDMEMBER", "unb:s", "-4611686018427387903"),
+    ("ZRANDMEMBER", "unb:z", "-4611686018427387903", "WITHSCORES"),
+], ids=["hrandfield", "srandmember", "zrandmember"])
+def test_unbounded_random_reply_closes(server, cmd):
+    """A random-members command with a huge negative count asks for a reply no data bounds
+    (redis-server 7.0 runs out of memory on it): twincache closes the connection once the reply
+    passes the normal clients' hard output limit (1 GiB when 0; 4 MB here), logs it, and goes on
+    serving everyone else."""
+    c = RespConn(server.host, server.port, timeout=10)
+    c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 4mb 0 0")
+    try:
+        c.call("HSET", "unb:h", "f", "v")
+        c.call("SADD", "unb:s", "m")
+        c.call("ZADD", "unb:z", 1, "m")
+        victim = socket.create_connection((server.host, server.port), timeout=20)
+        victim.sendall(encode(*cmd))
+        got = 0
+        while True:
+            d = victim.recv(1 << 20)
+            if not d:
+                break
+            got += len(d)
+        assert got < 64 << 20, got  # closed (the unfinished reply dropped), not finished
+        victim.close()
+        assert_server_ok(server)
+    finally:
+        c.call("CONFIG", "SET", "client-output-buffer-limit",
+               "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60")
+        c.call("DEL", "unb:h", "unb:s", "unb:z")
