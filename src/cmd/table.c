@@ -511,16 +511,19 @@ struct ahead {
         size_t used; /* frame size */
         int argc;
         int first; /* index of its first argument in arg */
+        uint64_t th; /* a tracking client's read: its key's place in the tracking table */
     } f[AHEAD_FRAMES];
     int n, next; /* frames parsed, next to run */
+    uint64_t th0; /* th of the frame look_ahead was called for */
 };
 
 /* Add the first key of the command in frame p (args) to keys, when it has one. */
 static void ahead_key(struct conn *c, const char *p, const struct resp_arg *a, int argc,
-                      struct skey *keys, int *nk)
+                      struct skey *keys, int *nk, uint64_t *th)
 {
     const struct cmd *cmd = c->cache_cmd;
 
+    *th = 0;
     if (argc < 2)
         return;
     if (!cmd || a[0].len != c->cache_len || memcmp(p + a[0].off, c->cache_name, a[0].len))
@@ -528,6 +531,9 @@ static void ahead_key(struct conn *c, const char *p, const struct resp_arg *a, i
     if (!cmd || cmd->first < 1 || cmd->first >= argc || (cmd->flags & CMD_MOVABLE))
         return;
     store_key(conn_store(c), &keys[(*nk)++], c->db, p + a[cmd->first].off, a[cmd->first].len);
+    if (TC_UNLIKELY(c->trk != NULL) && (cmd->flags & (CMD_READONLY | CMD_ONE_KEY)) ==
+                                           (CMD_READONLY | CMD_ONE_KEY))
+        *th = tracking_prefetch(c, p + a[cmd->first].off, a[cmd->first].len);
 }
 
 /* After the frame at p0 (argc0 arguments a0, used0 bytes) was parsed: parse the complete
@@ -541,9 +547,10 @@ static void look_ahead(struct conn *c, struct ahead *ah, const char *p0, size_t 
     int nk = 0, na = 0;
 
     ah->n = ah->next = 0;
+    ah->th0 = 0;
     if (n == 0)
         return;
-    ahead_key(c, p0, a0, argc0, keys, &nk);
+    ahead_key(c, p0, a0, argc0, keys, &nk, &ah->th0);
     while (ah->n < AHEAD_FRAMES) {
         size_t used;
         int m = resp_parse_ahead(&c->rp, p, n, ah->arg + na, AHEAD_ARGS - na, &used);
@@ -552,7 +559,7 @@ static void look_ahead(struct conn *c, struct ahead *ah, const char *p0, size_t 
         ah->f[ah->n].used = used;
         ah->f[ah->n].argc = m;
         ah->f[ah->n].first = na;
-        ahead_key(c, p, ah->arg + na, m, keys, &nk);
+        ahead_key(c, p, ah->arg + na, m, keys, &nk, &ah->f[ah->n].th);
         ah->n++;
         na += m;
         p += used;
@@ -586,6 +593,7 @@ void cmd_resp_input(struct conn *c)
             args = ah.arg + ah.f[ah.next].first;
             argc = ah.f[ah.next].argc;
             used = ah.f[ah.next].used;
+            c->trk_hash = ah.f[ah.next].th;
             ah.next++;
         } else {
             r = resp_parse(&c->rp, base, buf_len(&c->rbuf), &used);
@@ -605,8 +613,10 @@ void cmd_resp_input(struct conn *c)
             args = c->rp.argv;
             argc = (int)c->rp.argc;
             c->rp.argc = 0;
+            c->trk_hash = 0;
             if (argc > 0 && !c->rp.unauth) {
                 look_ahead(c, &ah, base, used, args, argc);
+                c->trk_hash = ah.th0;
                 if (ah.n && clk >= 0)
                     clk = -1; /* the prefetch is not the next command's time */
             }

@@ -93,10 +93,14 @@ static void shards_init(void)
         hseed = (uint64_t)util_mono_us() * 0x9E3779B97F4A7C15ULL;
 }
 
+/* A key's hash in the table: bit 0 always set (0 is "not computed", conn.trk_hash); the top
+ * byte picks the shard, bits 8 up the slot. */
 static inline uint64_t thash(const char *p, size_t n)
 {
-    return util_hash_seeded(p, n, hseed);
+    return util_hash_seeded(p, n, hseed) | 1;
 }
+
+#define SHARD_OF(h) ((unsigned)((h) >> 56) & (NSHARDS - 1))
 
 static struct tstate *reg_find(uint64_t id)
 {
@@ -238,7 +242,7 @@ void tracking_invalidate_slow(const char *p, size_t n)
 {
     pthread_once(&shards_once, shards_init);
     uint64_t h = thash(p, n);
-    struct tshard *sh = &shards[h & (NSHARDS - 1)];
+    struct tshard *sh = &shards[SHARD_OF(h)];
     struct tkey *e = NULL;
     int bcast = atomic_load_explicit(&nbcast, memory_order_relaxed) != 0;
 
@@ -295,30 +299,33 @@ static int shard_grow(struct tshard *sh)
     return 0;
 }
 
-/* Remember that the client of reader slot sl read key p. */
-static void remember(uint32_t sl, const char *p, size_t n)
+uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n)
 {
+    struct tstate *ts = c->trk;
+
+    if (!ts->on || (ts->flags & TF_BCAST))
+        return 0;
     uint64_t h = thash(p, n);
-    unsigned si = (unsigned)(h & (NSHARDS - 1));
-    struct tshard *sh = &shards[si];
+    struct tshard *sh = &shards[SHARD_OF(h)];
+    struct tslot *t = __atomic_load_n(&sh->t, __ATOMIC_RELAXED);
+    size_t cap = __atomic_load_n(&sh->cap, __ATOMIC_RELAXED);
+    if (t && cap)
+        __builtin_prefetch(&t[(h >> 8) & (cap - 1)]);
+    return h;
+}
+
+/* Remember that the client of reader slot sl read key p (h: its hash, 0 when not known). */
+/* remember's insert (sh's lock held, released here): a key new to the table or a reader new
+ * to the key. */
+static __attribute__((noinline)) void remember_slow(struct tshard *sh, uint32_t sl,
+                                                     const char *p, size_t n, uint64_t h)
+{
     uint32_t wi = sl / 64;
     uint64_t bit = 1ULL << (sl % 64);
     struct tkey *e;
     struct tslot *t;
     int found = 0;
 
-    pthread_spin_lock(&sh->lock);
-    /* a re-read, the common case: the slot's hash (seeded with a secret, 64 bits: taken as
-     * the key's) and the reader's bit, without touching the key */
-    if (wi == 0 && sh->t) {
-        size_t m = sh->cap - 1;
-        for (size_t i = (h >> 8) & m; sh->t[i].e; i = (i + 1) & m) {
-            if (sh->t[i].hash == h && (sh->t[i].w0 & bit)) {
-                pthread_spin_unlock(&sh->lock);
-                return;
-            }
-        }
-    }
     if ((sh->count + 1) * 2 > sh->cap && shard_grow(sh)) {
         pthread_spin_unlock(&sh->lock);
         return;
@@ -359,7 +366,30 @@ static void remember(uint32_t sl, const char *p, size_t n)
     long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
     if (!found && atomic_fetch_add_explicit(&tkeys, 1, memory_order_relaxed) + 1 > max &&
         max > 0)
-        table_trim(si);
+        table_trim(SHARD_OF(h));
+}
+
+/* Remember that the client of reader slot sl read key p (h: its hash, 0 when not known). */
+static inline void remember(uint32_t sl, const char *p, size_t n, uint64_t h)
+{
+    if (!h)
+        h = thash(p, n);
+    struct tshard *sh = &shards[SHARD_OF(h)];
+
+    pthread_spin_lock(&sh->lock);
+    /* a re-read, the common case: the slot's hash (seeded with a secret, 64 bits: taken as
+     * the key's) and the reader's bit, without touching the key */
+    if (sl < 64 && sh->t) {
+        size_t m = sh->cap - 1;
+        uint64_t bit = 1ULL << sl;
+        for (size_t i = (h >> 8) & m; sh->t[i].e; i = (i + 1) & m) {
+            if (sh->t[i].hash == h && (sh->t[i].w0 & bit)) {
+                pthread_spin_unlock(&sh->lock);
+                return;
+            }
+        }
+    }
+    remember_slow(sh, sl, p, n, h);
 }
 
 /* Clear the dirty slots' bits from every key and make them reusable (reg_lock held; it is
@@ -462,14 +492,13 @@ static int remember_cb(void *arg, int pos, unsigned flags)
 {
     struct conn *c = arg;
     (void)flags;
-    remember(((struct tstate *)c->trk)->slot, c->argv[pos].p, c->argv[pos].n);
+    remember(((struct tstate *)c->trk)->slot, c->argv[pos].p, c->argv[pos].n, 0);
     return 0;
 }
 
 void tracking_after_command(struct conn *c, const struct cmd *cmd)
 {
     struct tstate *ts = c->trk;
-    const struct cmd *top = cmd->parent ? cmd->parent : cmd;
 
     if (!ts || !ts->on)
         return;
@@ -477,14 +506,15 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
         !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
         if (cmd->flags & CMD_ONE_KEY) {
             if (c->argc > cmd->first)
-                remember(ts->slot, c->argv[cmd->first].p, c->argv[cmd->first].n);
+                remember(ts->slot, c->argv[cmd->first].p, c->argv[cmd->first].n, c->trk_hash);
         } else {
             cmd_keys(cmd, c->argc, c->argv, remember_cb, c);
         }
     }
+    c->trk_hash = 0;
     /* CLIENT CACHING lasts for the next command (any CLIENT subcommand keeps it, and a
      * transaction keeps it until EXEC, as Redis) */
-    if (ts->caching && strcmp(top->name, "client") && !tx_active(c))
+    if (ts->caching && strcmp((cmd->parent ? cmd->parent : cmd)->name, "client") && !tx_active(c))
         ts->caching = 0;
 }
 

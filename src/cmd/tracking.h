@@ -32,6 +32,9 @@ static inline void tracking_invalidate(int db, const char *p, size_t n)
     if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
         tracking_invalidate_slow(p, n);
 }
+/* c (c->trk set) will read key p (its command's only key) soon, pipelined: prefetch its place
+ * in the table and return its hash there, for tracking_after_command (c->trk_hash), or 0. */
+uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n);
 /* FLUSHDB / FLUSHALL / flush_all: a null invalidation to every tracking client; the table
  * is emptied. */
 void tracking_flush(void);
