@@ -500,6 +500,14 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
 {
     struct tstate *ts = c->trk;
 
+    /* the common case first: a one-key read of a client in the default mode */
+    if ((cmd->flags & (CMD_READONLY | CMD_ONE_KEY)) == (CMD_READONLY | CMD_ONE_KEY) && ts &&
+        ts->on && !(ts->flags & (TF_BCAST | TF_OPTIN | TF_OPTOUT)) && c->argc > cmd->first) {
+        uint64_t h = c->trk_hash;
+        c->trk_hash = 0;
+        remember(ts->slot, c->argv[cmd->first].p, c->argv[cmd->first].n, h);
+        return;
+    }
     if (!ts || !ts->on)
         return;
     if ((cmd->flags & CMD_READONLY) && !(ts->flags & TF_BCAST) &&
