@@ -16,6 +16,7 @@
 #include "cmd/cmd.h"
 #include "core/buf.h"
 #include "core/config.h"
+#include "core/forksafe.h"
 #include "core/log.h"
 
 #define MAX_IDS CMDSTATS_MAX_IDS
@@ -129,22 +130,9 @@ static pthread_mutex_t codes_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A fork child (SCRIPT DEBUG YES runs commands in one, and they count their errors) never
  * finds codes_lock held by a thread it does not have (a leaf: its holders wait for nothing). */
-static void codes_fork_prepare(void)
-{
-    pthread_mutex_lock(&codes_lock);
-}
-
-static void codes_fork_done(void)
-{
-    pthread_mutex_unlock(&codes_lock);
-}
-
 __attribute__((constructor)) static void codes_atfork(void)
 {
-    /* the allocator registers its own handlers at its first use: make that happen first, so
-     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
-    free(malloc(1));
-    pthread_atfork(codes_fork_prepare, codes_fork_done, codes_fork_done);
+    fork_protect(&codes_lock);
 }
 
 static struct cmdstat *block(void)

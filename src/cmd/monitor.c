@@ -18,34 +18,6 @@ static struct conn **mons; /* under mon_lock: close removes a monitor under it *
 static int nmons, capmons;
 static __thread struct buf line;
 
-/* Append a as Redis quotes it: "...", with \n \r \t \a \b \\ \" and \xHH escapes. */
-static void repr(struct buf *b, const char *p, size_t n)
-{
-    char tmp[8];
-
-    buf_append(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        switch (ch) {
-        case '\\': buf_append(b, "\\\\", 2); break;
-        case '"': buf_append(b, "\\\"", 2); break;
-        case '\n': buf_append(b, "\\n", 2); break;
-        case '\r': buf_append(b, "\\r", 2); break;
-        case '\t': buf_append(b, "\\t", 2); break;
-        case '\a': buf_append(b, "\\a", 2); break;
-        case '\b': buf_append(b, "\\b", 2); break;
-        default:
-            if (isprint(ch)) {
-                buf_append(b, p + i, 1);
-            } else {
-                snprintf(tmp, sizeof(tmp), "\\x%02x", ch);
-                buf_append(b, tmp, 4);
-            }
-        }
-    }
-    buf_append(b, "\"", 1);
-}
-
 int monitor_feeds_before(const struct cmd *cmd)
 {
     /* EVAL and FCALL skip the feed after they ran; their line goes out first */
@@ -100,7 +72,7 @@ void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const st
         if (i >= redact_from && i < redact_to)
             buf_append(&line, "\"(redacted)\"", 12);
         else
-            repr(&line, argv[i].p, argv[i].n);
+            buf_append_repr(&line, argv[i].p, argv[i].n);
     }
     buf_append(&line, "\r\n", 2);
     pthread_mutex_lock(&mon_lock);

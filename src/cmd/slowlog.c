@@ -1,5 +1,6 @@
 #include "cmd/slowlog.h"
 
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "core/config.h"
+#include "core/forksafe.h"
 
 #define SLOWLOG_MAX_ARGC 32
 #define SLOWLOG_MAX_ARGLEN 128
@@ -26,22 +28,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A fork child (SCRIPT DEBUG YES runs commands in one, which may be slow) never finds the lock
  * held by a thread it does not have (a leaf). */
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void fork_done(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
 __attribute__((constructor)) static void slowlog_atfork(void)
 {
-    /* the allocator registers its own handlers at its first use: make that happen first, so
-     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
-    free(malloc(1));
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+    fork_protect(&lock);
 }
 static struct slow_entry *ring; /* newest first, up to slowlog-max-len */
 static int len, cap;

@@ -1,5 +1,7 @@
 #include "core/buf.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int buf_reserve(struct buf *b, size_t n)
@@ -71,4 +73,31 @@ void buf_shrink(struct buf *b, size_t keep)
         b->data = p;
         b->cap = keep;
     }
+}
+
+int buf_append_repr(struct buf *b, const char *p, size_t n)
+{
+    int rc = buf_append(b, "\"", 1);
+
+    for (size_t i = 0; i < n && !rc; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        char e[8];
+        switch (ch) {
+        case '\\': rc = buf_append(b, "\\\\", 2); break;
+        case '"': rc = buf_append(b, "\\\"", 2); break;
+        case '\n': rc = buf_append(b, "\\n", 2); break;
+        case '\r': rc = buf_append(b, "\\r", 2); break;
+        case '\t': rc = buf_append(b, "\\t", 2); break;
+        case '\a': rc = buf_append(b, "\\a", 2); break;
+        case '\b': rc = buf_append(b, "\\b", 2); break;
+        default:
+            if (isprint(ch)) {
+                rc = buf_append(b, p + i, 1);
+            } else {
+                snprintf(e, sizeof(e), "\\x%02x", ch);
+                rc = buf_append(b, e, 4);
+            }
+        }
+    }
+    return rc ? rc : buf_append(b, "\"", 1);
 }

@@ -21,6 +21,9 @@ int buf_reserve(struct buf *b, size_t n);
 int buf_append(struct buf *b, const void *p, size_t n);
 /* Drop consumed bytes (move unread bytes to the front). */
 void buf_compact(struct buf *b);
+/* Append p[0..n) quoted as Redis quotes it (sdscatrepr: MONITOR, the Lua debugger): "...", with
+ * \n \r \t \a \b \\ \" and \xHH escapes. 0 or -1 (out of memory). */
+int buf_append_repr(struct buf *b, const char *p, size_t n);
 /* Release the storage. */
 void buf_deinit(struct buf *b);
 /* Shrink a large idle buffer back to at most keep bytes of capacity. */

@@ -19,36 +19,6 @@ static void cat_str(struct buf *b, const char *s)
     buf_append(b, s, strlen(s));
 }
 
-/* p[0..n) quoted as Redis's sdscatrepr, into b */
-static void cat_repr(struct buf *b, const char *p, size_t n)
-{
-    buf_append(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        char e[8];
-        switch (ch) {
-        case '\\':
-        case '"':
-            e[0] = '\\', e[1] = (char)ch;
-            buf_append(b, e, 2);
-            break;
-        case '\n': buf_append(b, "\\n", 2); break;
-        case '\r': buf_append(b, "\\r", 2); break;
-        case '\t': buf_append(b, "\\t", 2); break;
-        case '\a': buf_append(b, "\\a", 2); break;
-        case '\b': buf_append(b, "\\b", 2); break;
-        default:
-            if (isprint(ch)) {
-                buf_append(b, &p[i], 1);
-            } else {
-                snprintf(e, sizeof(e), "\\x%02x", ch);
-                buf_append(b, e, 4);
-            }
-        }
-    }
-    buf_append(b, "\"", 1);
-}
-
 static void cat_value(struct buf *b, lua_State *L, int idx, int level);
 
 static void cat_table(struct buf *b, lua_State *L, int idx, int level)
@@ -101,7 +71,7 @@ static void cat_value(struct buf *b, lua_State *L, int idx, int level)
     case LUA_TSTRING: {
         size_t n;
         const char *p = lua_tolstring(L, idx, &n);
-        cat_repr(b, p, n);
+        buf_append_repr(b, p, n);
         break;
     }
     case LUA_TBOOLEAN:
@@ -182,7 +152,7 @@ static const char *human(struct buf *b, const char *p, const char *end)
         return q;
     case '+':
     case '-':
-        cat_repr(b, p, (size_t)(e - p));
+        buf_append_repr(b, p, (size_t)(e - p));
         return q;
     case '_':
         cat_str(b, "(null)");
@@ -201,7 +171,7 @@ static const char *human(struct buf *b, const char *p, const char *end)
         }
         if ((size_t)(end - q) < (size_t)n)
             n = end - q;
-        cat_repr(b, q, (size_t)n);
+        buf_append_repr(b, q, (size_t)n);
         return q + n + 2 <= end ? q + n + 2 : end;
     case '*':
     case '~':

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forksafe.h"
 #include "script/script.h"
 
 /* ---- SHA1 ---- */
@@ -104,22 +105,9 @@ static _Atomic uint64_t gen;
 
 /* A SCRIPT DEBUG YES child looks its script up here: it never finds the lock held by a thread
  * it does not have (a leaf: its holders wait for nothing). */
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void fork_done(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
 __attribute__((constructor)) static void cache_atfork(void)
 {
-    /* the allocator registers its own handlers at its first use: make that happen first, so
-     * that ours run before its own at a fork (a holder of our lock may be in malloc) */
-    free(malloc(1));
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+    fork_protect(&lock);
 }
 
 static unsigned bucket_of(const char *sha)

@@ -15,6 +15,7 @@
 
 #include <lauxlib.h>
 
+#include "core/forksafe.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "script/script_func.h"
@@ -33,19 +34,9 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* a fork child (BGSAVE, AOF rewrite) reads the registry: never with the lock held by a
  * thread it does not have */
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&reg_mu);
-}
-
-static void fork_done(void)
-{
-    pthread_mutex_unlock(&reg_mu);
-}
-
 static void setup_atfork(void)
 {
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+    fork_protect(&reg_mu);
 }
 
 static __thread uint64_t seen_gen;
