@@ -844,6 +844,16 @@ static void memory_command(struct conn *c)
     }
 }
 
+/* ROLE: a master with no replica connected (replication is to come: issue 20), as Redis answers
+ * then: its role, its replication offset (0 until a replica connects) and no replicas. */
+static void role_command(struct conn *c)
+{
+    reply_array(c, 3);
+    reply_bulk(c, "master", 6);
+    reply_int(c, 0);
+    reply_array(c, 0);
+}
+
 static struct cmd config_subs[] = {
     {"config|get", config_command, -3, "admin noscript loading stale", "", NULL, "server", "Read settings matching patterns"},
     {"config|set", config_command, -4, "admin noscript loading stale", "", NULL, "server", "Change settings at run time"},
@@ -879,6 +889,7 @@ static struct cmd cmds[] = {
     {"flushall", flushall_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from all databases"},
     {"wait", wait_command, 3, "noscript", "@connection", NULL, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", NULL, NULL, &wait_block_spec},
     {"swapdb", swapdb_command, 3, "write fast tc:allstripes", "@keyspace @dangerous", NULL, "server", "Swaps two Redis databases"},
+    {"role", role_command, 1, "noscript loading stale fast", "@admin @dangerous", NULL, "server", "Return the role of the instance in the context of replication"},
     {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
     {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
     {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},

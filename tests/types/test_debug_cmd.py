@@ -221,3 +221,11 @@ def test_lolwut(defaults):
             assert la[0].count(b"\x1b[0m") == lb[0].count(b"\x1b[0m"), args  # columns
         else:
             assert len(la[0].decode()) == len(lb[0].decode()), args  # Braille columns
+
+
+def test_role_without_replicas(defaults):
+    """ROLE of a master with no replica (twincache has no replication yet), RESP2 and RESP3,
+    and its COMMAND INFO, as redis-server."""
+    for args in (("ROLE",), ("ROLE", "x"), ("COMMAND", "INFO", "role")):
+        a, b = both(defaults, *args)
+        assert a == b, args
