@@ -541,6 +541,19 @@ int64_t block_deadline(long long ms)
     return now + ms;
 }
 
+int block_arg_ms(struct conn *c, int i, long long *ms)
+{
+    if (!util_str2ll(c->argv[i].p, c->argv[i].n, ms)) {
+        reply_error(c, "ERR timeout is not an integer or out of range");
+        return -1;
+    }
+    if (*ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return -1;
+    }
+    return 0;
+}
+
 /* Redis 7.0's getTimeoutFromObjectOrReply (seconds, fractional): the seconds as a long
  * double, times 1000 rounded up to a whole millisecond (so -0.0001 is 0: no timeout), then
  * negative is an error. A product past the range of long long converts to LLONG_MIN on the

@@ -64,6 +64,9 @@ int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd);
  * either when now + ms is past the clock's range (Redis 7.0's sum wraps negative, and such a
  * client waits until served). ms >= 0. */
 int64_t block_deadline(long long ms);
+/* A timeout in milliseconds at argv[i] (XREAD / XREADGROUP BLOCK, WAIT, CLIENT PAUSE): 0 and
+ * *ms, or -1 after Redis's error reply (not an integer, negative). */
+int block_arg_ms(struct conn *c, int i, long long *ms);
 /* cmd (the running entry, with a block spec) on c: serve it now, or block c until deadline
  * (ms, 0: forever); inside EXEC answers the null reply instead. Owner worker. */
 void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline);

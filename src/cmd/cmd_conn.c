@@ -412,14 +412,8 @@ static void client_pause(struct conn *c)
                         "CLIENT HELP.", (int)(c->argv[1].n > 64 ? 64 : c->argv[1].n), c->argv[1].p);
         return;
     }
-    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
-        reply_error(c, "ERR timeout is not an integer or out of range");
+    if (block_arg_ms(c, 2, &ms))
         return;
-    }
-    if (ms < 0) {
-        reply_error(c, "ERR timeout is negative");
-        return;
-    }
     if (c->argc == 4) {
         if (arg_is(c, 3, "write"))
             all = 0;

@@ -132,14 +132,8 @@ static void wait_command(struct conn *c)
 
     if (arg_ll(c, 1, &n, NULL))
         return;
-    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
-        reply_error(c, "ERR timeout is not an integer or out of range");
+    if (block_arg_ms(c, 2, &ms))
         return;
-    }
-    if (ms < 0) {
-        reply_error(c, "ERR timeout is negative");
-        return;
-    }
     if (n <= 0) {
         reply_int(c, 0);
         return;

@@ -633,15 +633,8 @@ static int xread_parse(struct conn *c, long long *count, long long *block, int *
             if (*count < 0)
                 *count = 0;
         } else if (arg_is(c, j, "block") && more) {
-            if (!util_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, block)) {
-                reply_error(c, "ERR timeout is not an integer or out of range");
+            if (block_arg_ms(c, ++j, block))
                 return -1;
-            }
-            if (*block < 0) {
-                reply_error(c, "ERR timeout is negative");
-                return -1;
-            }
-            j++;
         } else if (arg_is(c, j, "streams") && more) {
             *first = j + 1;
             if ((c->argc - *first) % 2) {

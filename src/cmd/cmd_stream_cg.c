@@ -258,15 +258,8 @@ static int xrg_parse(struct conn *c, struct rg_args *a)
             if (a->count < 0)
                 a->count = 0;
         } else if (arg_is(c, j, "block") && more) {
-            if (!util_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &a->block)) {
-                reply_error(c, "ERR timeout is not an integer or out of range");
+            if (block_arg_ms(c, ++j, &a->block))
                 return -1;
-            }
-            if (a->block < 0) {
-                reply_error(c, "ERR timeout is negative");
-                return -1;
-            }
-            j++;
         } else if (arg_is(c, j, "streams") && more) {
             a->first = j + 1;
             if ((c->argc - a->first) % 2) {

@@ -201,14 +201,21 @@ int rd_double_text(struct rd *r, double *d)
 
 /* ---- listpack and intset blobs ---- */
 
-int lpr_init(struct lpr *l, const char *blob, size_t n)
+/* A listpack's or ziplist's frame: at least min bytes, its total bytes (32-bit LE) equal to n,
+ * ended by 0xff. */
+static int blob_frame_ok(const unsigned char *b, size_t n, size_t min)
 {
-    if (n < 7)
-        return -1;
-    const unsigned char *b = (const unsigned char *)blob;
+    if (n < min)
+        return 0;
     uint32_t tot = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
                    (uint32_t)b[3] << 24;
-    if (tot != n || b[n - 1] != 0xff)
+    return tot == n && b[n - 1] == 0xff;
+}
+
+int lpr_init(struct lpr *l, const char *blob, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)blob;
+    if (!blob_frame_ok(b, n, 7))
         return -1;
     l->p = b + 6;
     l->end = b + n - 1;
@@ -218,12 +225,8 @@ int lpr_init(struct lpr *l, const char *blob, size_t n)
 
 int lpr_init_zl(struct lpr *l, const char *blob, size_t n)
 {
-    if (n < 11)
-        return -1;
     const unsigned char *b = (const unsigned char *)blob;
-    uint32_t tot = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                   (uint32_t)b[3] << 24;
-    if (tot != n || b[n - 1] != 0xff)
+    if (!blob_frame_ok(b, n, 11))
         return -1;
     l->p = b + 10;
     l->end = b + n - 1;

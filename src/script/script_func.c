@@ -508,6 +508,21 @@ static const char *clash(struct func_lib *head, struct func_lib *lib, const char
     return NULL;
 }
 
+/* Put lib in the registry (reg_mu held): in the place of *old (freed), or first when old is
+ * NULL. */
+static void lib_put_locked(struct func_lib *lib, struct func_lib **old)
+{
+    if (old) {
+        struct func_lib *o = *old;
+        lib->next = o->next;
+        *old = lib;
+        lib_free(o);
+    } else {
+        lib->next = libs;
+        libs = lib;
+    }
+}
+
 int func_add(struct func_lib *lib, int replace, char *err, size_t cap)
 {
     struct func_lib **old;
@@ -527,15 +542,7 @@ int func_add(struct func_lib *lib, int replace, char *err, size_t cap)
         lib_free(lib);
         return -1;
     }
-    if (old) {
-        struct func_lib *o = *old;
-        lib->next = o->next;
-        *old = lib;
-        lib_free(o);
-    } else {
-        lib->next = libs;
-        libs = lib;
-    }
+    lib_put_locked(lib, old);
     bump();
     pthread_mutex_unlock(&reg_mu);
     return 0;
@@ -606,15 +613,7 @@ int func_restore(struct func_lib *list, int policy, char *err, size_t cap)
             struct func_lib *lib = list, **old;
             list = list->next;
             old = find_lib(&libs, lib->name, strlen(lib->name));
-            if (old) {
-                struct func_lib *o = *old;
-                lib->next = o->next;
-                *old = lib;
-                lib_free(o);
-            } else {
-                lib->next = libs;
-                libs = lib;
-            }
+            lib_put_locked(lib, old);
         }
         bump();
     }
