@@ -82,7 +82,9 @@ def spy_class(tmp_path_factory):
 
 def test_spymemcached(tc, spy_class):
     cp = "%s:%s" % (spy_class, JAR)
+    # stdout apart from the client's log (stderr): the two interleave on one pipe
     p = subprocess.run(["java", "-cp", cp, "SpyCheck", str(tc.mc_port)], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=300)
+                       stderr=subprocess.PIPE, timeout=300)
     out = p.stdout.decode("utf-8", "replace")
-    assert p.returncode == 0 and "OK" in out.splitlines(), out[-4000:]
+    assert p.returncode == 0 and "OK" in out.splitlines(), \
+        out[-4000:] + p.stderr.decode("utf-8", "replace")[-4000:]
