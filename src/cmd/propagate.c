@@ -18,6 +18,9 @@
 
 #include "core/config.h"
 #include "persist/aof_log.h"
+#include "cmd/repl.h"
+#include "persist/persist.h"
+#include "store/store.h"
 #include "proto/mc.h"
 
 /* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ---- */
@@ -123,7 +126,7 @@ static void wrap_multi(void)
 int cmd_prop_on(struct conn *c)
 {
     (void)c;
-    return atomic_load_explicit(&aof_on, memory_order_relaxed) && (tl.depth > 0 || tl.in_tx);
+    return prop_active() && (tl.depth > 0 || tl.in_tx);
 }
 
 int cmd_prop_begin(struct conn *c, int argc)
@@ -168,10 +171,17 @@ void cmd_prop_none(struct conn *c)
 static void commit(struct conn *c)
 {
     if (buf_len(&tl.pend)) {
-        aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+        if (atomic_load_explicit(&aof_on, memory_order_relaxed)) {
+            aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+            if (c)
+                conn_hold_output(c);
+        }
+        if (atomic_load_explicit(&repl_on, memory_order_relaxed)) {
+            uint64_t off = repl_feed(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+            if (c && off)
+                c->woff = off;
+        }
         tl.pend.rpos = tl.pend.wpos = 0;
-        if (c)
-            conn_hold_output(c);
     }
     if (tl.pend.cap > (1 << 20))
         buf_shrink(&tl.pend, 1 << 16);
@@ -395,7 +405,7 @@ void cmd_prop_gone(int db, const char *key, size_t klen)
 {
     size_t at;
 
-    if (!atomic_load_explicit(&aof_on, memory_order_relaxed))
+    if (!prop_active())
         return;
     at = rec_open(db);
     rec_arr(2);
@@ -404,6 +414,12 @@ void cmd_prop_gone(int db, const char *key, size_t klen)
     rec_close(at);
     if (!tl.depth)
         commit(NULL);
+}
+
+void cmd_prop_gone_install(void)
+{
+    persist_keep_gone_hook = 1;
+    atomic_store(&store_gone_hook, cmd_prop_gone);
 }
 
 /* ---- memcached ---- */

@@ -692,7 +692,7 @@ void mc_bin_input(struct conn *c)
         }
         if (is_write(r))
             STAT_INC(c->w->st.dirty);
-        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+        if (TC_UNLIKELY(prop_active()))
             run_logged(c, r);
         else
             run(c, r);

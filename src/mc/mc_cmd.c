@@ -53,7 +53,7 @@ static void flush_check(struct conn *c)
 
     if (TC_UNLIKELY(at) && mc_now(c) >= at &&
         atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
-        if (atomic_load_explicit(&aof_on, memory_order_relaxed))
+        if (prop_active())
             aof_mc_flush(c);
         else
             store_flush(mc_store(c), MC_DB);
@@ -252,7 +252,7 @@ void mc_cmd_input(struct conn *c)
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;
-        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+        if (TC_UNLIKELY(prop_active()))
             aof_mc_exec(c, &m->r, execute);
         else
             execute(c, &m->r);
