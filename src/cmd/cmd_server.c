@@ -264,6 +264,7 @@ static void config_set_many(struct conn *c)
             goto fail;
     }
     free(old);
+    repl_update_gate();
     reply_ok(c);
     return;
 fail:

@@ -424,7 +424,7 @@ void cmd_prop_gone_install(void)
 
 /* ---- memcached ---- */
 
-static int mc_is_write(const struct mc_req *r)
+int aof_mc_is_write(const struct mc_req *r)
 {
     switch (r->cmd) {
     case MC_GAT: case MC_GATS: case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND:
@@ -454,7 +454,7 @@ void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec)
     const char *pos;
     int64_t now = conn_now(c);
 
-    if (!mc_is_write(r) || (!tl.bm && !(tl.bm = malloc(words * 8)))) {
+    if (!aof_mc_is_write(r) || (!tl.bm && !(tl.bm = malloc(words * 8)))) {
         exec(c, r);
         return;
     }

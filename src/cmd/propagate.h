@@ -60,6 +60,16 @@ void aof_tx_end(struct conn *c);
 
 /* memcached: run exec(c, r), logging the resulting items (memcached's handler). */
 typedef void aof_mc_exec_fn(struct conn *c, struct mc_req *r);
+/* 1 when r changes data (a write for the AOF, replication and a read-only replica). */
+int aof_mc_is_write(const struct mc_req *r);
+/* A memcached write on a read-only replica: 1 when it is refused (replication). */
+static inline int mc_replica_refuses(void)
+{
+    extern _Atomic int repl_gate, repl_is_replica;
+    return atomic_load_explicit(&repl_gate, memory_order_relaxed) &&
+           atomic_load_explicit(&repl_is_replica, memory_order_relaxed) && cfg.replica_read_only;
+}
+#define MC_READONLY_TEXT "READONLY You can't write against a read only replica."
 void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec);
 /* memcached's delayed flush_all came due: flush database 0 and log it. */
 void aof_mc_flush(struct conn *c);

@@ -57,6 +57,8 @@ int repl_refuse(struct conn *c, const struct cmd *cmd);
 void repl_before_sleep(struct worker *w);
 /* Worker 0's timer: start and reap full syncs, PINGs, timeouts, the backlog's TTL. */
 void repl_tick(int64_t now_ms);
+/* After CONFIG SET or a role change: whether cmd_call must ask repl_refuse. */
+void repl_update_gate(void);
 /* A replica's connection closed (cmd_resp_close). */
 void repl_conn_closed(struct conn *c);
 /* INFO: "# Replication" and the sync_* counters of "# Stats". */

@@ -106,6 +106,7 @@ static struct {
     int sn_n;
     int sn_diskless;
     uint64_t sn_ids[MAX_REPLICAS]; /* the connections the child writes to */
+    uint8_t sn_old[MAX_REPLICAS];  /* ... that sent SYNC: no +FULLRESYNC line */
     char sn_mark[41];
     int64_t first_wait_ms;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER, .sync_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -364,7 +365,7 @@ static struct rslave *slave_add(struct conn *c)
     s->w = c->w;
     s->slot = R.nslaves;
     R.slaves[R.nslaves++] = s;
-    c->repl = s;
+    __atomic_store_n(&c->repl, s, __ATOMIC_RELAXED);
     return s;
 }
 
@@ -384,7 +385,7 @@ void repl_conn_closed(struct conn *c)
     if (s->state == RS_ONLINE)
         log_notice("Connection with replica %s:%d lost.", s->ip, s->port);
     blk_unref(b);
-    c->repl = NULL;
+    __atomic_store_n(&c->repl, NULL, __ATOMIC_RELAXED);
     free(s);
 }
 
@@ -530,6 +531,7 @@ static int sync_prepare(void *arg)
         s->blk = tail_for_new();
         R.sn_fds[R.sn_n] = s->c->fd;
         R.sn_ids[R.sn_n] = s->c->id;
+        R.sn_old[R.sn_n] = (uint8_t)s->old_sync;
         R.sn_n++;
     }
     R.stream_db = -1; /* what follows the copy starts with a SELECT */
@@ -553,7 +555,7 @@ static int sync_write(void *arg)
     for (int i = 0; i < R.sn_n; i++) {
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", R.sn_replid,
                          (unsigned long long)R.sn_off);
-        if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
+        if (R.sn_fds[i] >= 0 && !R.sn_old[i] && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
             R.sn_fds[i] = -1;
     }
     if (R.sn_diskless) {
@@ -732,13 +734,12 @@ void repl_tick(int64_t now)
         log_notice("Replication backlog freed after %d seconds without connected replicas.",
                    cfg.repl_backlog_ttl);
     }
-    int gate = 0;
-    if (atomic_load(&repl_is_replica))
-        gate = 1;
-    if (cfg.min_replicas_to_write > 0)
-        gate = 1;
-    atomic_store(&repl_gate, gate);
     pthread_mutex_unlock(&R.lock);
+}
+
+void repl_update_gate(void)
+{
+    atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0);
 }
 
 /* ---- commands ---- */
@@ -1070,6 +1071,7 @@ void repl_setup(struct srv *srv)
     memset(R.replid2, '0', 40);
     R.replid2[40] = 0;
     R.no_slaves_since = util_now_ms();
+    repl_update_gate(); /* min-replicas-to-write from the configuration */
 }
 
 static struct cmd cmds[] = {

@@ -658,6 +658,7 @@ int repl_replicaof_apply(const char *host, int port)
         link_stop();
         pthread_mutex_lock(&L.apply); /* a command being applied finishes first */
         atomic_store(&repl_is_replica, 0);
+        repl_update_gate();
         char nid[41], old[41];
         uint64_t off;
         repl_get_id(old, &off);
@@ -694,7 +695,7 @@ int repl_replicaof_apply(const char *host, int port)
     if (!repl_on)
         repl_reset_backlog(off);
     atomic_store(&repl_is_replica, 1);
-    atomic_store(&repl_gate, 1);
+    repl_update_gate();
     repl_drop_replicas();
     char val[300];
     snprintf(val, sizeof(val), "%s %d", host, port);

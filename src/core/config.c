@@ -659,6 +659,13 @@ static void setting_lines(const struct setting *s, struct buf *b)
         }
         return;
     }
+    if (!strcmp(s->name, "replicaof") || !strcmp(s->name, "slaveof")) {
+        if (v[0]) { /* "host port" as two words; no line for a primary, as Redis */
+            n = snprintf(line, sizeof(line), "replicaof %s\n", v);
+            buf_append(b, line, (size_t)n);
+        }
+        return;
+    }
     if (!strcmp(s->name, "bind")) { /* several addresses: several words */
         n = snprintf(line, sizeof(line), "bind %s\n", v);
         buf_append(b, line, (size_t)n);

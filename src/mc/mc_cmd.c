@@ -252,6 +252,12 @@ void mc_cmd_input(struct conn *c)
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;
+        if (TC_UNLIKELY(mc_replica_refuses()) && aof_mc_is_write(&m->r)) {
+            mc_check(c, buf_append(conn_out(c), "SERVER_ERROR " MC_READONLY_TEXT "\r\n",
+                                   sizeof("SERVER_ERROR " MC_READONLY_TEXT "\r\n") - 1));
+            conn_udp_cut(c);
+            continue;
+        }
         if (TC_UNLIKELY(prop_active()))
             aof_mc_exec(c, &m->r, execute);
         else
