@@ -246,8 +246,8 @@ void repl_feed_raw(const char *p, size_t n)
         R.backlog_first = R.offset + 1;
     }
     atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
-    pthread_mutex_unlock(&R.lock);
     tl_fed = R.offset;
+    pthread_mutex_unlock(&R.lock);
 }
 
 /* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */
@@ -462,8 +462,8 @@ void repl_before_sleep(struct worker *w)
         pthread_mutex_lock(&R.lock);
         if (R.nslaves)
             feed_cmd_locked("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n");
-        pthread_mutex_unlock(&R.lock);
         tl_fed = R.offset;
+        pthread_mutex_unlock(&R.lock);
     }
     uint64_t gen = atomic_load_explicit(&R.gen, memory_order_acquire);
     if (tl_fed) {
@@ -869,10 +869,11 @@ static void sync_common(struct conn *c, int psync)
             s->ack_ms = c->w->now_ms;
             s->ack_off = (uint64_t)off - 1;
             R.sync_partial_ok++;
+            uint64_t backlog = R.offset + 1 - (uint64_t)off;
             pthread_mutex_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
                        "of backlog starting from offset %lld.", c->addr,
-                       (unsigned long long)(R.offset + 1 - (uint64_t)off), off);
+                       (unsigned long long)backlog, off);
             c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
             atomic_fetch_add(&R.gen, 1);
             return;
@@ -885,6 +886,9 @@ static void sync_common(struct conn *c, int psync)
     s->state = RS_WAIT_START;
     R.sync_full++;
     activate_locked();
+    char id1[41], id2[41];
+    memcpy(id1, R.replid, 41);
+    memcpy(id2, R.replid2, 41);
     pthread_mutex_unlock(&R.lock);
     c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
     log_notice("Replica %s asks for synchronization", c->addr);
@@ -892,7 +896,7 @@ static void sync_common(struct conn *c, int psync)
         atomic_store(&repl_on, 1);
         cmd_prop_gone_install();
         log_notice("Replication backlog created, my new replication IDs are '%s' and '%s'",
-                   R.replid, R.replid2);
+                   id1, id2);
         /* the commands of other workers that saw repl_on == 0 are done before the copy */
         persist_wait_workers(c->w->idx);
     }

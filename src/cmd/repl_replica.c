@@ -43,7 +43,8 @@ static struct {
     _Atomic uint64_t gen;     /* bumped to end the running link thread */
     int state;
     int fd;                   /* the link's socket, -1: none (shutdown() ends a blocking read) */
-    int64_t last_io_ms, down_since_ms;
+    _Atomic int64_t last_io_ms;
+    int64_t down_since_ms;
     uint64_t read_off;        /* slave_read_repl_offset */
     long long sync_total, sync_read;
     pthread_mutex_t apply;    /* held while a link thread changes the data or the stream */
