@@ -44,6 +44,8 @@ extern _Atomic int repl_on;
 extern _Atomic int repl_gate;
 /* The thread applying a primary's stream (its commands are not fed again: their bytes are). */
 extern _Thread_local int repl_applying;
+/* 1 while a full sync's RDB is loaded: clients get -LOADING (commands flagged loading run). */
+extern _Atomic int repl_loading;
 
 /* Feed propagation records ([int32 db][uint32 len][RESP], propagate.c) to the stream, under
  * the stripes of the keys they change. Returns the stream offset after them. */

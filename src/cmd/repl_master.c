@@ -737,9 +737,12 @@ void repl_tick(int64_t now)
     pthread_mutex_unlock(&R.lock);
 }
 
+_Atomic int repl_loading;
+
 void repl_update_gate(void)
 {
-    atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0);
+    atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0 ||
+                                 atomic_load(&repl_loading));
 }
 
 /* ---- commands ---- */
@@ -947,6 +950,11 @@ int repl_refuse(struct conn *c, const struct cmd *cmd)
 {
     if (c->fd < 0 && c->udp == NULL)
         return 0; /* the primary's stream, the AOF */
+    if (atomic_load_explicit(&repl_loading, memory_order_relaxed) &&
+        !(cmd->flags & CMD_LOADING)) {
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        return 1;
+    }
     if (atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) {
         if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
             reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is "

@@ -587,7 +587,12 @@ static void *link_main(void *arg)
                 } else {
                     log_notice("MASTER <-> REPLICA sync: Flushing old data");
                     log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
-                    if (persist_load_replica(path, err, sizeof(err))) {
+                    atomic_store(&repl_loading, 1);
+                    repl_update_gate();
+                    int lrc = persist_load_replica(path, err, sizeof(err));
+                    atomic_store(&repl_loading, 0);
+                    repl_update_gate();
+                    if (lrc) {
                         log_warn("Failed trying to load the MASTER synchronization DB from "
                                  "disk: %s", err);
                         rc = -1;
