@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "persist/aof_log.h"
 #include "cmd/repl.h"
 #include "persist/persist.h"
@@ -42,8 +43,11 @@ static size_t rec_open(int db)
     int32_t d = db;
     uint32_t z = 0;
     size_t at = buf_len(&tl.pend);
-    buf_append(&tl.pend, &d, 4);
-    buf_append(&tl.pend, &z, 4);
+    if (buf_reserve(&tl.pend, 8))
+        return at;
+    memcpy(tl.pend.data + tl.pend.wpos, &d, 4);
+    memcpy(tl.pend.data + tl.pend.wpos + 4, &z, 4);
+    tl.pend.wpos += 8;
     return at;
 }
 
@@ -54,20 +58,33 @@ static void rec_close(size_t at)
         memcpy(tl.pend.data + tl.pend.rpos + at + 4, &len, 4);
 }
 
+/* "<type><n>\r\n" at d (room for 24 bytes); returns its length. */
+static size_t put_hdr(char *d, char type, unsigned long long n)
+{
+    d[0] = type;
+    int k = util_ull2str(d + 1, n);
+    d[1 + k] = '\r';
+    d[2 + k] = '\n';
+    return (size_t)k + 3;
+}
+
 static void rec_arr(int n)
 {
-    char h[24];
-    int k = snprintf(h, sizeof(h), "*%d\r\n", n);
-    buf_append(&tl.pend, h, (size_t)k);
+    if (buf_reserve(&tl.pend, 24))
+        return;
+    tl.pend.wpos += put_hdr(tl.pend.data + tl.pend.wpos, '*', (unsigned long long)n);
 }
 
 static void rec_bulk(const char *p, size_t n)
 {
-    char h[24];
-    int k = snprintf(h, sizeof(h), "$%zu\r\n", n);
-    buf_append(&tl.pend, h, (size_t)k);
-    buf_append(&tl.pend, p, n);
-    buf_append(&tl.pend, "\r\n", 2);
+    if (buf_reserve(&tl.pend, n + 26))
+        return;
+    char *d = tl.pend.data + tl.pend.wpos;
+    size_t h = put_hdr(d, '$', n);
+    memcpy(d + h, p, n);
+    d[h + n] = '\r';
+    d[h + n + 1] = '\n';
+    tl.pend.wpos += h + n + 2;
 }
 
 static void rec_str(const char *s)
@@ -78,7 +95,7 @@ static void rec_str(const char *s)
 static void rec_ll(long long v)
 {
     char num[24];
-    int k = snprintf(num, sizeof(num), "%lld", v);
+    int k = util_ll2str(num, v);
     rec_bulk(num, (size_t)k);
 }
 
@@ -336,8 +353,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     struct store *s;
     uint64_t *bm;
 
-    if (!(cmd->flags & CMD_WRITE)) {
-        cmd->fn(c);
+    if (!(cmd->flags & CMD_WRITE) ||
+        (repl_applying && !atomic_load_explicit(&aof_on, memory_order_relaxed))) {
+        cmd->fn(c); /* a replica applying its primary's stream passes the bytes on itself */
         return;
     }
     if (tl.depth > 0 || store_held) {

@@ -491,7 +491,8 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         pthread_mutex_lock(&L.lock);
         L.read_off += (uint64_t)r;
         pthread_mutex_unlock(&L.lock);
-        int bad = 0, fed = 0;
+        int bad = 0;
+        size_t feed_from = b.pos; /* applied commands not yet passed on */
         pthread_mutex_lock(&L.apply);
         for (;;) {
             int argc;
@@ -505,9 +506,11 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 bad = 1;
                 break;
             }
-            const char *raw = b.p + b.pos;
             if (argc >= 2 && util_eq_nocase(argv[0], lens[0], "replconf") &&
                 util_eq_nocase(argv[1], lens[1], "getack")) {
+                if (b.pos > feed_from)
+                    repl_feed_raw(b.p + feed_from, b.pos - feed_from);
+                feed_from = b.pos;
                 repl_get_id(id, &off);
                 send_ack(fd, off); /* the offset before this command, as Redis */
             } else if (argc > 0) {
@@ -518,10 +521,11 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 }
                 repl_applying = 0;
             }
-            repl_feed_raw(raw, used);
-            fed = 1;
             b.pos += used;
         }
+        int fed = b.pos > feed_from;
+        if (fed)
+            repl_feed_raw(b.p + feed_from, b.pos - feed_from);
         pthread_mutex_unlock(&L.apply);
         if (fed)
             repl_wake_replicas();
