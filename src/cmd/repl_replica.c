@@ -211,7 +211,7 @@ static int handshake(int fd, char id[41], uint64_t *off)
                  sizeof(line)))
         return -1;
     repl_get_id(myid, &myoff);
-    int have = repl_on && myoff > 0;
+    int have = atomic_load(&repl_on); /* a backlog: this data has an ID and an offset */
     snprintf(offnum, sizeof(offnum), "%llu", (unsigned long long)(myoff + 1));
     if (exchange(fd, 3, (const char *[]){"PSYNC", have ? myid : "?", have ? offnum : "-1"},
                  line, sizeof(line)))

@@ -427,3 +427,84 @@ def test_malformed_stream_from_a_fake_primary(servers, tmp_path):
     assert seen2.get("psyncs"), "no reconnection"
     assert seen2["psyncs"][0][1:] == [rid, b"%d" % (100 + len(good) + 1)], seen2["psyncs"]
     assert "Protocol error in the primary's stream" in r.output()
+
+
+def test_primary_stopped_past_repl_timeout_then_continues(servers):
+    p = servers.tc("--repl-ping-replica-period", "1")
+    r = servers.tc("--repl-timeout", "2")
+    cli(p).set("a", "1")
+    follow(r, p)
+    st0 = info(p, "stats")
+    os.kill(p.pid, signal.SIGSTOP)
+    try:
+        # the replica notices the silence and drops the link
+        wait_for(lambda: info(r)["master_link_status"] == "down", 10, "the link to go down")
+        assert cli(r).get("a") == b"1"  # stale data is served (replica-serve-stale-data yes)
+        cli(r).config_set("replica-serve-stale-data", "no")
+        assert raw(r, "GET", "a").startswith(b"-MASTERDOWN Link with MASTER is down")
+        cli(r).config_set("replica-serve-stale-data", "yes")
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    cli(p).set("b", "2")
+    wait_for(lambda: in_sync(p, r) and cli(r).get("b") == b"2", what="the link back")
+    st1 = info(p, "stats")
+    assert st1["sync_full"] == st0["sync_full"], p.output()[-3000:] + r.output()[-3000:]
+    assert st1["sync_partial_ok"] == st0["sync_partial_ok"] + 1
+
+
+def test_replica_killed_and_restarted_from_its_config(servers, tmp_path):
+    p = servers.tc()
+    fill(cli(p))
+    conf = tmp_path / "replica.conf"
+    r = servers.tc(start=False, dir=str(tmp_path))
+    conf.write_text("replicaof 127.0.0.1 %d\n" % p.port)
+    r.argv.insert(1, str(conf))
+    r.start()
+    wait_for(lambda: in_sync(p, r), what="the first sync")
+    r.stop(sig=signal.SIGKILL)
+    live_writes(cli(p))
+    r.start()
+    wait_for(lambda: in_sync(p, r), what="the sync after the restart")
+    assert dataset(r) == dataset(p)
+
+
+def test_primary_restarted_from_its_aof(servers, tmp_path):
+    p = servers.tc("--appendonly", "yes", "--appendfsync", "always", dir=str(tmp_path))
+    r = servers.tc()
+    follow(r, p)
+    fill(cli(p))
+    live_writes(cli(p))
+    time.sleep(0.1)
+    cli(p).get(b"short")  # expired: gone from the dataset compared below
+    wait_for(lambda: in_sync(p, r), what="the stream")
+    before = dataset(p)
+    p.stop(sig=signal.SIGKILL)
+    p.start()
+    after = dataset(p)
+    diff = {db: {k: (before[db].get(k), after.get(db, {}).get(k))
+                 for k in set(before[db]) | set(after.get(db, {}))
+                 if before[db].get(k) != after.get(db, {}).get(k)} for db in before}
+    assert after == before, diff  # every acknowledged write came back from the AOF
+    wait_for(lambda: in_sync(p, r) and info(p)["connected_slaves"] == 1, 30,
+             "the replica to resync with the restarted primary")
+    assert dataset(r) == before
+    cli(p).set("after-restart", "1")
+    wait_for(lambda: cli(r).get("after-restart") == b"1", what="the new stream")
+
+
+def test_replica_output_limit_drops_a_stuck_replica(servers):
+    p = servers.tc("--client-output-buffer-limit", "replica 256kb 0 0")
+    r = servers.tc()
+    follow(r, p)
+    os.kill(r.pid, signal.SIGSTOP)
+    try:
+        big = b"x" * 10000
+        c = cli(p)
+        for i in range(300):  # 3 MB: past the socket buffers and the 256 KB limit
+            c.set("k%d" % i, big)
+        wait_for(lambda: info(p)["connected_slaves"] == 0, 10, "the stuck replica to be dropped")
+    finally:
+        os.kill(r.pid, signal.SIGCONT)
+    assert "for overcoming of output buffer limits" in p.output()
+    wait_for(lambda: in_sync(p, r), 30, "the replica to come back")
+    assert cli(r).get("k299") == big
