@@ -4,9 +4,11 @@ acknowledged only after WAIT 1 answers 1; the primary is killed with SIGKILL und
 Sentinel promotes a replica, every acknowledged write is on the new primary, redis-py's
 Sentinel client finds it, and the old primary rejoins as a replica when restarted."""
 
+import json
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 
@@ -128,6 +130,16 @@ def test_sentinel_failover_keeps_every_acknowledged_write(servers, tmp_path):
              sum(len(a) for a in acked)))
     newp = redis.Redis(port=new_addr[1])
     assert newp.info("replication")["role"] == "master"
+    # ioredis's `sentinels` option finds the new primary too (node and BullMQ's ioredis)
+    js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ioredis_sentinel.js")
+    ioredis = os.path.join(tcharness.REPO_ROOT, "tests", "apps", "bullmq", "node_modules",
+                           "ioredis")
+    if shutil.which("node") and os.path.isdir(ioredis):
+        out = subprocess.run(["node", js] + ["127.0.0.1:%d" % p for p in ports[3:]],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        assert got == {"port": new_addr[1], "value": "via-sentinel", "role": "master"}, got
     missing = [k for a in acked for k in a if newp.get(k) is None]
     assert not missing, "acknowledged writes lost: %s" % missing[:10]
     # the old primary rejoins as a replica of the new one
