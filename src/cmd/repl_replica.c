@@ -31,6 +31,7 @@
 #include "core/util.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "store/store.h"
 
 enum { LS_NONE = 0, LS_CONNECT, LS_CONNECTING, LS_SYNC, LS_CONNECTED };
 
@@ -666,7 +667,20 @@ int repl_replicaof_apply(const char *host, int port)
         if (!atomic_load(&repl_is_replica))
             return 0;
         link_stop();
-        pthread_mutex_lock(&L.apply); /* a command being applied finishes first */
+        /* a command being applied finishes first; inside EXEC (Sentinel's MULTI ... SLAVEOF NO
+         * ONE ... EXEC) this thread holds stripes that command may wait for: then only try, and
+         * the stopped link applies at most the command it is in */
+        int locked = 0;
+        if (!store_held) {
+            pthread_mutex_lock(&L.apply);
+            locked = 1;
+        } else {
+            for (int i = 0; i < 20 && !locked; i++) {
+                locked = pthread_mutex_trylock(&L.apply) == 0;
+                if (!locked)
+                    usleep(1000);
+            }
+        }
         atomic_store(&repl_is_replica, 0);
         repl_update_gate();
         char nid[41], old[41];
@@ -674,7 +688,8 @@ int repl_replicaof_apply(const char *host, int port)
         repl_get_id(old, &off);
         repl_random_id(nid);
         repl_set_id(nid, off, 1);
-        pthread_mutex_unlock(&L.apply);
+        if (locked)
+            pthread_mutex_unlock(&L.apply);
         config_set("replicaof", (const char *[]){""}, 1, 1, NULL, 0);
         log_notice("MASTER MODE enabled (user request from 'id=?')");
         return 0;

@@ -508,3 +508,34 @@ def test_replica_output_limit_drops_a_stuck_replica(servers):
     assert "for overcoming of output buffer limits" in p.output()
     wait_for(lambda: in_sync(p, r), 30, "the replica to come back")
     assert cli(r).get("k299") == big
+
+
+def test_promote_inside_multi_while_the_stream_flows(servers):
+    """Sentinel promotes with MULTI, SLAVEOF NO ONE, CONFIG REWRITE, CLIENT KILL, EXEC: inside
+    EXEC, while the link applies a busy stream."""
+    p = servers.tc()
+    r = servers.tc()
+    follow(r, p)
+    stop = threading.Event()
+
+    def load():
+        c = cli(p)
+        i = 0
+        while not stop.is_set():
+            c.mset({"m%d" % (i % 500): i, "n%d" % (i % 300): i})
+            i += 1
+
+    th = threading.Thread(target=load, daemon=True)
+    th.start()
+    try:
+        time.sleep(0.5)
+        t = cli(r).pipeline(transaction=True)
+        t.execute_command("SLAVEOF", "NO", "ONE")
+        t.execute_command("CLIENT", "KILL", "TYPE", "normal")
+        res = t.execute()
+        assert res[0] in (True, b"OK")
+    finally:
+        stop.set()
+        th.join(10)
+    assert info(r)["role"] == "master"
+    assert cli(r).set("promoted", "1")
