@@ -133,6 +133,8 @@ void repl_random_id(char id[41])
     id[40] = 0;
 }
 
+static void drop_replicas_locked(void);
+
 /* Under R.lock: append n bytes to the chain. */
 static void chain_put(const char *p, size_t n)
 {
@@ -144,7 +146,7 @@ static void chain_put(const char *p, size_t n)
             if (!b) {
                 log_warn("Replication: out of memory for the stream; replicas will resync");
                 R.offset += n; /* the offsets stay true: a replica behind this gap resyncs */
-                repl_drop_replicas();
+                drop_replicas_locked();
                 return;
             }
             atomic_init(&b->refs, 1);
@@ -389,14 +391,20 @@ void repl_conn_closed(struct conn *c)
     free(s);
 }
 
-void repl_drop_replicas(void)
+static void drop_replicas_locked(void)
 {
-    /* called with R.lock held or not: only flags and wake-ups */
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
         atomic_store(&s->c->kill, 1);
         worker_wake(s->w);
     }
+}
+
+void repl_drop_replicas(void)
+{
+    pthread_mutex_lock(&R.lock);
+    drop_replicas_locked();
+    pthread_mutex_unlock(&R.lock);
 }
 
 /* ---- sending the stream (the owner worker, before it sleeps) ---- */

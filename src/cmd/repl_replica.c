@@ -690,6 +690,8 @@ int repl_replicaof_apply(const char *host, int port)
         repl_set_id(nid, off, 1);
         if (locked)
             pthread_mutex_unlock(&L.apply);
+        /* as Redis: the replicas hear of the new ID by reconnecting (+CONTINUE <new id>) */
+        repl_drop_replicas();
         config_set("replicaof", (const char *[]){""}, 1, 1, NULL, 0);
         log_notice("MASTER MODE enabled (user request from 'id=?')");
         return 0;

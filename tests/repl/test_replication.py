@@ -539,3 +539,30 @@ def test_promote_inside_multi_while_the_stream_flows(servers):
         th.join(10)
     assert info(r)["role"] == "master"
     assert cli(r).set("promoted", "1")
+
+
+def test_chain_and_promoted_replica_continue_with_psync(servers):
+    """A -> B -> C: C gets A's writes through B; B promoted: C continues with +CONTINUE (B's
+    stream is A's, under the same ID and offsets), and A rejoins under B with PSYNC too."""
+    a = servers.tc()
+    b = servers.tc()
+    c = servers.tc()
+    fill(cli(a))
+    follow(b, a)
+    follow(c, b)
+    live_writes(cli(a))
+    time.sleep(0.1)
+    cli(a).get(b"short")
+    wait_for(lambda: in_sync(a, b) and in_sync(b, c), what="the chain")
+    assert dataset(c) == dataset(a)
+    assert info(c)["master_replid"] == info(a)["master_replid"]
+    full_b = info(b, "stats")["sync_full"]
+    assert cli(b).execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    cli(b).set("on-b", "1")
+    wait_for(lambda: in_sync(b, c) and cli(c).get("on-b") == b"1", what="C under the new B")
+    # A, demoted, continues from its own history, which B knows as its second ID
+    follow(a, b)
+    st = info(b, "stats")
+    assert st["sync_full"] == full_b, st
+    assert st["sync_partial_ok"] >= 2, st
+    assert dataset(a) == dataset(b) == dataset(c)
