@@ -26,6 +26,7 @@
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
+#include "cmd/repl_parse.h"
 #include "cmd/tracking.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -35,7 +36,6 @@
 
 enum { LS_NONE = 0, LS_CONNECT, LS_CONNECTING, LS_SYNC, LS_CONNECTED };
 
-#define STREAM_MAX_ARGS (1 << 20)
 
 static struct {
     pthread_mutex_t lock;     /* the fields below (a leaf) */
@@ -363,70 +363,6 @@ struct sbuf {
     size_t n, cap, pos;
 };
 
-/* Parse one command at b->pos: 1 complete (argv/lens filled, *used its bytes), 0 incomplete,
- * -1 malformed. Bulk lengths are bounded by proto-max-bulk-len before anything grows. */
-static int parse_one(struct sbuf *b, int *argc, const char ***argv, size_t **lens, int *acap,
-                     size_t *used)
-{
-    const char *s = b->p + b->pos, *e = b->p + b->n, *q;
-    long long n;
-
-    if (s == e)
-        return 0;
-    if (*s != '*') {
-        /* a keep-alive newline between commands */
-        if (*s == '\n') {
-            *argc = 0;
-            *used = 1;
-            return 1;
-        }
-        return -1;
-    }
-    q = memchr(s, '\r', (size_t)(e - s));
-    if (!q || q + 1 >= e)
-        return 0;
-    if (!util_str2ll(s + 1, (size_t)(q - s - 1), &n) || n < 1 || n > STREAM_MAX_ARGS ||
-        q[1] != '\n')
-        return -1;
-    if (n > *acap) {
-        const char **na = realloc(*argv, sizeof(*na) * (size_t)n);
-        size_t *nl = na ? realloc(*lens, sizeof(*nl) * (size_t)n) : NULL;
-        if (!na || !nl) {
-            if (na)
-                *argv = na;
-            return -1;
-        }
-        *argv = na;
-        *lens = nl;
-        *acap = (int)n;
-    }
-    s = q + 2;
-    for (long long i = 0; i < n; i++) {
-        long long l;
-        if (s >= e)
-            return 0;
-        if (*s != '$')
-            return -1;
-        q = memchr(s, '\r', (size_t)(e - s));
-        if (!q || q + 1 >= e)
-            return 0;
-        if (!util_str2ll(s + 1, (size_t)(q - s - 1), &l) || l < 0 ||
-            l > cfg.proto_max_bulk_len || q[1] != '\n')
-            return -1;
-        s = q + 2;
-        if (e - s < l + 2)
-            return 0;
-        if (s[l] != '\r' || s[l + 1] != '\n')
-            return -1;
-        (*argv)[i] = s;
-        (*lens)[i] = (size_t)l;
-        s += l + 2;
-    }
-    *argc = (int)n;
-    *used = (size_t)(s - (b->p + b->pos));
-    return 1;
-}
-
 static void send_ack(int fd, uint64_t off)
 {
     char num[32];
@@ -438,9 +374,7 @@ static void send_ack(int fd, uint64_t off)
 static void stream_loop(int fd, uint64_t gen, void *ctx)
 {
     struct sbuf b = {0};
-    const char **argv = NULL;
-    size_t *lens = NULL;
-    int acap = 0;
+    struct repl_args ra = {0};
     int64_t last_ack = 0;
     char id[41];
     uint64_t off;
@@ -500,7 +434,10 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
             size_t used;
             if (stopped(gen))
                 break;
-            int rc = parse_one(&b, &argc, &argv, &lens, &acap, &used);
+            int rc = repl_parse(b.p + b.pos, b.n - b.pos, cfg.proto_max_bulk_len, &ra, &argc,
+                                &used);
+            const char **argv = ra.argv;
+            const size_t *lens = ra.lens;
             if (rc == 0)
                 break;
             if (rc < 0) {
@@ -538,8 +475,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         }
     }
     free(b.p);
-    free(argv);
-    free(lens);
+    repl_args_free(&ra);
 }
 
 /* ---- the thread ---- */
