@@ -372,6 +372,33 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         return;
     }
     s = conn_store(c);
+    /* SET and BITFIELD have a getkeys only for their key's flags: still one key at argv[1] */
+    if (((cmd->flags & CMD_ONE_KEY) ||
+         (cmd->nks == 1 && !(cmd->flags & CMD_MOVABLE) && cmd->first == cmd->last)) &&
+        cmd->first > 0 && cmd->first < c->argc) {
+        /* one key: its stripe alone, without walking a bitmap of every stripe (the bitmap,
+         * zero between commands, marks it held for the handler's own store_lock) */
+        struct skey k;
+        if (!tl.bm && !(tl.bm = calloc((s->nstripes + 63) / 64, 8))) {
+            cmd->fn(c);
+            return;
+        }
+        arg_key(c, cmd->first, &k);
+        pthread_mutex_lock(&s->stripes[k.stripe].lock);
+        tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
+        store_held = tl.bm;
+        tl.depth = 1;
+        tl.nprop = 0;
+        run_logged(c, cmd);
+        if (tl.nprop > 1)
+            wrap_multi();
+        commit(c);
+        tl.depth = 0;
+        store_held = NULL;
+        tl.bm[k.stripe >> 6] = 0;
+        pthread_mutex_unlock(&s->stripes[k.stripe].lock);
+        return;
+    }
     bm = key_stripes(c, cmd);
     if (!bm) {
         cmd->fn(c);
@@ -386,6 +413,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     commit(c);
     tl.depth = 0;
     store_release_set(s, bm);
+    memset(bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands (the one-key path) */
 }
 
 void aof_tx_begin(struct conn *c)
@@ -515,6 +543,7 @@ void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec)
     commit(c);
     tl.depth = 0;
     store_release_set(s, tl.bm);
+    memset(tl.bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands */
 }
 
 void aof_mc_flush(struct conn *c)
@@ -536,4 +565,5 @@ void aof_mc_flush(struct conn *c)
     rec_close(a);
     commit(c);
     store_release_set(s, tl.bm);
+    memset(tl.bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands */
 }
