@@ -96,6 +96,19 @@ void repl_wake_replicas(void);
  * sleeps). */
 void repl_ask_acks(void);
 void cmd_repl_master_setup(void);
+/* FAILOVER (repl_replica.c): INFO's master_failover_state, worker 0's timer step, and the
+ * target's side: become the primary, dropping the replicas but keep (the old primary). */
+const char *repl_failover_state(void);
+void repl_failover_tick(int64_t now);
+void repl_promote_except(struct conn *keep);
+void repl_drop_replicas_except(struct conn *keep);
+/* An online replica at host:port (any, when host is NULL) that acknowledged the whole stream
+ * (or any online one with any_state): its address. 1 found, 0 none. */
+int repl_caught_up(const char *host, int port, int any_state, char *ip, size_t ipcap,
+                   int *port_out);
+/* A replica at host:port: 0 none, 1 not online yet, 2 online. */
+int repl_find_replica(const char *host, int port);
+int repl_online_replicas(void);
 /* A new random replication ID (40 hex digits). */
 void repl_random_id(char id[41]);
 /* The link's part of INFO replication and ROLE (repl_replica.c). */

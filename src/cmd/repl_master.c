@@ -114,6 +114,11 @@ static struct {
 
 static _Thread_local uint64_t tl_fed; /* this worker fed the stream this turn */
 
+static int failover_running(void)
+{
+    return strcmp(repl_failover_state(), "no-failover") != 0;
+}
+
 void repl_random_id(char id[41])
 {
     unsigned char r[20];
@@ -391,9 +396,13 @@ void repl_conn_closed(struct conn *c)
     free(s);
 }
 
+static struct conn *drop_except; /* under R.lock */
+
 static void drop_replicas_locked(void)
 {
     for (int i = 0; i < R.nslaves; i++) {
+        if (R.slaves[i]->c == drop_except)
+            continue;
         struct rslave *s = R.slaves[i];
         atomic_store(&s->c->kill, 1);
         worker_wake(s->w);
@@ -404,6 +413,15 @@ void repl_drop_replicas(void)
 {
     pthread_mutex_lock(&R.lock);
     drop_replicas_locked();
+    pthread_mutex_unlock(&R.lock);
+}
+
+void repl_drop_replicas_except(struct conn *keep)
+{
+    pthread_mutex_lock(&R.lock);
+    drop_except = keep;
+    drop_replicas_locked();
+    drop_except = NULL;
     pthread_mutex_unlock(&R.lock);
 }
 
@@ -466,7 +484,9 @@ void repl_before_sleep(struct worker *w)
 
     if (!atomic_load_explicit(&repl_on, memory_order_relaxed))
         return;
-    if (atomic_exchange_explicit(&R.getack, 0, memory_order_relaxed)) {
+    /* (not during a FAILOVER: the stream stands still while the replica catches up; its
+     * periodic ACK tells when) */
+    if (atomic_exchange_explicit(&R.getack, 0, memory_order_relaxed) && !failover_running()) {
         pthread_mutex_lock(&R.lock);
         if (R.nslaves)
             feed_cmd_locked("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n");
@@ -707,6 +727,7 @@ void repl_tick(int64_t now)
 
     if (!atomic_load_explicit(&repl_on, memory_order_relaxed))
         return;
+    repl_failover_tick(now);
     pthread_mutex_lock(&R.sync_lock);
     reap_sync(now);
     maybe_start_sync(now);
@@ -725,7 +746,7 @@ void repl_tick(int64_t now)
             worker_wake(s->w);
         }
     }
-    if (has && !atomic_load(&repl_is_replica) &&
+    if (has && !atomic_load(&repl_is_replica) && !failover_running() &&
         now - last_ping >= (int64_t)cfg.repl_ping_replica_period * 1000) {
         feed_cmd_locked("*1\r\n$4\r\nPING\r\n");
         last_ping = now;
@@ -839,6 +860,27 @@ static void sync_common(struct conn *c, int psync)
     if (c->repl && ((struct rslave *)c->repl)->state) {
         return; /* already a replica: ignored, as Redis */
     }
+    if (psync && c->argc >= 4) {
+        if (!util_eq_nocase(c->argv[3].p, c->argv[3].n, "failover") || c->argc > 4) {
+            reply_error(c, "ERR syntax error");
+            return;
+        }
+        /* the primary hands over (its FAILOVER): this replica becomes the primary, then
+         * answers the PSYNC as any (its old ID is now the second one) */
+        if (!atomic_load(&repl_is_replica)) {
+            reply_error(c, "ERR PSYNC FAILOVER can't be sent to a master.");
+            return;
+        }
+        char myid[41];
+        uint64_t myoff;
+        repl_get_id(myid, &myoff);
+        if (!id_eq(&c->argv[1], myid)) {
+            reply_error(c, "ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        log_notice("Failover request received for replid %s.", myid);
+        repl_promote_except(c);
+    }
     if (atomic_load(&repl_is_replica) && !repl_link_up()) {
         reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
@@ -921,6 +963,50 @@ static void psync_command(struct conn *c)
 static void sync_command(struct conn *c)
 {
     sync_common(c, 0);
+}
+
+int repl_caught_up(const char *host, int port, int any_state, char *ip, size_t ipcap,
+                   int *port_out)
+{
+    int found = 0;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves && !found; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->state != RS_ONLINE)
+            continue;
+        if (host && (strcmp(s->ip, host) || s->port != port))
+            continue;
+        if (!any_state && s->ack_off < R.offset)
+            continue;
+        snprintf(ip, ipcap, "%s", s->ip);
+        *port_out = s->port;
+        found = 1;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return found;
+}
+
+int repl_find_replica(const char *host, int port)
+{
+    int r = 0;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->state && !strcmp(s->ip, host) && s->port == port)
+            r = s->state == RS_ONLINE ? 2 : 1;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+int repl_online_replicas(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        n += R.slaves[i]->state != 0;
+    pthread_mutex_unlock(&R.lock);
+    return n;
 }
 
 int repl_count_acks(uint64_t off)
@@ -1031,7 +1117,7 @@ void repl_info(struct buf *b)
           state_name(s), (unsigned long long)s->ack_off,
           (long long)(s->ack_ms ? (now - s->ack_ms) / 1000 : 0));
     }
-    P("master_failover_state:no-failover\r\n");
+    P("master_failover_state:%s\r\n", repl_failover_state());
     P("master_replid:%s\r\nmaster_replid2:%s\r\n", R.replid, R.replid2);
     P("master_repl_offset:%llu\r\nsecond_repl_offset:%lld\r\n", (unsigned long long)R.offset,
       R.second_off ? (long long)R.second_off : -1LL);

@@ -51,6 +51,19 @@ static struct {
     pthread_mutex_t apply;    /* held while a link thread changes the data or the stream */
 } L = {.lock = PTHREAD_MUTEX_INITIALIZER, .apply = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
+/* FAILOVER's state (under L.lock): the primary pauses writes, waits for a replica to have
+ * the whole stream, then follows it, asking it with PSYNC ... FAILOVER to become the primary. */
+enum { FO_NONE = 0, FO_WAITING, FO_IN_PROGRESS };
+static struct {
+    int state;
+    char host[256]; /* TO host port, "" any */
+    int port;
+    int force;
+    int64_t deadline;     /* TIMEOUT, 0 none */
+    int64_t started;      /* when in progress began */
+    int64_t pause_end;    /* the cmd_pause_end it set */
+} F;
+
 static void set_state(int st)
 {
     pthread_mutex_lock(&L.lock);
@@ -172,6 +185,8 @@ static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
     return 0;
 }
 
+static void failover_end(int ok, const char *why);
+
 /* ---- the handshake ---- */
 
 /* 1 full sync (id, *off: the primary's), 0 continue (id: maybe a new ID), -1 failed. */
@@ -214,9 +229,23 @@ static int handshake(int fd, char id[41], uint64_t *off)
     repl_get_id(myid, &myoff);
     int have = atomic_load(&repl_on); /* a backlog: this data has an ID and an offset */
     snprintf(offnum, sizeof(offnum), "%llu", (unsigned long long)(myoff + 1));
-    if (exchange(fd, 3, (const char *[]){"PSYNC", have ? myid : "?", have ? offnum : "-1"},
-                 line, sizeof(line)))
+    pthread_mutex_lock(&L.lock);
+    int fo = F.state == FO_IN_PROGRESS;
+    pthread_mutex_unlock(&L.lock);
+    if (fo) {
+        if (exchange(fd, 4, (const char *[]){"PSYNC", myid, offnum, "FAILOVER"}, line,
+                     sizeof(line)))
+            return -1;
+        if (line[0] == '-') {
+            log_warn("Failover request was rejected by the target: %s", line + 1);
+            failover_end(0, "the target rejected it");
+            return -1;
+        }
+    } else if (exchange(fd, 3,
+                        (const char *[]){"PSYNC", have ? myid : "?", have ? offnum : "-1"},
+                        line, sizeof(line))) {
         return -1;
+    }
     if (!strncmp(line, "+FULLRESYNC ", 12)) {
         unsigned long long o;
         char nid[64];
@@ -230,6 +259,8 @@ static int handshake(int fd, char id[41], uint64_t *off)
         return 1;
     }
     if (!strncmp(line, "+CONTINUE", 9)) {
+        if (fo)
+            failover_end(1, NULL);
         const char *p = line + 9;
         while (*p == ' ')
             p++;
@@ -597,11 +628,11 @@ static void link_stop(void)
     pthread_mutex_unlock(&L.lock);
 }
 
-int repl_replicaof_apply(const char *host, int port)
+/* Become a primary: stop the link, a new ID (the old one continues as the second), the
+ * replicas but keep reconnect to hear of it. */
+static void promote(struct conn *keep)
 {
-    if (!host) {
-        if (!atomic_load(&repl_is_replica))
-            return 0;
+    {
         link_stop();
         /* a command being applied finishes first; inside EXEC (Sentinel's MULTI ... SLAVEOF NO
          * ONE ... EXEC) this thread holds stripes that command may wait for: then only try, and
@@ -627,9 +658,23 @@ int repl_replicaof_apply(const char *host, int port)
         if (locked)
             pthread_mutex_unlock(&L.apply);
         /* as Redis: the replicas hear of the new ID by reconnecting (+CONTINUE <new id>) */
-        repl_drop_replicas();
+        repl_drop_replicas_except(keep);
         config_set("replicaof", (const char *[]){""}, 1, 1, NULL, 0);
-        log_notice("MASTER MODE enabled (user request from 'id=?')");
+        log_notice("MASTER MODE enabled");
+    }
+}
+
+void repl_promote_except(struct conn *keep)
+{
+    if (atomic_load(&repl_is_replica))
+        promote(keep);
+}
+
+int repl_replicaof_apply(const char *host, int port)
+{
+    if (!host) {
+        if (atomic_load(&repl_is_replica))
+            promote(NULL);
         return 0;
     }
     pthread_mutex_lock(&L.lock);
@@ -676,6 +721,187 @@ int repl_replicaof_apply(const char *host, int port)
     }
     log_notice("REPLICAOF %s:%d enabled", host, port);
     return 0;
+}
+
+/* Writes wait (as CLIENT PAUSE WRITE) while a failover runs. */
+static void failover_pause(void)
+{
+    int64_t end = util_now_ms() + 100LL * 365 * 24 * 3600 * 1000;
+    int64_t cur = atomic_load(&cmd_pause_end);
+    if (end > cur)
+        atomic_store(&cmd_pause_end, end);
+    F.pause_end = end;
+}
+
+static void failover_unpause(void)
+{
+    int64_t end = F.pause_end;
+    atomic_compare_exchange_strong(&cmd_pause_end, &end, 0);
+    F.pause_end = 0;
+    block_wake_postponed(repl_srv);
+}
+
+/* The failover is over (ok: the target took over; else rolled back). */
+static void failover_end(int ok, const char *why)
+{
+    pthread_mutex_lock(&L.lock);
+    int was = F.state;
+    F.state = FO_NONE;
+    pthread_mutex_unlock(&L.lock);
+    if (!was)
+        return;
+    if (ok) {
+        log_notice("Failover target %s:%d accepted the failover.", F.host, F.port);
+    } else {
+        log_warn("FAILOVER to %s:%d aborted: %s", F.host[0] ? F.host : "any", F.port, why);
+        if (was == FO_IN_PROGRESS && atomic_load(&repl_is_replica))
+            promote(NULL); /* back to a primary */
+    }
+    failover_unpause();
+}
+
+const char *repl_failover_state(void)
+{
+    switch (__atomic_load_n(&F.state, __ATOMIC_RELAXED)) {
+    case FO_WAITING:
+        return "waiting-for-sync";
+    case FO_IN_PROGRESS:
+        return "failover-in-progress";
+    default:
+        return "no-failover";
+    }
+}
+
+void repl_failover_tick(int64_t now)
+{
+    char ip[256];
+    int port;
+
+    pthread_mutex_lock(&L.lock);
+    int st = F.state;
+    int64_t deadline = F.deadline, started = F.started;
+    int force = F.force, has_to = F.host[0] != 0;
+    char host[256];
+    snprintf(host, sizeof(host), "%s", F.host);
+    int tport = F.port;
+    pthread_mutex_unlock(&L.lock);
+    if (st == FO_WAITING) {
+        int ready = repl_caught_up(has_to ? host : NULL, tport, 0, ip, sizeof(ip), &port);
+        if (!ready && deadline && now >= deadline) {
+            if (!force) {
+                failover_end(0, "the replica did not catch up in time");
+                return;
+            }
+            ready = 1; /* FORCE: the target, caught up or not */
+            snprintf(ip, sizeof(ip), "%s", host);
+            port = tport;
+        }
+        if (!ready) {
+            repl_ask_acks();
+            return;
+        }
+        pthread_mutex_lock(&L.lock);
+        F.state = FO_IN_PROGRESS;
+        F.started = now;
+        snprintf(F.host, sizeof(F.host), "%s", ip);
+        F.port = port;
+        pthread_mutex_unlock(&L.lock);
+        log_notice("Failover target %s:%d is synced, failing over.", ip, port);
+        repl_replicaof_apply(ip, port);
+    } else if (st == FO_IN_PROGRESS && now - started > (int64_t)cfg.repl_timeout * 1000) {
+        failover_end(0, "the target did not answer in time");
+    }
+}
+
+/* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] */
+static void failover_command(struct conn *c)
+{
+    char host[256] = "";
+    long long port = 0, ms = 0;
+    int to = 0, force = 0, abort_ = 0, tmo = 0;
+
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(c, i, "to") && !to && i + 2 < c->argc) {
+            if (!util_str2ll(c->argv[i + 2].p, c->argv[i + 2].n, &port)) {
+                reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+            snprintf(host, sizeof(host), "%.*s",
+                     (int)(c->argv[i + 1].n > 255 ? 255 : c->argv[i + 1].n), c->argv[i + 1].p);
+            to = 1;
+            i += 2;
+        } else if (arg_is(c, i, "force") && !force) {
+            force = 1;
+        } else if (arg_is(c, i, "abort") && !abort_) {
+            abort_ = 1;
+        } else if (arg_is(c, i, "timeout") && !tmo && i + 1 < c->argc) {
+            if (!util_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &ms)) {
+                reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (ms <= 0) {
+                reply_error(c, "ERR FAILOVER timeout must be greater than 0");
+                return;
+            }
+            tmo = 1;
+            i++;
+        } else {
+            reply_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    if (abort_) {
+        if (to || force || tmo) {
+            reply_error(c, "ERR syntax error");
+            return;
+        }
+        if (!__atomic_load_n(&F.state, __ATOMIC_RELAXED)) {
+            reply_error(c, "ERR No failover in progress.");
+            return;
+        }
+        failover_end(0, "Failover manually aborted");
+        reply_ok(c);
+        return;
+    }
+    if (atomic_load(&repl_is_replica)) {
+        reply_error(c, "ERR FAILOVER is not valid when server is a replica.");
+        return;
+    }
+    if (!repl_online_replicas()) {
+        reply_error(c, "ERR FAILOVER requires connected replicas.");
+        return;
+    }
+    if (__atomic_load_n(&F.state, __ATOMIC_RELAXED)) {
+        reply_error(c, "ERR FAILOVER already in progress.");
+        return;
+    }
+    if (force && (!to || !tmo)) {
+        reply_error(c, "ERR FAILOVER with force option requires both a timeout and target HOST "
+                       "and IP.");
+        return;
+    }
+    if (to) {
+        int r = repl_find_replica(host, (int)port);
+        if (!r) {
+            reply_error(c, "ERR FAILOVER target HOST and PORT is not a replica.");
+            return;
+        }
+        if (r != 2) {
+            reply_error(c, "ERR FAILOVER target replica is not online.");
+            return;
+        }
+    }
+    pthread_mutex_lock(&L.lock);
+    F.state = FO_WAITING;
+    snprintf(F.host, sizeof(F.host), "%s", to ? host : "");
+    F.port = (int)port;
+    F.force = force;
+    F.deadline = tmo ? c->w->now_ms + ms : 0;
+    failover_pause();
+    pthread_mutex_unlock(&L.lock);
+    log_notice("FAILOVER requested to %s:%lld.", to ? host : "any", port);
+    repl_ask_acks();
+    reply_ok(c);
 }
 
 static void replicaof_command(struct conn *c)
@@ -780,6 +1006,7 @@ static void role_command(struct conn *c)
 static struct cmd cmds[] = {
     {"replicaof", replicaof_command, 3, "admin noscript stale no_async_loading", "@dangerous", NULL, "server", "Make the server a replica of another instance, or promote it as master"},
     {"slaveof", replicaof_command, 3, "admin noscript stale no_async_loading", "@dangerous", NULL, "server", "Make the server a replica of another instance, or promote it as master"},
+    {"failover", failover_command, -1, "admin noscript stale", "@dangerous", NULL, "server", "Start a coordinated failover between this server and one of its replicas"},
     {"role", role_command, 1, "noscript loading stale fast", "@admin @dangerous", NULL, "server", "Return the role of the instance in the context of replication"},
 };
 
