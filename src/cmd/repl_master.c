@@ -770,6 +770,7 @@ _Atomic int repl_loading;
 
 void repl_update_gate(void)
 {
+    atomic_store(&store_evict_off, atomic_load(&repl_is_replica) && cfg.replica_ignore_maxmemory);
     atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0 ||
                                  atomic_load(&repl_loading));
 }

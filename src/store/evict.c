@@ -222,8 +222,12 @@ void store_thread_exit(void)
     cand_buf = NULL;
 }
 
+_Atomic int store_evict_off;
+
 int store_make_room(struct store *s)
 {
+    if (atomic_load_explicit(&store_evict_off, memory_order_relaxed))
+        return 0;
     int policy = cfg.maxmemory_policy;
     int volatile_only = policy == MM_VOLATILE_LRU || policy == MM_VOLATILE_LFU ||
                         policy == MM_VOLATILE_RANDOM || policy == MM_VOLATILE_TTL;

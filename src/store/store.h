@@ -83,6 +83,8 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
+extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
  * not refresh access times. */
 extern _Thread_local int store_no_touch;

@@ -566,3 +566,24 @@ def test_chain_and_promoted_replica_continue_with_psync(servers):
     assert st["sync_full"] == full_b, st
     assert st["sync_partial_ok"] >= 2, st
     assert dataset(a) == dataset(b) == dataset(c)
+
+
+def test_replica_ignores_maxmemory_by_default(servers):
+    """A replica over its maxmemory keeps every key its primary has (replica-ignore-maxmemory
+    yes, as Redis): only the primary's DELs remove keys."""
+    p = servers.tc()
+    r = servers.tc("--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")
+    follow(r, p)
+    big = b"v" * 1000
+    pipe = cli(p).pipeline(transaction=False)
+    for i in range(5000):  # 5 MB of values: over the replica's 2 MB
+        pipe.set("k%d" % i, big)
+    pipe.execute()
+    wait_for(lambda: in_sync(p, r), what="the stream")
+    time.sleep(0.3)  # a few timer ticks: no catch-up eviction either
+    assert cli(r).dbsize() == 5000
+    assert info(r, "stats")["evicted_keys"] == 0
+    # with replica-ignore-maxmemory no it evicts down to its limit on its own
+    cli(r).config_set("replica-ignore-maxmemory", "no")
+    wait_for(lambda: cli(r).dbsize() < 5000, 10, "the replica to evict")
+    assert info(r, "stats")["evicted_keys"] > 0
