@@ -40,12 +40,12 @@ def raw(srv, *args):
 
 
 def fill(r, tag=b""):
-    """Every type in several databases, some keys with a TTL."""
-    for db in (0, 1, 5, 15):
+    """Every type in all 16 databases, some keys with a TTL."""
+    for db in range(DBS):
         c = redis.Redis(host=r.connection_pool.connection_kwargs["host"],
                         port=r.connection_pool.connection_kwargs["port"], db=db)
         p = c.pipeline(transaction=False)
-        for i in range(30):
+        for i in range(12 if db % 5 else 30):
             k = b"%s%d:%d" % (tag, db, i)
             p.set(b"s:" + k, b"v" * (i * 7 % 90))
             p.rpush(b"l:" + k, *[b"e%d" % j for j in range(i % 5 + 1)])
