@@ -204,6 +204,22 @@ static void commit(struct conn *c)
         buf_shrink(&tl.pend, 1 << 16);
 }
 
+/* PUBLISH / SPUBLISH: to the replication stream only, as Redis (PROPAGATE_REPL). */
+static void repl_publish(struct conn *c)
+{
+    if (!atomic_load_explicit(&repl_on, memory_order_relaxed) || repl_applying)
+        return;
+    if (tl.depth || tl.in_tx) { /* inside EXEC or a script: in its block (the AOF's too) */
+        counted(buf_len(&tl.pend));
+        rec_slices(-1, c->argc, c->argv);
+        return;
+    }
+    size_t start = buf_len(&tl.pend);
+    rec_slices(-1, c->argc, c->argv);
+    repl_feed(tl.pend.data + tl.pend.rpos + start, buf_len(&tl.pend) - start);
+    tl.pend.wpos = tl.pend.rpos + start;
+}
+
 /* ---- what a command logs ---- */
 
 /* The key state of (db, key) after a write, under its stripe lock. mc: give the item a CAS
@@ -356,6 +372,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     if (!(cmd->flags & CMD_WRITE) ||
         (repl_applying && !atomic_load_explicit(&aof_on, memory_order_relaxed))) {
         cmd->fn(c); /* a replica applying its primary's stream passes the bytes on itself */
+        if (TC_UNLIKELY(cmd->flags & CMD_PUBSUB) && !(cmd->flags & CMD_WRITE) &&
+            !strncmp(cmd->name + (cmd->name[0] == 's'), "publish", 8))
+            repl_publish(c); /* PUBLISH reaches the replicas' subscribers (not the AOF) */
         return;
     }
     if (tl.depth > 0 || store_held) {

@@ -587,3 +587,25 @@ def test_replica_ignores_maxmemory_by_default(servers):
     cli(r).config_set("replica-ignore-maxmemory", "no")
     wait_for(lambda: cli(r).dbsize() < 5000, 10, "the replica to evict")
     assert info(r, "stats")["evicted_keys"] > 0
+
+
+@pytest.mark.parametrize("replica_kind", ["tc", "redis"])
+def test_publish_reaches_subscribers_of_replicas(servers, replica_kind):
+    p = servers.tc()
+    r = servers.tc() if replica_kind == "tc" else servers.redis()
+    follow(r, p)
+    sub = cli(r).pubsub()
+    sub.subscribe("news")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    cli(p).publish("news", "hello")
+    t = cli(p).pipeline(transaction=True)
+    t.publish("news", "in-multi").set("x", "1")
+    t.execute()
+    got = []
+    end = time.time() + 10
+    while len(got) < 2 and time.time() < end:
+        m = sub.get_message(timeout=1)
+        if m and m["type"] == "message":
+            got.append(m["data"])
+    assert got == [b"hello", b"in-multi"]
+    sub.close()
