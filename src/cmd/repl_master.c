@@ -64,7 +64,10 @@ static void blk_release(void *owner)
     blk_unref(owner);
 }
 
-enum { RS_WAIT_START = 1, RS_WAIT_END, RS_ONLINE };
+/* WAIT_START: wants a full sync; WAIT_END: the child is writing it (diskless: to its socket);
+ * SEND_FILE: its owner worker sends the file the child wrote (disk mode: through the
+ * connection's own output, so TLS and the output limits apply); ONLINE: streaming. */
+enum { RS_WAIT_START = 1, RS_WAIT_END, RS_SEND_FILE, RS_ONLINE };
 
 struct rslave {
     struct conn *c;
@@ -79,6 +82,8 @@ struct rslave {
     char ip[64];
     int capa_eof, capa_psync2, rdb_only, old_sync;
     int64_t soft_since_ms; /* over the soft output limit since */
+    int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
+    int64_t file_pos, file_size;
 };
 
 static struct {
@@ -95,6 +100,7 @@ static struct {
     int64_t no_slaves_since;  /* ms, for repl-backlog-ttl */
     _Atomic int getack;       /* a WAIT waits: ask the replicas for ACKs */
     _Atomic uint64_t gen;     /* bumped at every feed and replica state change */
+    _Atomic int sending;      /* replicas in SEND_FILE (their workers look every turn) */
     /* counters (INFO stats) */
     uint64_t sync_full, sync_partial_ok, sync_partial_err;
     /* the full sync child, under sync_lock (taken before stripes) */
@@ -370,6 +376,7 @@ static struct rslave *slave_add(struct conn *c)
         return NULL;
     s->c = c;
     s->w = c->w;
+    s->file_fd = -1;
     s->slot = R.nslaves;
     R.slaves[R.nslaves++] = s;
     __atomic_store_n(&c->repl, s, __ATOMIC_RELAXED);
@@ -388,6 +395,11 @@ void repl_conn_closed(struct conn *c)
     if (!R.nslaves)
         R.no_slaves_since = util_now_ms();
     struct rblock *b = s->blk;
+    if (s->state == RS_SEND_FILE) {
+        if (s->file_fd >= 0)
+            close(s->file_fd);
+        atomic_fetch_sub(&R.sending, 1);
+    }
     pthread_mutex_unlock(&R.lock);
     if (s->state == RS_ONLINE)
         log_notice("Connection with replica %s:%d lost.", s->ip, s->port);
@@ -423,6 +435,13 @@ void repl_drop_replicas_except(struct conn *keep)
     drop_replicas_locked();
     drop_except = NULL;
     pthread_mutex_unlock(&R.lock);
+}
+
+/* The sync child may write c's socket itself (not a TLS session). */
+static int repl_conn_raw_ok(struct conn *c)
+{
+    (void)c;
+    return 1;
 }
 
 /* ---- sending the stream (the owner worker, before it sleeps) ---- */
@@ -477,6 +496,71 @@ static void check_limits(struct rslave *s, int64_t now)
     }
 }
 
+static void sync_file_path(char *path, size_t cap)
+{
+    char d[1024], f[256];
+    config_str(cfg.dir, d, sizeof(d));
+    config_str(cfg.dbfilename, f, sizeof(f));
+    rdb_path(path, cap, d, f);
+}
+
+/* SEND_FILE, by the owner under R.lock: the header, then the file in chunks while the output
+ * is short, then ONLINE (the stream since the copy follows). */
+static void send_file_locked(struct rslave *s)
+{
+    struct conn *c = s->c;
+    if (s->file_fd < 0) {
+        char path[2048], line[160];
+        struct stat st;
+        sync_file_path(path, sizeof(path));
+        s->file_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (s->file_fd < 0 || fstat(s->file_fd, &st) < 0) {
+            log_warn("Can't open the RDB file for replica %s:%d: %s", s->ip, s->port,
+                     strerror(errno));
+            c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        s->file_pos = 0;
+        s->file_size = st.st_size;
+        int k = 0;
+        if (!s->old_sync)
+            k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", R.sn_replid,
+                         (unsigned long long)R.sn_off);
+        k += snprintf(line + k, sizeof(line) - (size_t)k, "$%lld\r\n", (long long)st.st_size);
+        if (buf_append(&c->wbuf, line, (size_t)k))
+            c->flags |= CONN_CLOSE_ASAP;
+    }
+    while (s->file_pos < s->file_size && conn_pending(c) < (1u << 20)) {
+        size_t want = s->file_size - s->file_pos < (1 << 18) ? (size_t)(s->file_size - s->file_pos)
+                                                              : (size_t)1 << 18;
+        if (buf_reserve(&c->wbuf, want)) {
+            c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        ssize_t r = pread(s->file_fd, c->wbuf.data + c->wbuf.wpos, want, s->file_pos);
+        if (r <= 0) {
+            log_warn("Read error sending the RDB to replica %s:%d", s->ip, s->port);
+            c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        c->wbuf.wpos += (size_t)r;
+        s->file_pos += r;
+    }
+    if (s->file_pos == s->file_size) {
+        close(s->file_fd);
+        s->file_fd = -1;
+        atomic_fetch_sub(&R.sending, 1);
+        if (s->rdb_only) {
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            s->state = RS_WAIT_END; /* nothing more for it */
+            return;
+        }
+        s->state = RS_ONLINE;
+        log_notice("Synchronization with replica %s:%d succeeded", s->ip, s->port);
+        pump_locked(s);
+    }
+}
+
 void repl_before_sleep(struct worker *w)
 {
     struct conn *todo[MAX_REPLICAS];
@@ -508,13 +592,20 @@ void repl_before_sleep(struct worker *w)
             if (wake[i])
                 worker_wake(&repl_srv->workers[i]);
     }
-    if (gen == tl_seen)
+    if (gen == tl_seen && !atomic_load_explicit(&R.sending, memory_order_relaxed))
         return;
     tl_seen = gen;
     pthread_mutex_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
-        if (s->w != w || s->state != RS_ONLINE || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
+        if (s->w != w || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
+            continue;
+        if (s->state == RS_SEND_FILE) {
+            send_file_locked(s);
+            todo[nt++] = s->c;
+            continue;
+        }
+        if (s->state != RS_ONLINE)
             continue;
         pump_locked(s);
         check_limits(s, w->now_ms);
@@ -557,7 +648,7 @@ static int sync_prepare(void *arg)
         s->send_off = R.offset + 1;
         blk_unref(s->blk);
         s->blk = tail_for_new();
-        R.sn_fds[R.sn_n] = s->c->fd;
+        R.sn_fds[R.sn_n] = R.sn_diskless ? s->c->fd : -1;
         R.sn_ids[R.sn_n] = s->c->id;
         R.sn_old[R.sn_n] = (uint8_t)s->old_sync;
         R.sn_n++;
@@ -580,7 +671,7 @@ static int sync_write(void *arg)
                          NULL};
     (void)dbnum;
 
-    for (int i = 0; i < R.sn_n; i++) {
+    for (int i = 0; i < R.sn_n && R.sn_diskless; i++) {
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", R.sn_replid,
                          (unsigned long long)R.sn_off);
         if (R.sn_fds[i] >= 0 && !R.sn_old[i] && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
@@ -597,36 +688,12 @@ static int sync_write(void *arg)
             if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], R.sn_mark, 40, tmo))
                 R.sn_fds[i] = -1;
     } else {
-        char path[2048], d[1024], f[256];
-        struct stat st;
-        config_str(cfg.dir, d, sizeof(d));
-        config_str(cfg.dbfilename, f, sizeof(f));
-        rdb_path(path, sizeof(path), d, f);
+        /* disk mode: the file alone; the parent sends it through each connection */
+        char path[2048];
+        sync_file_path(path, sizeof(path));
         if (rdb_save(repl_srv->store, path, &o, util_now_ms()))
             return 1;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0)
-            return 1;
-        int k = snprintf(line, sizeof(line), "$%lld\r\n", (long long)st.st_size);
-        for (int i = 0; i < R.sn_n; i++) {
-            if (R.sn_fds[i] < 0)
-                continue;
-            char buf[65536];
-            off_t at = 0;
-            if (sock_write_all(R.sn_fds[i], line, (size_t)k, tmo)) {
-                R.sn_fds[i] = -1;
-                continue;
-            }
-            while (at < st.st_size) {
-                ssize_t r = pread(fd, buf, sizeof(buf), at);
-                if (r <= 0 || sock_write_all(R.sn_fds[i], buf, (size_t)r, tmo)) {
-                    R.sn_fds[i] = -1;
-                    break;
-                }
-                at += r;
-            }
-        }
-        close(fd);
+        return 0;
     }
     for (int i = 0; i < R.sn_n; i++)
         live += R.sn_fds[i] >= 0;
@@ -644,7 +711,7 @@ static void maybe_start_sync(int64_t now)
     for (int i = 0; i < R.nslaves; i++)
         if (R.slaves[i]->state == RS_WAIT_START) {
             waiting++;
-            all_eof &= R.slaves[i]->capa_eof;
+            all_eof &= R.slaves[i]->capa_eof && repl_conn_raw_ok(R.slaves[i]->c);
         }
     pthread_mutex_unlock(&R.lock);
     if (!waiting) {
@@ -706,8 +773,13 @@ static void reap_sync(int64_t now)
         int sent = 0;
         for (int j = 0; j < R.sn_n; j++)
             sent |= R.sn_ids[j] == s->c->id;
-        if (!res.ok || !sent || s->rdb_only) {
+        if (!res.ok || !sent || (s->rdb_only && R.sn_diskless)) {
             atomic_store(&s->c->kill, 1);
+        } else if (!R.sn_diskless) {
+            s->state = RS_SEND_FILE;
+            s->file_fd = -1;
+            s->ack_ms = now;
+            atomic_fetch_add(&R.sending, 1);
         } else {
             s->state = RS_ONLINE;
             s->ack_ms = now;
@@ -1083,6 +1155,7 @@ static const char *state_name(const struct rslave *s)
     case RS_WAIT_START:
         return "wait_bgsave";
     case RS_WAIT_END:
+    case RS_SEND_FILE:
         return "send_bulk";
     default:
         return "online";

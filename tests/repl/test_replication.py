@@ -609,3 +609,20 @@ def test_publish_reaches_subscribers_of_replicas(servers, replica_kind):
             got.append(m["data"])
     assert got == [b"hello", b"in-multi"]
     sub.close()
+
+
+def test_disk_mode_sends_a_large_file_in_chunks_and_rdb_only(servers, tmp_path):
+    t = servers.tc("--repl-diskless-sync", "no")
+    c = cli(t)
+    val = b"x" * 300
+    for base in range(0, 20000, 1000):
+        c.mset({b"big:%d" % i: val for i in range(base, base + 1000)})
+    r = servers.tc()
+    follow(r, t)
+    assert cli(r).dbsize() == 20000 and cli(r).get(b"big:19999") == val
+    out = tmp_path / "cli.rdb"
+    cp = subprocess.run(["redis-cli", "-p", str(t.port), "--rdb", str(out)],
+                        capture_output=True, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    chk = subprocess.run(["redis-check-rdb", str(out)], capture_output=True, timeout=60)
+    assert chk.returncode == 0 and b"RDB looks OK" in chk.stdout, chk.stdout
