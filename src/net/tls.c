@@ -304,12 +304,14 @@ ssize_t tls_read(struct conn *c, char *buf, size_t cap, int *err)
         return 0;
     case SSL_ERROR_SYSCALL:
         ERR_clear_error();
+        SSL_set_quiet_shutdown(s, 1); /* no close_notify after a failed session */
         if (errno == 0 || errno == EAGAIN) /* EOF without close_notify */
             return 0;
         *err = errno;
         return -1;
     default:
         ERR_clear_error();
+        SSL_set_quiet_shutdown(s, 1);
         *err = EPROTO;
         return -1;
     }
@@ -364,6 +366,7 @@ int tls_flush(struct conn *c)
             return 0;
         default:
             ERR_clear_error();
+            SSL_set_quiet_shutdown(s, 1);
             return -1;
         }
     }
