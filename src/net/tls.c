@@ -123,6 +123,9 @@ static SSL_CTX *build_ctx(char *err, size_t cap)
     SSL_CTX_set_max_proto_version(c, maxv);
     /* a write may stop part-way (socket full) and resume from a moved buffer with more bytes */
     SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* one read(2) per request instead of two (record header, then body): OpenSSL reads what
+     * the socket has; the worker then asks SSL_has_pending, not the socket, for the rest */
+    SSL_CTX_set_read_ahead(c, 1);
     if (__atomic_load_n(&cfg.tls_session_caching, __ATOMIC_RELAXED)) {
         static const unsigned char sid[] = "twincache";
         SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_SERVER);
@@ -319,7 +322,7 @@ ssize_t tls_read(struct conn *c, char *buf, size_t cap, int *err)
 
 int tls_pending(const struct conn *c)
 {
-    return SSL_pending(c->tls);
+    return SSL_has_pending(c->tls);
 }
 
 /* One TLS record's payload: small output pieces are gathered into one record. */

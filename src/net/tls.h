@@ -32,7 +32,8 @@ int tls_handshake(struct conn *c);
 /* Read decrypted bytes into buf. >0 bytes, 0 the peer closed, -1 with *err = EAGAIN (would
  * block) or another errno (close). */
 ssize_t tls_read(struct conn *c, char *buf, size_t cap, int *err);
-/* Decrypted bytes OpenSSL holds already (read them before waiting for the socket). */
+/* Nonzero when OpenSSL holds input already, decrypted or not (read ahead): read it before
+ * waiting for the socket, which will not signal it. */
 int tls_pending(const struct conn *c);
 /* Write c's pending output (as conn_flush). 0 done or would block, -1 error (close). */
 int tls_flush(struct conn *c);
