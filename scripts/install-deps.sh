@@ -6,7 +6,7 @@ SUDO_CMD=""
 [ "$(id -u)" = 0 ] || SUDO_CMD=sudo
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
-      redis-server redis-tools memcached libmemcached-tools sasl2-bin
+      redis-server redis-tools redis-sentinel memcached libmemcached-tools sasl2-bin
       python3 python3-pytest python3-redis python3-pymemcache python3-venv
       default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)
 missing=()
@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
     # Debian starts redis-server and memcached as services on 6379/11211, the ports twincache
     # uses by default. Tests use their own ports; stop the services so `make run` can bind.
-    for s in redis-server memcached; do
+    for s in redis-server redis-sentinel memcached; do
         if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$s" 2>/dev/null; then
             $SUDO systemctl disable --now "$s" >/dev/null 2>&1 || true
         elif command -v service >/dev/null 2>&1; then

@@ -21,7 +21,7 @@ $PY -m pytest -q -p no:cacheprovider tests/harness
 
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
-for suite in tests/mc tests/types tests/persist; do
+for suite in tests/mc tests/types tests/persist tests/repl; do
     if [ -d "$suite" ]; then
         echo "== $suite (release build) =="
         TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider "$suite"
@@ -59,6 +59,9 @@ if [ -d tests/persist ]; then
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
 fi
+echo "== tests/repl under ASan+UBSan (replication, Sentinel failover) =="
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/repl
 echo "== threaded suites under ThreadSanitizer (transactions, Pub/Sub, blocking, concurrency, limits, memcached, data types, persistence) =="
 # detect_deadlocks=0: EXEC and BGSAVE hold every stripe mutex (in ascending order), more than
 # the 64 TSan's deadlock detector can track. tests/tsan.supp documents its only exception.
@@ -70,6 +73,8 @@ echo "== tests/types under ThreadSanitizer =="
 TYPES_BENCH_N=2000 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
 echo "== tests/persist under ThreadSanitizer =="
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
+echo "== tests/repl under ThreadSanitizer =="
+TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/repl
 unset TSAN_OPTIONS
 echo "== fuzzers (libFuzzer, 30 s per target) =="
 ./scripts/build.sh fuzz >/dev/null

@@ -712,6 +712,9 @@ static void retry(struct blk *b)
 /* CLIENT UNPAUSE: every worker retries its postponed clients at its next wake-up. */
 static _Atomic unsigned long unpause_gen;
 static unsigned long unpause_seen[1024]; /* per worker (owner only) */
+/* Replicas acknowledged: every WAIT looks again. */
+static _Atomic unsigned long acks_gen;
+static unsigned long acks_seen[1024];
 
 static void on_wakeup(struct worker *w)
 {
@@ -720,6 +723,13 @@ static void on_wakeup(struct worker *w)
         unpause_seen[w->idx] = gen;
         for (struct blk *b = w->blocked; b; b = b->next)
             if (b->spec->postpone)
+                atomic_store_explicit(&b->ready, 1, memory_order_relaxed);
+    }
+    gen = atomic_load(&acks_gen);
+    if (TC_UNLIKELY(w->idx < 1024 && acks_seen[w->idx] != gen)) {
+        acks_seen[w->idx] = gen;
+        for (struct blk *b = w->blocked; b; b = b->next)
+            if (b->spec->acks)
                 atomic_store_explicit(&b->ready, 1, memory_order_relaxed);
     }
     for (;;) {
@@ -811,6 +821,13 @@ void block_postpone(struct conn *c, const struct cmd *cmd, int64_t until)
 void block_wake_postponed(struct srv *srv)
 {
     atomic_fetch_add(&unpause_gen, 1);
+    for (int i = 0; i < srv->nworkers; i++)
+        worker_wake(&srv->workers[i]);
+}
+
+void block_wake_waiters(struct srv *srv)
+{
+    atomic_fetch_add(&acks_gen, 1);
     for (int i = 0; i < srv->nworkers; i++)
         worker_wake(&srv->workers[i]);
 }

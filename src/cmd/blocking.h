@@ -49,12 +49,15 @@ struct block_spec {
     /* the reply at the timeout (and inside EXEC), or NULL: the null reply (WAIT: its count) */
     void (*timeout_fn)(struct conn *c);
     int postpone; /* not a blocking command: one postponed by CLIENT PAUSE (blocking.c) */
+    int acks;     /* WAIT: tried again whenever a replica acknowledges (block_wake_waiters) */
 };
 
 /* CLIENT PAUSE: c's command cmd waits until the pause ends (until: ms), then runs as sent.
  * block_wake_postponed (CLIENT UNPAUSE) makes every postponed client look again. */
 void block_postpone(struct conn *c, const struct cmd *cmd, int64_t until);
 void block_wake_postponed(struct srv *srv);
+/* A replica acknowledged its offset: every blocked WAIT looks again (any thread). */
+void block_wake_waiters(struct srv *srv);
 /* The end (ms) of the CLIENT PAUSE in effect or last set, 0 when none (cmd_conn.c). */
 extern _Atomic int64_t cmd_pause_end;
 /* The end (ms) of a CLIENT PAUSE that holds c's command cmd back, or 0 (cmd_conn.c). */

@@ -240,6 +240,8 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
         oll = LOAD(x->pub_oll);
         ocap = LOAD(x->pub_ocap);
     }
+    if (__atomic_load_n(&x->repl, __ATOMIC_RELAXED))
+        flags[nf++] = 'S';
     if (nsub || npsub)
         flags[nf++] = 'P';
     if (atomic_load_explicit(&x->blocked, memory_order_relaxed))
@@ -283,8 +285,9 @@ static void clients_visit(struct conn *c, client_visit_fn *fn, void *arg)
     }
 }
 
-/* Client types (CLIENT LIST / KILL TYPE): Redis's names; masters and replicas do not exist
- * here yet, so those types match no connection. */
+/* Client types (CLIENT LIST / KILL TYPE): Redis's names. A replica's connection has its
+ * replication state (cmd/repl_master.c); the link to a primary is a thread of its own, not a
+ * client, so "master" matches no connection. */
 enum { CT_ANY = -1, CT_NORMAL, CT_MASTER, CT_REPLICA, CT_PUBSUB };
 
 static int client_type_by_name(struct conn *c, int i)
@@ -302,6 +305,8 @@ static int client_type_by_name(struct conn *c, int i)
 
 static int client_type(struct conn *x)
 {
+    if (__atomic_load_n(&x->repl, __ATOMIC_RELAXED))
+        return CT_REPLICA;
     return atomic_load_explicit(&x->nsub, memory_order_relaxed) ||
                    atomic_load_explicit(&x->npsub, memory_order_relaxed)
                ? CT_PUBSUB

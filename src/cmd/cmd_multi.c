@@ -350,7 +350,7 @@ static void exec_command(struct conn *c)
     pos = 0;
     t->active = 0; /* queued commands run, they are not queued again */
     t->executing = 1;
-    int logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
+    int logged = prop_active();
     if (TC_UNLIKELY(logged))
         aof_tx_begin(c); /* the writes are logged as one MULTI ... EXEC block */
     for (int i = 0; i < t->nq; i++) {

@@ -13,6 +13,8 @@
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
+#include "cmd/multi.h"
+#include "cmd/repl.h"
 #include "cmd/pubsub.h"
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
@@ -110,34 +112,50 @@ static void flushall_command(struct conn *c)
     reply_ok(c);
 }
 
-/* WAIT numreplicas timeout: there are no replicas yet (replication is to come), so no write
- * is ever acknowledged: 0 at once when no replica is asked for, else 0 when the timeout (ms,
- * 0 = forever) passes, as Redis answers with no replica connected. */
+/* WAIT numreplicas timeout: the replicas that acknowledged the offset of this client's last
+ * write; blocks (asking them for ACKs) until numreplicas do or the timeout (ms, 0 = forever)
+ * passes, then answers how many did. */
 static int wait_try(struct conn *c)
 {
-    (void)c;
+    long long n;
+    if (!util_str2ll(c->argv[1].p, c->argv[1].n, &n))
+        return 0;
+    int got = repl_count_acks(repl_woff(c));
+    if (got >= n) {
+        reply_int(c, got);
+        return 1;
+    }
     return 0;
 }
 
 static void wait_timeout(struct conn *c)
 {
-    reply_int(c, 0);
+    reply_int(c, repl_count_acks(repl_woff(c)));
 }
 
-static const struct block_spec wait_block_spec = {.try_fn = wait_try, .timeout_fn = wait_timeout};
+static const struct block_spec wait_block_spec = {.try_fn = wait_try, .timeout_fn = wait_timeout,
+                                                  .acks = 1};
 
 static void wait_command(struct conn *c)
 {
     long long n, ms;
 
+    if (atomic_load(&repl_is_replica)) {
+        reply_error(c, "ERR WAIT cannot be used with replica instances. Please also note that "
+                       "since Redis 4.0 if a replica is configured to be writable (which is not "
+                       "the default) writes to replicas are just local and are not propagated.");
+        return;
+    }
     if (arg_ll(c, 1, &n, NULL))
         return;
     if (block_arg_ms(c, 2, &ms))
         return;
-    if (n <= 0) {
-        reply_int(c, 0);
+    int got = repl_count_acks(repl_woff(c));
+    if (got >= n || (c->tx && tx_active(c)) || store_held) {
+        reply_int(c, got); /* inside MULTI or a script: no blocking, as Redis */
         return;
     }
+    repl_ask_acks();
     block_until(c, cmd_current, ms > 0 ? util_now_ms() + ms : 0);
 }
 
@@ -258,6 +276,7 @@ static void config_set_many(struct conn *c)
         break;
     }
     free(old);
+    repl_update_gate();
     reply_ok(c);
     return;
 fail:
@@ -651,6 +670,7 @@ static void info_command(struct conn *c)
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
             P("evicted_clients:0\r\n");
+            repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
@@ -663,9 +683,8 @@ static void info_command(struct conn *c)
             P("\r\n");
         }
         if (want(sec, "replication", 1)) {
-            P("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
-            P("master_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\n");
-            P("master_repl_offset:0\r\nrepl_backlog_active:0\r\n\r\n");
+            repl_info(&b);
+            P("\r\n");
         }
         if (want(sec, "cpu", 1)) {
             getrusage(RUSAGE_SELF, &ru);
@@ -852,14 +871,6 @@ static void memory_command(struct conn *c)
 
 /* ROLE: a master with no replica connected (replication is to come: issue 20), as Redis answers
  * then: its role, its replication offset (0 until a replica connects) and no replicas. */
-static void role_command(struct conn *c)
-{
-    reply_array(c, 3);
-    reply_bulk(c, "master", 6);
-    reply_int(c, 0);
-    reply_array(c, 0);
-}
-
 static struct cmd config_subs[] = {
     {"config|get", config_command, -3, "admin noscript loading stale", "", NULL, "server", "Read settings matching patterns"},
     {"config|set", config_command, -4, "admin noscript loading stale", "", NULL, "server", "Change settings at run time"},
@@ -895,7 +906,6 @@ static struct cmd cmds[] = {
     {"flushall", flushall_command, -1, "write", "@keyspace @dangerous", NULL, "server", "Remove all keys from all databases"},
     {"wait", wait_command, 3, "noscript", "@connection", NULL, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", NULL, NULL, &wait_block_spec},
     {"swapdb", swapdb_command, 3, "write fast tc:allstripes", "@keyspace @dangerous", NULL, "server", "Swaps two Redis databases"},
-    {"role", role_command, 1, "noscript loading stale fast", "@admin @dangerous", NULL, "server", "Return the role of the instance in the context of replication"},
     {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
     {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
     {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},

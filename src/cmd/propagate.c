@@ -17,7 +17,11 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "persist/aof_log.h"
+#include "cmd/repl.h"
+#include "persist/persist.h"
+#include "store/store.h"
 #include "proto/mc.h"
 
 /* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ---- */
@@ -39,8 +43,11 @@ static size_t rec_open(int db)
     int32_t d = db;
     uint32_t z = 0;
     size_t at = buf_len(&tl.pend);
-    buf_append(&tl.pend, &d, 4);
-    buf_append(&tl.pend, &z, 4);
+    if (buf_reserve(&tl.pend, 8))
+        return at;
+    memcpy(tl.pend.data + tl.pend.wpos, &d, 4);
+    memcpy(tl.pend.data + tl.pend.wpos + 4, &z, 4);
+    tl.pend.wpos += 8;
     return at;
 }
 
@@ -51,20 +58,33 @@ static void rec_close(size_t at)
         memcpy(tl.pend.data + tl.pend.rpos + at + 4, &len, 4);
 }
 
+/* "<type><n>\r\n" at d (room for 24 bytes); returns its length. */
+static size_t put_hdr(char *d, char type, unsigned long long n)
+{
+    d[0] = type;
+    int k = util_ull2str(d + 1, n);
+    d[1 + k] = '\r';
+    d[2 + k] = '\n';
+    return (size_t)k + 3;
+}
+
 static void rec_arr(int n)
 {
-    char h[24];
-    int k = snprintf(h, sizeof(h), "*%d\r\n", n);
-    buf_append(&tl.pend, h, (size_t)k);
+    if (buf_reserve(&tl.pend, 24))
+        return;
+    tl.pend.wpos += put_hdr(tl.pend.data + tl.pend.wpos, '*', (unsigned long long)n);
 }
 
 static void rec_bulk(const char *p, size_t n)
 {
-    char h[24];
-    int k = snprintf(h, sizeof(h), "$%zu\r\n", n);
-    buf_append(&tl.pend, h, (size_t)k);
-    buf_append(&tl.pend, p, n);
-    buf_append(&tl.pend, "\r\n", 2);
+    if (buf_reserve(&tl.pend, n + 26))
+        return;
+    char *d = tl.pend.data + tl.pend.wpos;
+    size_t h = put_hdr(d, '$', n);
+    memcpy(d + h, p, n);
+    d[h + n] = '\r';
+    d[h + n + 1] = '\n';
+    tl.pend.wpos += h + n + 2;
 }
 
 static void rec_str(const char *s)
@@ -75,7 +95,7 @@ static void rec_str(const char *s)
 static void rec_ll(long long v)
 {
     char num[24];
-    int k = snprintf(num, sizeof(num), "%lld", v);
+    int k = util_ll2str(num, v);
     rec_bulk(num, (size_t)k);
 }
 
@@ -123,7 +143,7 @@ static void wrap_multi(void)
 int cmd_prop_on(struct conn *c)
 {
     (void)c;
-    return atomic_load_explicit(&aof_on, memory_order_relaxed) && (tl.depth > 0 || tl.in_tx);
+    return prop_active() && (tl.depth > 0 || tl.in_tx);
 }
 
 int cmd_prop_begin(struct conn *c, int argc)
@@ -168,10 +188,17 @@ void cmd_prop_none(struct conn *c)
 static void commit(struct conn *c)
 {
     if (buf_len(&tl.pend)) {
-        aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+        if (atomic_load_explicit(&aof_on, memory_order_relaxed)) {
+            aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+            if (c)
+                conn_hold_output(c);
+        }
+        if (atomic_load_explicit(&repl_on, memory_order_relaxed)) {
+            uint64_t off = repl_feed(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
+            if (c && off)
+                c->woff = off;
+        }
         tl.pend.rpos = tl.pend.wpos = 0;
-        if (c)
-            conn_hold_output(c);
     }
     if (tl.pend.cap > (1 << 20))
         buf_shrink(&tl.pend, 1 << 16);
@@ -326,8 +353,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     struct store *s;
     uint64_t *bm;
 
-    if (!(cmd->flags & CMD_WRITE)) {
-        cmd->fn(c);
+    if (!(cmd->flags & CMD_WRITE) ||
+        (repl_applying && !atomic_load_explicit(&aof_on, memory_order_relaxed))) {
+        cmd->fn(c); /* a replica applying its primary's stream passes the bytes on itself */
         return;
     }
     if (tl.depth > 0 || store_held) {
@@ -344,6 +372,33 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         return;
     }
     s = conn_store(c);
+    /* SET and BITFIELD have a getkeys only for their key's flags: still one key at argv[1] */
+    if (((cmd->flags & CMD_ONE_KEY) ||
+         (cmd->nks == 1 && !(cmd->flags & CMD_MOVABLE) && cmd->first == cmd->last)) &&
+        cmd->first > 0 && cmd->first < c->argc) {
+        /* one key: its stripe alone, without walking a bitmap of every stripe (the bitmap,
+         * zero between commands, marks it held for the handler's own store_lock) */
+        struct skey k;
+        if (!tl.bm && !(tl.bm = calloc((s->nstripes + 63) / 64, 8))) {
+            cmd->fn(c);
+            return;
+        }
+        arg_key(c, cmd->first, &k);
+        pthread_mutex_lock(&s->stripes[k.stripe].lock);
+        tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
+        store_held = tl.bm;
+        tl.depth = 1;
+        tl.nprop = 0;
+        run_logged(c, cmd);
+        if (tl.nprop > 1)
+            wrap_multi();
+        commit(c);
+        tl.depth = 0;
+        store_held = NULL;
+        tl.bm[k.stripe >> 6] = 0;
+        pthread_mutex_unlock(&s->stripes[k.stripe].lock);
+        return;
+    }
     bm = key_stripes(c, cmd);
     if (!bm) {
         cmd->fn(c);
@@ -358,6 +413,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     commit(c);
     tl.depth = 0;
     store_release_set(s, bm);
+    memset(bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands (the one-key path) */
 }
 
 void aof_tx_begin(struct conn *c)
@@ -395,7 +451,7 @@ void cmd_prop_gone(int db, const char *key, size_t klen)
 {
     size_t at;
 
-    if (!atomic_load_explicit(&aof_on, memory_order_relaxed))
+    if (!prop_active())
         return;
     at = rec_open(db);
     rec_arr(2);
@@ -406,9 +462,15 @@ void cmd_prop_gone(int db, const char *key, size_t klen)
         commit(NULL);
 }
 
+void cmd_prop_gone_install(void)
+{
+    persist_keep_gone_hook = 1;
+    atomic_store(&store_gone_hook, cmd_prop_gone);
+}
+
 /* ---- memcached ---- */
 
-static int mc_is_write(const struct mc_req *r)
+int aof_mc_is_write(const struct mc_req *r)
 {
     switch (r->cmd) {
     case MC_GAT: case MC_GATS: case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND:
@@ -438,7 +500,7 @@ void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec)
     const char *pos;
     int64_t now = conn_now(c);
 
-    if (!mc_is_write(r) || (!tl.bm && !(tl.bm = malloc(words * 8)))) {
+    if (!aof_mc_is_write(r) || (!tl.bm && !(tl.bm = malloc(words * 8)))) {
         exec(c, r);
         return;
     }
@@ -481,6 +543,7 @@ void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec)
     commit(c);
     tl.depth = 0;
     store_release_set(s, tl.bm);
+    memset(tl.bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands */
 }
 
 void aof_mc_flush(struct conn *c)
@@ -502,4 +565,5 @@ void aof_mc_flush(struct conn *c)
     rec_close(a);
     commit(c);
     store_release_set(s, tl.bm);
+    memset(tl.bm, 0, (s->nstripes + 63) / 64 * 8); /* zero between commands */
 }

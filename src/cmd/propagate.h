@@ -15,6 +15,16 @@
 #include "cmd/cmd.h"
 #include "persist/aof_log.h" /* aof_on, aof_loading */
 
+/* 1 once replication has a stream to feed (cmd/repl.h). */
+extern _Atomic int repl_on;
+
+/* Whether write commands are propagated: the AOF is on, or replication has a stream. */
+static inline int prop_active(void)
+{
+    return atomic_load_explicit(&aof_on, memory_order_relaxed) |
+           atomic_load_explicit(&repl_on, memory_order_relaxed);
+}
+
 struct mc_req;
 struct srv;
 
@@ -22,7 +32,7 @@ struct srv;
 void aof_exec(struct conn *c, const struct cmd *cmd);
 static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
 {
-    if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+    if (TC_UNLIKELY(prop_active()))
         aof_exec(c, cmd);
     else
         cmd->fn(c);
@@ -50,6 +60,16 @@ void aof_tx_end(struct conn *c);
 
 /* memcached: run exec(c, r), logging the resulting items (memcached's handler). */
 typedef void aof_mc_exec_fn(struct conn *c, struct mc_req *r);
+/* 1 when r changes data (a write for the AOF, replication and a read-only replica). */
+int aof_mc_is_write(const struct mc_req *r);
+/* A memcached write on a read-only replica: 1 when it is refused (replication). */
+static inline int mc_replica_refuses(void)
+{
+    extern _Atomic int repl_gate, repl_is_replica;
+    return atomic_load_explicit(&repl_gate, memory_order_relaxed) &&
+           atomic_load_explicit(&repl_is_replica, memory_order_relaxed) && cfg.replica_read_only;
+}
+#define MC_READONLY_TEXT "READONLY You can't write against a read only replica."
 void aof_mc_exec(struct conn *c, struct mc_req *r, aof_mc_exec_fn *exec);
 /* memcached's delayed flush_all came due: flush database 0 and log it. */
 void aof_mc_flush(struct conn *c);
@@ -57,6 +77,8 @@ void aof_mc_flush(struct conn *c);
 /* Keys removed by expiry or eviction: logged as DEL (the store's gone hook, under the key's
  * stripe lock; src/persist installs it while the AOF is on). */
 void cmd_prop_gone(int db, const char *key, size_t klen);
+/* Replication started: install cmd_prop_gone as the store's gone hook for good. */
+void cmd_prop_gone_install(void);
 
 /* Start-up (main thread, before the workers; the persist host's replay hooks, cmd_aof.c): a
  * connection to run the AOF's commands on (NULL: out of memory), running one command

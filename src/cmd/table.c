@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
 #include "cmd/tracking.h"
@@ -408,6 +409,12 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         tx_flag_error(c);
         return;
     }
+    if (TC_UNLIKELY(atomic_load_explicit(&repl_gate, memory_order_relaxed)) &&
+        repl_refuse(c, cmd)) {
+        cmdstats_reject(cmd);
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE)) {
         cmdstats_reject(cmd);
@@ -494,6 +501,7 @@ void cmd_resp_close(struct conn *c)
     monitor_close(c);
     pubsub_reset(c);
     block_reset(c);
+    repl_conn_closed(c);
     free(c->argv);
     c->argv = NULL;
     resp_parser_deinit(&c->rp);

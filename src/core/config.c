@@ -54,6 +54,7 @@ static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const tls_auth[] = {"no", "yes", "optional", NULL};
+static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 
 #define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
@@ -110,6 +111,39 @@ static struct setting settings[] = {
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
+    {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, 1LL << 50, 1, NULL},
+    {"repl-backlog-ttl", C_INT, &cfg.repl_backlog_ttl, 0, 0, 0x7fffffff, 1, NULL},
+    {"repl-diskless-sync", C_BOOL, &cfg.repl_diskless_sync, 0, 0, 1, 1, NULL},
+    {"repl-diskless-sync-delay", C_INT, &cfg.repl_diskless_sync_delay, 0, 0, 0x7fffffff, 1, NULL},
+    {"repl-diskless-sync-max-replicas", C_INT, &cfg.repl_diskless_sync_max_replicas, 0, 0, 0x7fffffff, 1, NULL},
+    {"repl-diskless-load", C_ENUM, &cfg.repl_diskless_load, 0, 0, 0, 1, diskless_loads},
+    {"repl-ping-replica-period", C_INT, &cfg.repl_ping_replica_period, 0, 1, 0x7fffffff, 1, NULL},
+    {"repl-ping-slave-period", C_INT, &cfg.repl_ping_replica_period, 0, 1, 0x7fffffff, 1, NULL},
+    {"repl-timeout", C_INT, &cfg.repl_timeout, 0, 1, 0x7fffffff, 1, NULL},
+    {"repl-disable-tcp-nodelay", C_BOOL, &cfg.repl_disable_tcp_nodelay, 0, 0, 1, 1, NULL},
+    {"min-replicas-to-write", C_INT, &cfg.min_replicas_to_write, 0, 0, 0x7fffffff, 1, NULL},
+    {"min-slaves-to-write", C_INT, &cfg.min_replicas_to_write, 0, 0, 0x7fffffff, 1, NULL},
+    {"min-replicas-max-lag", C_INT, &cfg.min_replicas_max_lag, 0, 0, 0x7fffffff, 1, NULL},
+    {"min-slaves-max-lag", C_INT, &cfg.min_replicas_max_lag, 0, 0, 0x7fffffff, 1, NULL},
+    S("masterauth", masterauth, 1),
+    S("masteruser", masteruser, 1),
+    {"replica-read-only", C_BOOL, &cfg.replica_read_only, 0, 0, 1, 1, NULL},
+    {"slave-read-only", C_BOOL, &cfg.replica_read_only, 0, 0, 1, 1, NULL},
+    {"replica-serve-stale-data", C_BOOL, &cfg.replica_serve_stale_data, 0, 0, 1, 1, NULL},
+    {"slave-serve-stale-data", C_BOOL, &cfg.replica_serve_stale_data, 0, 0, 1, 1, NULL},
+    {"replica-priority", C_INT, &cfg.replica_priority, 0, 0, 0x7fffffff, 1, NULL},
+    {"slave-priority", C_INT, &cfg.replica_priority, 0, 0, 0x7fffffff, 1, NULL},
+    {"replica-announced", C_BOOL, &cfg.replica_announced, 0, 0, 1, 1, NULL},
+    S("replica-announce-ip", replica_announce_ip, 1),
+    S("slave-announce-ip", replica_announce_ip, 1),
+    {"replica-announce-port", C_INT, &cfg.replica_announce_port, 0, 0, 65535, 1, NULL},
+    {"slave-announce-port", C_INT, &cfg.replica_announce_port, 0, 0, 65535, 1, NULL},
+    {"replica-lazy-flush", C_BOOL, &cfg.replica_lazy_flush, 0, 0, 1, 1, NULL},
+    {"slave-lazy-flush", C_BOOL, &cfg.replica_lazy_flush, 0, 0, 1, 1, NULL},
+    {"replica-ignore-maxmemory", C_BOOL, &cfg.replica_ignore_maxmemory, 0, 0, 1, 1, NULL},
+    {"slave-ignore-maxmemory", C_BOOL, &cfg.replica_ignore_maxmemory, 0, 0, 1, 1, NULL},
+    S("replicaof", replicaof, 0),
+    S("slaveof", replicaof, 0),
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
     {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
@@ -217,6 +251,18 @@ void config_defaults(void)
     cfg.tls_session_cache_size = 20480;
     cfg.tls_session_cache_timeout = 300;
     cfg.tls_handshake_timeout = 10000;
+    cfg.repl_backlog_size = 1024 * 1024;
+    cfg.repl_backlog_ttl = 3600;
+    cfg.repl_diskless_sync = 1;
+    cfg.repl_diskless_sync_delay = 5;
+    cfg.repl_ping_replica_period = 10;
+    cfg.repl_timeout = 60;
+    cfg.min_replicas_max_lag = 10;
+    cfg.replica_read_only = 1;
+    cfg.replica_serve_stale_data = 1;
+    cfg.replica_priority = 100;
+    cfg.replica_announced = 1;
+    cfg.replica_ignore_maxmemory = 1;
     cfg.hash_max_listpack_entries = 128;
     cfg.hash_max_listpack_value = 64;
     cfg.set_max_intset_entries = 512;
@@ -638,6 +684,13 @@ static void setting_lines(const struct setting *s, struct buf *b)
         for (int i = 0; i < 3; i++) {
             n = snprintf(line, sizeof(line), "client-output-buffer-limit %s %lld %lld %lld\n",
                          cls[i], cfg.cobl[i][0], cfg.cobl[i][1], cfg.cobl[i][2]);
+            buf_append(b, line, (size_t)n);
+        }
+        return;
+    }
+    if (!strcmp(s->name, "replicaof") || !strcmp(s->name, "slaveof")) {
+        if (v[0]) { /* "host port" as two words; no line for a primary, as Redis */
+            n = snprintf(line, sizeof(line), "replicaof %s\n", v);
             buf_append(b, line, (size_t)n);
         }
         return;

@@ -114,6 +114,29 @@ struct config {
     int tls_replication;        /* replication links use TLS (read by src/repl) */
     int tls_cluster;            /* accepted and stored (no cluster bus) */
     int tls_handshake_timeout;  /* ms a TLS handshake may take before the connection closes */
+    /* replication (Redis's names and defaults; src/cmd/repl*.c) */
+    long long repl_backlog_size;
+    int repl_backlog_ttl;        /* s without replicas before the backlog is freed, 0 never */
+    int repl_diskless_sync;      /* full sync: RDB straight to the replica sockets */
+    int repl_diskless_sync_delay; /* s to wait for more replicas before such a sync */
+    int repl_diskless_sync_max_replicas; /* start at once when this many wait, 0: no limit */
+    int repl_diskless_load;      /* accepted: disabled, on-empty-db, swapdb (loads from disk) */
+    int repl_ping_replica_period; /* s between PINGs in the stream */
+    int repl_timeout;            /* s of silence before a link is dropped */
+    int repl_disable_tcp_nodelay;
+    int min_replicas_to_write;   /* -NOREPLICAS below this many good replicas, 0: off */
+    int min_replicas_max_lag;    /* s since a replica's last ACK for it to count */
+    char masterauth[512];
+    char masteruser[128];
+    int replica_read_only;
+    int replica_serve_stale_data;
+    int replica_priority;
+    int replica_announced;
+    char replica_announce_ip[64];
+    int replica_announce_port;
+    int replica_lazy_flush;
+    int replica_ignore_maxmemory;
+    char replicaof[300];         /* "host port" at start-up (config file), "" none */
 };
 /* Set by net/tls.c: applies the tls-* settings after CONFIG SET changed some (certificate
  * reload). 0, or -1 with err set; NULL before TLS is set up. */

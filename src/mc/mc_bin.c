@@ -690,9 +690,14 @@ void mc_bin_input(struct conn *c)
             refused(c, r);
             continue;
         }
+        if (TC_UNLIKELY(mc_replica_refuses()) && is_write(r)) {
+            mc_check(c, mcb_compose(&c->wbuf, r->op, 0x84, r->opaque, 0, NULL, 0, NULL, 0,
+                                    MC_READONLY_TEXT, sizeof(MC_READONLY_TEXT) - 1));
+            continue;
+        }
         if (is_write(r))
             STAT_INC(c->w->st.dirty);
-        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+        if (TC_UNLIKELY(prop_active()))
             run_logged(c, r);
         else
             run(c, r);

@@ -53,7 +53,7 @@ static void flush_check(struct conn *c)
 
     if (TC_UNLIKELY(at) && mc_now(c) >= at &&
         atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
-        if (atomic_load_explicit(&aof_on, memory_order_relaxed))
+        if (prop_active())
             aof_mc_flush(c);
         else
             store_flush(mc_store(c), MC_DB);
@@ -252,7 +252,13 @@ void mc_cmd_input(struct conn *c)
         c->tot_cmds++;
         m->mg_prev = m->mg_cur;
         m->mg_cur = NULL;
-        if (TC_UNLIKELY(atomic_load_explicit(&aof_on, memory_order_relaxed)))
+        if (TC_UNLIKELY(mc_replica_refuses()) && aof_mc_is_write(&m->r)) {
+            mc_check(c, buf_append(conn_out(c), "SERVER_ERROR " MC_READONLY_TEXT "\r\n",
+                                   sizeof("SERVER_ERROR " MC_READONLY_TEXT "\r\n") - 1));
+            conn_udp_cut(c);
+            continue;
+        }
+        if (TC_UNLIKELY(prop_active()))
             aof_mc_exec(c, &m->r, execute);
         else
             execute(c, &m->r);

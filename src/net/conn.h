@@ -104,6 +104,8 @@ struct conn {
     void *blk;             /* blocked command state (owned by blocking.c), NULL when not blocked */
     void *trk;             /* CLIENT TRACKING state (owned by tracking.c), NULL when never on */
     uint64_t trk_hash;     /* tracking.c's hash of the running command's key, 0: not computed */
+    void *repl;            /* a replica's state (cmd/repl_master.c), NULL for other clients */
+    uint64_t woff;         /* replication stream offset after its last write (WAIT) */
     _Atomic int blocked;   /* shared: 1 while blocked (CLIENT UNBLOCK reads it) */
     _Atomic int unblock_req; /* shared: CLIENT UNBLOCK request, 1 timeout, 2 error */
     int64_t obl_soft_ms;   /* when the output first exceeded the soft limit, 0 if under */

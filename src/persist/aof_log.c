@@ -109,6 +109,11 @@ static void wait_workers(int self)
     }
 }
 
+void persist_wait_workers(int self)
+{
+    wait_workers(self);
+}
+
 /* aof_lock for a command: a thread inside EXEC holds stripes and only tries it. */
 static int alock_for_command(void)
 {
@@ -168,7 +173,8 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         cfg.appendonly = 1;
     } else if (!on && atomic_load(&aof_on)) {
         atomic_store(&aof_on, 0);
-        atomic_store(&store_gone_hook, NULL);
+        if (!persist_keep_gone_hook)
+            atomic_store(&store_gone_hook, NULL);
         if (aof_st.sn.pid) {
             snapshot_kill(&aof_st.sn);
             aof_rewrite_reap_locked(1);

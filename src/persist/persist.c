@@ -410,6 +410,33 @@ out:
     return rc;
 }
 
+_Atomic int persist_keep_gone_hook;
+
+int persist_load_replica(const char *path, char *err, size_t cap)
+{
+    struct store *s = persist_host.store;
+    struct rdb_load_info info;
+    int oom;
+
+    err[0] = 0;
+    uint64_t *bm = snapshot_hold_all(s, &oom);
+    if (oom) {
+        snprintf(err, cap, "out of memory");
+        return -1;
+    }
+    store_flush(s, -1);
+    if (rdb_funcs.clear)
+        rdb_funcs.clear();
+    int r = rdb_load(s, path, util_now_ms(), &info, err, cap);
+    snapshot_release_all(s, bm);
+    if (r > 0)
+        snprintf(err, cap, "no RDB file at %s", path);
+    if (r == 0)
+        log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
+                   (unsigned long long)info.keys, (unsigned long long)info.expired);
+    return r ? -1 : 0;
+}
+
 int persist_bgsave(int schedule)
 {
     if (plock_for_command())

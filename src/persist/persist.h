@@ -89,6 +89,16 @@ int persist_bgsave(int schedule);
  * exist; without it a library that exists fails the load). PERSIST_OK, PERSIST_BUSY or
  * PERSIST_ERR (err: why the load failed, "" when the save did). */
 int persist_reload(int save, int flush, int merge, char *err, size_t cap);
+/* Replication: with every stripe held, empty the keyspace and the functions and load path
+ * (a full sync's RDB). 0, or -1 with err. */
+int persist_load_replica(const char *path, char *err, size_t cap);
+/* Wait until every worker but self finished the loop turn it was in (a switch that commands
+ * read racily, such as replication's, is seen by all of them afterwards). */
+void persist_wait_workers(int self);
+/* Set by replication: turning the AOF off keeps store_gone_hook (expired keys still go to the
+ * replication stream). */
+extern _Atomic int persist_keep_gone_hook;
+
 /* LASTSAVE: unix seconds of the last successful save. */
 int64_t persist_lastsave(void);
 

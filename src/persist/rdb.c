@@ -3,6 +3,7 @@
 #include "persist/rdb.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -41,6 +42,9 @@ void rdb_path(char *out, size_t cap, const char *dir, const char *file)
 
 struct wr {
     int fd;
+    int *fds;      /* rdb_save_stream: sockets written alike (-1: dropped), or NULL */
+    int nfds;
+    int timeout_ms; /* ... and how long one of them may block a write */
     unsigned char *buf;
     size_t n, cap;
     uint64_t crc;
@@ -50,6 +54,31 @@ struct wr {
     size_t tmpcap;
 };
 
+int sock_write_all(int fd, const void *p, size_t n, int timeout_ms)
+{
+    const char *b = p;
+
+    while (n) {
+        ssize_t r = write(fd, b, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            int k = poll(&pf, 1, timeout_ms);
+            if (k == 0)
+                return -1; /* stuck */
+            if (k < 0 && errno != EINTR)
+                return -1;
+            continue;
+        }
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
 static void w_flush(struct wr *w)
 {
     size_t off = 0;
@@ -58,6 +87,18 @@ static void w_flush(struct wr *w)
         return;
     if (w->o->checksum)
         w->crc = crc64(w->crc, w->buf, w->n);
+    if (w->fds) {
+        int live = 0;
+        for (int i = 0; i < w->nfds; i++) {
+            if (w->fds[i] >= 0 && sock_write_all(w->fds[i], w->buf, w->n, w->timeout_ms))
+                w->fds[i] = -1; /* that replica is gone or stuck: the others go on */
+            live += w->fds[i] >= 0;
+        }
+        if (!live)
+            w->err = EPIPE;
+        w->n = 0;
+        return;
+    }
     while (off < w->n) {
         ssize_t r = write(w->fd, w->buf + off, w->n - off);
         if (r < 0) {
@@ -727,9 +768,72 @@ static void put_function(void *arg, const char *code, size_t n)
     w_str(w, code, n);
 }
 
+/* The whole file into w: header, AUX fields (aux: name, value pairs ending with NULL), the
+ * functions, every live key, EOF and the CRC64 trailer. */
+static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts *o, int64_t now,
+                      const char *const *aux)
+{
+    char num[32];
+
+    w_put(w, "REDIS0010", 9);
+    w_aux(w, "redis-ver", "7.0.15");
+    w_aux(w, "redis-bits", sizeof(void *) == 8 ? "64" : "32");
+    snprintf(num, sizeof(num), "%lld", (long long)(now / 1000));
+    w_aux(w, "ctime", num);
+    snprintf(num, sizeof(num), "%lld", (long long)store_mem_used());
+    w_aux(w, "used-mem", num);
+    w_aux(w, "aof-base", "0");
+    for (int i = 0; aux && aux[i] && aux[i + 1]; i += 2)
+        w_aux(w, aux[i], aux[i + 1]);
+    if (rdb_funcs.each)
+        rdb_funcs.each(put_function, w);
+    for (int db = 0; db < s->ndb && !w->err; db++) {
+        uint64_t keys = 0, vol = 0;
+        for (uint32_t i = 0; i < s->nstripes; i++) {
+            keys += s->stripes[i].db[db].count;
+            vol += s->stripes[i].db[db].nvolatile;
+        }
+        if (!keys)
+            continue;
+        w_byte(w, OP_SELECTDB);
+        w_len(w, (uint64_t)db);
+        w_byte(w, OP_RESIZEDB);
+        w_len(w, keys);
+        w_len(w, vol);
+        for (uint32_t i = 0; i < s->nstripes && !w->err; i++) {
+            struct ht *t = &s->stripes[i].db[db];
+            for (uint32_t j = 0; j < t->size && t->slots && !w->err; j++) {
+                if (!t->slots[j])
+                    continue;
+                struct item *it = ht_slot_item(t->slots[j]);
+                int64_t exp = item_expire(it);
+                if (exp && exp <= now)
+                    continue;
+                w_key(w, it, exp);
+            }
+        }
+    }
+    w_byte(w, OP_EOF);
+    w_flush(w);
+    {
+        unsigned char b[8];
+        uint64_t crc = o->checksum ? w->crc : 0;
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)(crc >> (8 * i));
+        if (!w->err) {
+            struct rdb_save_opts nocrc = *o;
+            nocrc.checksum = 0; /* the trailer is not part of the sum */
+            w->o = &nocrc;
+            w_put(w, b, 8);
+            w_flush(w);
+            w->o = o;
+        }
+    }
+}
+
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now)
 {
-    char tmp[1200], dir[1100], num[32];
+    char tmp[1200], dir[1100];
     const char *slash = strrchr(path, '/');
     struct wr w = {.o = o, .cap = 1 << 16};
     int saved_errno;
@@ -752,58 +856,7 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
         w.err = ENOMEM;
         goto out_close;
     }
-    w_put(&w, "REDIS0010", 9);
-    w_aux(&w, "redis-ver", "7.0.15");
-    w_aux(&w, "redis-bits", sizeof(void *) == 8 ? "64" : "32");
-    snprintf(num, sizeof(num), "%lld", (long long)(now / 1000));
-    w_aux(&w, "ctime", num);
-    snprintf(num, sizeof(num), "%lld", (long long)store_mem_used());
-    w_aux(&w, "used-mem", num);
-    w_aux(&w, "aof-base", "0");
-    if (rdb_funcs.each)
-        rdb_funcs.each(put_function, &w);
-    for (int db = 0; db < s->ndb && !w.err; db++) {
-        uint64_t keys = 0, vol = 0;
-        for (uint32_t i = 0; i < s->nstripes; i++) {
-            keys += s->stripes[i].db[db].count;
-            vol += s->stripes[i].db[db].nvolatile;
-        }
-        if (!keys)
-            continue;
-        w_byte(&w, OP_SELECTDB);
-        w_len(&w, (uint64_t)db);
-        w_byte(&w, OP_RESIZEDB);
-        w_len(&w, keys);
-        w_len(&w, vol);
-        for (uint32_t i = 0; i < s->nstripes && !w.err; i++) {
-            struct ht *t = &s->stripes[i].db[db];
-            for (uint32_t j = 0; j < t->size && t->slots && !w.err; j++) {
-                if (!t->slots[j])
-                    continue;
-                struct item *it = ht_slot_item(t->slots[j]);
-                int64_t exp = item_expire(it);
-                if (exp && exp <= now)
-                    continue;
-                w_key(&w, it, exp);
-            }
-        }
-    }
-    w_byte(&w, OP_EOF);
-    w_flush(&w);
-    {
-        unsigned char b[8];
-        uint64_t crc = o->checksum ? w.crc : 0;
-        for (int i = 0; i < 8; i++)
-            b[i] = (unsigned char)(crc >> (8 * i));
-        if (!w.err) {
-            struct rdb_save_opts nocrc = *o;
-            nocrc.checksum = 0; /* the trailer is not part of the sum */
-            w.o = &nocrc;
-            w_put(&w, b, 8);
-            w_flush(&w);
-            w.o = o;
-        }
-    }
+    write_all(&w, s, o, now, NULL);
     if (!w.err && fsync(w.fd) < 0)
         w.err = errno;
 out_close:
@@ -820,4 +873,20 @@ out_close:
         return -1;
     }
     return 0;
+}
+
+int rdb_save_stream(struct store *s, int *fds, int nfds, int timeout_ms,
+                    const struct rdb_save_opts *o, int64_t now, const char *const *aux)
+{
+    struct wr w = {.fd = -1, .fds = fds, .nfds = nfds, .timeout_ms = timeout_ms, .o = o,
+                   .cap = 1 << 16};
+
+    w.buf = malloc(w.cap);
+    if (!w.buf)
+        return -1;
+    write_all(&w, s, o, now, aux);
+    w_flush(&w);
+    free(w.buf);
+    free(w.tmp);
+    return w.err ? -1 : 0;
 }

@@ -53,6 +53,15 @@ extern struct rdb_func_hooks rdb_funcs;
  * caller holds every stripe or owns a private copy of the store (fork child). */
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now);
 
+/* The same file written to every socket of fds (replication's diskless full sync, from a
+ * fork child): a socket whose write blocks longer than timeout_ms or fails is set to -1 and
+ * the others go on. aux: extra AUX fields (name, value pairs, NULL-terminated) or NULL.
+ * Returns 0 while at least one socket took it all, else -1. */
+int rdb_save_stream(struct store *s, int *fds, int nfds, int timeout_ms,
+                    const struct rdb_save_opts *o, int64_t now, const char *const *aux);
+/* Write n bytes to fd, waiting in poll up to timeout_ms whenever it would block. 0 or -1. */
+int sock_write_all(int fd, const void *p, size_t n, int timeout_ms);
+
 /* Load path into s (which should be empty). Returns 0 and fills info; 1 when the file does not
  * exist; -1 when it is unreadable or corrupt (err holds the reason; keys loaded so far stay).
  * Main thread, before the workers start. */

@@ -69,8 +69,8 @@ static int64_t private_dirty(void)
     return kb * 1024;
 }
 
-/* In the child: close every socket (listeners and clients). */
-static void close_sockets(void)
+/* In the child: close every socket (listeners and clients) but the job's own. */
+static void close_sockets(const struct snapshot_job *job)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
@@ -84,7 +84,10 @@ static void close_sockets(void)
         int fd = atoi(e->d_name);
         if (e->d_name[0] == '.' || fd == dfd || fstat(fd, &st) < 0)
             continue;
-        if (S_ISSOCK(st.st_mode))
+        int keep = 0;
+        for (int i = 0; i < job->nkeep; i++)
+            keep |= job->keep_fds[i] == fd;
+        if (S_ISSOCK(st.st_mode) && !keep)
             close(fd);
     }
     closedir(d);
@@ -99,7 +102,7 @@ static void child_main(const struct snapshot_job *job, int wfd)
     if (setpriority(PRIO_PROCESS, 0, 10) < 0) {
         /* not fatal */
     }
-    close_sockets();
+    close_sockets(job);
     rc = job->write(job->arg);
     if (rc == 0 && job->cow_label) {
         int64_t cow = private_dirty();

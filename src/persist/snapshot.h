@@ -34,6 +34,8 @@ struct snapshot_job {
     /* Child, no locks (nothing else runs in it): write the copy. 0 = success. */
     int (*write)(void *arg);
     void *arg; /* borrowed by both */
+    const int *keep_fds; /* sockets the child keeps open (replication's full sync) */
+    int nkeep;
 };
 
 enum {

@@ -352,7 +352,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     if (run->debug) {
         /* a debugged run holds every stripe for the whole session (in a forked child nobody
          * else wants them); its time limit is the debugger's (script_ldb.c) */
-        logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
+        logged = prop_active();
         if (logged)
             aof_tx_begin(c);
         store_hold_set(s, s->all);
@@ -388,7 +388,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     learn = !run->is_function; /* functions keep no learned bits yet: every stripe */
     declared_only = learn && learned && !(run->flags & SCRIPT_FLAG_UNDECLARED);
     run->declared = declared;
-    logged = atomic_load_explicit(&aof_on, memory_order_relaxed);
+    logged = prop_active();
     if (logged)
         aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
     for (;;) {

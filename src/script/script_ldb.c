@@ -36,6 +36,7 @@
 
 #include <lauxlib.h>
 
+#include "cmd/propagate.h"
 #include "cmd/cmd.h"
 #include "cmd/monitor.h"
 #include "cmd/pubsub.h"
@@ -836,6 +837,7 @@ static void child_setup(struct conn *c)
      * blocked client, no invalidation, no MONITOR line (their registries belong to threads
      * this process does not have) */
     atomic_store(&aof_on, 0);
+    atomic_store(&repl_on, 0);
     atomic_store(&monitor_count, 0);
     atomic_store(&tracking_nclients, 0);
     atomic_store(&block_waiters, 0);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
 #include "cmd/cmd.h"
@@ -51,6 +52,7 @@ static void server_tick(struct worker *w)
     if (w->idx == 0) {
         store_cron_clocks(w->now_ms);
         persist_tick(w->now_ms);
+        repl_tick(w->now_ms);
         script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
@@ -97,6 +99,7 @@ static void register_commands(void)
     cmd_cluster_setup();
     cmd_multi_setup();
     cmd_persist_setup();
+    cmd_repl_setup();
     cmd_list_setup();
     cmd_set_setup();
     cmd_hash_setup();
@@ -184,6 +187,7 @@ static void persist_before_sleep(struct worker *w)
 {
     aof_before_sleep(w->idx);
     worker_release_held(w);
+    repl_before_sleep(w);
 }
 
 static void persist_wire(struct srv *srv)
@@ -294,6 +298,7 @@ int main(int argc, char **argv)
     pubsub_setup(&srv);
     notify_setup(&srv);
     block_setup(&srv);
+    repl_setup(&srv);
     srv.on_tick = server_tick;
     srv.on_exit = server_worker_exit;
     srv.clock = &store_lru_clock;
@@ -340,6 +345,7 @@ int main(int argc, char **argv)
         log_warn("Could not start worker threads");
         return 1;
     }
+    repl_start_configured(); /* replicaof in the configuration */
     for (;;) {
         struct timespec ts = {0, 100 * 1000 * 1000};
         sig = sigtimedwait(&set, NULL, &ts);

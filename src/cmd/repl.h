@@ -1,0 +1,110 @@
+/* Replication, as Redis 7.0 speaks it (PSYNC2), in both roles.
+ *
+ * The stream. What a primary sends its replicas is its propagation stream: the records
+ * propagate.c builds for the AOF (under the stripes of the keys they change, so in effect
+ * order across worker threads), turned into RESP with a SELECT before each change of
+ * database, appended to one chain of refcounted blocks (repl_master.c). The chain is also the
+ * backlog: its last repl-backlog-size bytes stay for partial resyncs. A replica's connection
+ * sends the chain by reference (conn_add_ref on the blocks, no copy): its owner worker adds
+ * what is new before it sleeps, woken by the worker that fed the bytes.
+ *
+ * Full sync. PSYNC that cannot continue registers the replica; worker 0's timer forks a
+ * snapshot child (snapshot.h) once repl-diskless-sync-delay has passed. With every stripe
+ * held, the parent notes the stream offset of the copy; the child writes +FULLRESYNC and the
+ * RDB straight to the replicas' sockets (EOF-marked with repl-diskless-sync, else written to
+ * dbfilename first and sent with its length). When the child is done the replicas go online
+ * from that offset: the blocks since then were kept for them.
+ *
+ * The replica side (repl_replica.c) is one thread per link with a blocking socket: the
+ * handshake, the RDB into a file and loaded with every stripe held, then the stream applied
+ * command by command on a connection of no worker (as the AOF is replayed), each command's
+ * bytes appended to this server's own chain as they came, so its sub-replicas, and itself
+ * once promoted, continue with the same replication ID and offsets.
+ *
+ * Locks: the chain's mutex is a leaf taken under stripes (feeding); the sync mutex (the child)
+ * is taken before stripes. */
+#ifndef TC_REPL_H
+#define TC_REPL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct conn;
+struct cmd;
+struct buf;
+struct worker;
+struct srv;
+
+/* 1 once a backlog exists (a replica connected, or this server is a replica): write
+ * commands are propagated (propagate.h tests aof_on | repl_on). */
+extern _Atomic int repl_on;
+/* Nonzero while some write may have to be refused (a read-only replica, min-replicas-to-write
+ * set, a stale replica with replica-serve-stale-data no): cmd_call asks repl_refuse. */
+extern _Atomic int repl_gate;
+/* The thread applying a primary's stream (its commands are not fed again: their bytes are). */
+extern _Thread_local int repl_applying;
+/* 1 while a full sync's RDB is loaded: clients get -LOADING (commands flagged loading run). */
+extern _Atomic int repl_loading;
+
+/* Feed propagation records ([int32 db][uint32 len][RESP], propagate.c) to the stream, under
+ * the stripes of the keys they change. Returns the stream offset after them. */
+uint64_t repl_feed(const char *recs, size_t n);
+/* Bytes exactly as received from the primary (the replica's link thread). */
+void repl_feed_raw(const char *p, size_t n);
+/* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */
+int repl_refuse(struct conn *c, const struct cmd *cmd);
+/* Before a worker sleeps: send the stream to its replicas, wake the workers of the others,
+ * ask for ACKs when a WAIT waits. */
+void repl_before_sleep(struct worker *w);
+/* Worker 0's timer: start and reap full syncs, PINGs, timeouts, the backlog's TTL. */
+void repl_tick(int64_t now_ms);
+/* After CONFIG SET or a role change: whether cmd_call must ask repl_refuse. */
+void repl_update_gate(void);
+/* A replica's connection closed (cmd_resp_close). */
+void repl_conn_closed(struct conn *c);
+/* INFO: "# Replication" and the sync_* counters of "# Stats". */
+void repl_info(struct buf *b);
+void repl_info_stats(struct buf *b);
+/* ROLE's reply. */
+void repl_role(struct conn *c);
+/* Replicas acknowledging at least c's last write (WAIT). */
+int repl_count_acks(uint64_t off);
+/* The stream offset of c's last write (WAIT's target). */
+uint64_t repl_woff(struct conn *c);
+
+/* Main thread, before the workers: remember srv, create the replication ID; start the link
+ * when replicaof is configured. */
+void repl_setup(struct srv *srv);
+void cmd_repl_setup(void);
+/* After the workers started: follow the configured replicaof, if any. */
+void repl_start_configured(void);
+
+/* ---- shared by repl_master.c and repl_replica.c ---- */
+extern _Atomic int repl_is_replica; /* role: 1 replica */
+/* The replication ID and offset this server continues from (the replica side after a sync,
+ * REPLICAOF NO ONE's shift of IDs). */
+void repl_get_id(char id[41], uint64_t *off);
+void repl_set_id(const char *id, uint64_t off, int keep_old_as_second);
+/* Forget the backlog and start a new one at offset off (a replica after a full sync). */
+void repl_reset_backlog(uint64_t off);
+/* Close every replica connection (they reconnect and resync). */
+void repl_drop_replicas(void);
+/* Wake the workers of the online replicas (the link thread fed the stream). */
+void repl_wake_replicas(void);
+/* A WAIT blocked: ask the replicas for their offsets (REPLCONF GETACK, before the worker
+ * sleeps). */
+void repl_ask_acks(void);
+void cmd_repl_master_setup(void);
+/* A new random replication ID (40 hex digits). */
+void repl_random_id(char id[41]);
+/* The link's part of INFO replication and ROLE (repl_replica.c). */
+void repl_link_info(struct buf *b);
+void repl_link_role(struct conn *c);
+int repl_link_up(void);
+/* The primary's address and link state for INFO/ROLE; replicaof_apply starts or stops the
+ * link (host NULL: NO ONE). Returns 0, or 1 when already following host:port. */
+int repl_replicaof_apply(const char *host, int port);
+extern struct srv *repl_srv;
+
+#endif

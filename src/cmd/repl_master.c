@@ -1,0 +1,1106 @@
+/* Replication, the primary's side (repl.h): the stream and its backlog, SYNC / PSYNC / REPLCONF,
+ * full syncs by a snapshot child, sending the stream to the replicas, WAIT's acknowledgements,
+ * min-replicas-to-write, INFO replication and ROLE. */
+#define _GNU_SOURCE
+#include "cmd/multi.h"
+#include "cmd/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/blocking.h"
+#include "cmd/cmd.h"
+#include "cmd/propagate.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+#include "persist/snapshot.h"
+#include "store/store.h"
+
+#define BLOCK_SIZE (64 * 1024)
+#define MAX_REPLICAS 64
+
+_Atomic int repl_on;
+_Atomic int repl_gate;
+_Atomic int repl_is_replica;
+_Thread_local int repl_applying;
+struct srv *repl_srv;
+
+/* ---- the chain of blocks ---- */
+
+struct rblock {
+    _Atomic long refs;    /* the chain's (from the list or the previous block) + holders' */
+    struct rblock *next;  /* the next block holds one reference from this one */
+    uint64_t start;       /* stream offset of data[0] (the first byte is offset 1) */
+    size_t len, cap;      /* len grows under the chain's lock; bytes below it never change */
+    char data[];
+};
+
+static void blk_ref(struct rblock *b)
+{
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+static void blk_unref(struct rblock *b)
+{
+    while (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        struct rblock *n = b->next;
+        free(b);
+        b = n;
+    }
+}
+
+static void blk_release(void *owner)
+{
+    blk_unref(owner);
+}
+
+enum { RS_WAIT_START = 1, RS_WAIT_END, RS_ONLINE };
+
+struct rslave {
+    struct conn *c;
+    struct worker *w;
+    int state;
+    int slot;              /* index in R.slaves */
+    uint64_t send_off;     /* next byte to hand to c's output */
+    struct rblock *blk;    /* holds a reference: the block of send_off */
+    uint64_t ack_off;      /* REPLCONF ACK */
+    int64_t ack_ms;        /* when it last acknowledged (or synced) */
+    int port;
+    char ip[64];
+    int capa_eof, capa_psync2, rdb_only, old_sync;
+    int64_t soft_since_ms; /* over the soft output limit since */
+};
+
+static struct {
+    pthread_mutex_t lock;     /* leaf: the chain, the IDs, the replica list */
+    char replid[41], replid2[41];
+    uint64_t offset;          /* master_repl_offset: bytes fed so far */
+    uint64_t second_off;      /* second_repl_offset (first byte of replid2's end + 1), 0: none */
+    struct rblock *head, *tail;
+    uint64_t backlog_first;   /* first byte the backlog holds */
+    int active;               /* a backlog exists */
+    int stream_db;            /* database of the stream's last SELECT, -1: must SELECT */
+    struct rslave *slaves[MAX_REPLICAS];
+    int nslaves;
+    int64_t no_slaves_since;  /* ms, for repl-backlog-ttl */
+    _Atomic int getack;       /* a WAIT waits: ask the replicas for ACKs */
+    _Atomic uint64_t gen;     /* bumped at every feed and replica state change */
+    /* counters (INFO stats) */
+    uint64_t sync_full, sync_partial_ok, sync_partial_err;
+    /* the full sync child, under sync_lock (taken before stripes) */
+    pthread_mutex_t sync_lock;
+    struct snapshot sn;
+    uint64_t sn_off;
+    char sn_replid[41];
+    int sn_fds[MAX_REPLICAS];
+    int sn_n;
+    int sn_diskless;
+    uint64_t sn_ids[MAX_REPLICAS]; /* the connections the child writes to */
+    uint8_t sn_old[MAX_REPLICAS];  /* ... that sent SYNC: no +FULLRESYNC line */
+    char sn_mark[41];
+    int64_t first_wait_ms;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .sync_lock = PTHREAD_MUTEX_INITIALIZER,
+       .sn = SNAPSHOT_INIT, .stream_db = -1};
+
+static _Thread_local uint64_t tl_fed; /* this worker fed the stream this turn */
+
+void repl_random_id(char id[41])
+{
+    unsigned char r[20];
+    static const char hex[] = "0123456789abcdef";
+
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        uint64_t x = (uint64_t)util_mono_us() ^ (uint64_t)getpid() << 32;
+        for (int i = 0; i < 20; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            r[i] = (unsigned char)(x >> 56);
+        }
+    }
+    for (int i = 0; i < 20; i++) {
+        id[2 * i] = hex[r[i] >> 4];
+        id[2 * i + 1] = hex[r[i] & 15];
+    }
+    id[40] = 0;
+}
+
+static void drop_replicas_locked(void);
+
+/* Under R.lock: append n bytes to the chain. */
+static void chain_put(const char *p, size_t n)
+{
+    while (n) {
+        struct rblock *t = R.tail;
+        if (!t || t->len == t->cap) {
+            size_t cap = BLOCK_SIZE;
+            struct rblock *b = malloc(sizeof(*b) + cap);
+            if (!b) {
+                log_warn("Replication: out of memory for the stream; replicas will resync");
+                R.offset += n; /* the offsets stay true: a replica behind this gap resyncs */
+                drop_replicas_locked();
+                return;
+            }
+            atomic_init(&b->refs, 1);
+            b->next = NULL;
+            b->start = R.offset + 1;
+            b->len = 0;
+            b->cap = cap;
+            if (t)
+                t->next = b; /* t's reference */
+            else
+                R.head = b;  /* the list's reference */
+            R.tail = b;
+            t = b;
+        }
+        size_t k = t->cap - t->len < n ? t->cap - t->len : n;
+        memcpy(t->data + t->len, p, k);
+        t->len += k;
+        R.offset += k;
+        p += k;
+        n -= k;
+    }
+}
+
+/* Under R.lock: drop head blocks past repl-backlog-size (replicas behind keep theirs). */
+static void chain_trim(void)
+{
+    long long size = cfg.repl_backlog_size;
+    while (R.head && R.head != R.tail &&
+           R.offset - (R.head->start + R.head->len - 1) >= (uint64_t)size) {
+        struct rblock *old = R.head;
+        R.head = old->next;
+        blk_ref(R.head); /* the list's, while old keeps its own on it */
+        blk_unref(old);
+    }
+    if (R.head)
+        R.backlog_first = R.head->start;
+    else
+        R.backlog_first = R.offset + 1;
+}
+
+static void chain_free(void)
+{
+    struct rblock *h = R.head;
+    R.head = R.tail = NULL;
+    blk_unref(h);
+    R.backlog_first = R.offset + 1;
+}
+
+static void put_select(int db)
+{
+    char num[16], h[64];
+    int k = snprintf(num, sizeof(num), "%d", db);
+    int m = snprintf(h, sizeof(h), "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", k, num);
+    chain_put(h, (size_t)m);
+}
+
+uint64_t repl_feed(const char *recs, size_t n)
+{
+    uint64_t off;
+
+    if (repl_applying || atomic_load_explicit(&repl_is_replica, memory_order_relaxed))
+        return 0; /* a replica sends on what its primary sent, nothing of its own */
+    pthread_mutex_lock(&R.lock);
+    if (!R.active) {
+        pthread_mutex_unlock(&R.lock);
+        return 0;
+    }
+    while (n >= 8) {
+        int32_t db;
+        uint32_t len;
+        memcpy(&db, recs, 4);
+        memcpy(&len, recs + 4, 4);
+        if (8 + (size_t)len > n)
+            break;
+        if (db >= 0 && db != R.stream_db) {
+            put_select(db);
+            R.stream_db = db;
+        }
+        chain_put(recs + 8, len);
+        recs += 8 + len;
+        n -= 8 + len;
+    }
+    chain_trim();
+    off = R.offset;
+    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+    pthread_mutex_unlock(&R.lock);
+    tl_fed = off;
+    return off;
+}
+
+void repl_feed_raw(const char *p, size_t n)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.active) {
+        chain_put(p, n);
+        chain_trim();
+    } else {
+        R.offset += n;
+        R.backlog_first = R.offset + 1;
+    }
+    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+    tl_fed = R.offset;
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */
+static void feed_cmd_locked(const char *resp)
+{
+    if (!R.active)
+        return;
+    chain_put(resp, strlen(resp));
+    chain_trim();
+    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+}
+
+void repl_get_id(char id[41], uint64_t *off)
+{
+    pthread_mutex_lock(&R.lock);
+    memcpy(id, R.replid, 41);
+    *off = R.offset;
+    pthread_mutex_unlock(&R.lock);
+}
+
+void repl_set_id(const char *id, uint64_t off, int keep_old_as_second)
+{
+    pthread_mutex_lock(&R.lock);
+    if (keep_old_as_second) {
+        memcpy(R.replid2, R.replid, 41);
+        R.second_off = R.offset + 1;
+    } else {
+        memset(R.replid2, '0', 40);
+        R.replid2[40] = 0;
+        R.second_off = 0;
+    }
+    memcpy(R.replid, id, 40);
+    R.replid[40] = 0;
+    if (off != R.offset) {
+        chain_free();
+        R.offset = off;
+        R.backlog_first = off + 1;
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+static void activate_locked(void)
+{
+    if (R.active)
+        return;
+    R.active = 1;
+    R.backlog_first = R.offset + 1;
+    R.stream_db = -1;
+}
+
+void repl_reset_backlog(uint64_t off)
+{
+    pthread_mutex_lock(&R.lock);
+    chain_free();
+    R.offset = off;
+    R.backlog_first = off + 1;
+    R.stream_db = -1;
+    activate_locked();
+    atomic_fetch_add(&R.gen, 1);
+    pthread_mutex_unlock(&R.lock);
+    atomic_store(&repl_on, 1);
+}
+
+/* ---- replicas ---- */
+
+static struct rslave *slave_of(struct conn *c)
+{
+    return c->repl;
+}
+
+/* Under R.lock: the block holding offset off (a reference taken), or NULL. */
+static struct rblock *block_at(uint64_t off)
+{
+    struct rblock *b = R.head;
+    while (b && b->next && off >= b->start + b->len)
+        b = b->next;
+    if (b)
+        blk_ref(b);
+    return b;
+}
+
+/* Under R.lock: a new empty tail to park a replica on (a full sync's start). */
+static struct rblock *tail_for_new(void)
+{
+    if (!R.tail || R.tail->len == R.tail->cap) {
+        struct rblock *b = malloc(sizeof(*b) + BLOCK_SIZE);
+        if (!b)
+            return NULL;
+        atomic_init(&b->refs, 1);
+        b->next = NULL;
+        b->start = R.offset + 1;
+        b->len = 0;
+        b->cap = BLOCK_SIZE;
+        if (R.tail)
+            R.tail->next = b;
+        else
+            R.head = b;
+        R.tail = b;
+    }
+    blk_ref(R.tail);
+    return R.tail;
+}
+
+static struct rslave *slave_add(struct conn *c)
+{
+    struct rslave *s = c->repl;
+    if (s)
+        return s;
+    if (R.nslaves >= MAX_REPLICAS)
+        return NULL;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->c = c;
+    s->w = c->w;
+    s->slot = R.nslaves;
+    R.slaves[R.nslaves++] = s;
+    __atomic_store_n(&c->repl, s, __ATOMIC_RELAXED);
+    return s;
+}
+
+void repl_conn_closed(struct conn *c)
+{
+    struct rslave *s = c->repl;
+    if (!s)
+        return;
+    pthread_mutex_lock(&R.lock);
+    int i = s->slot;
+    R.slaves[i] = R.slaves[--R.nslaves];
+    R.slaves[i]->slot = i;
+    if (!R.nslaves)
+        R.no_slaves_since = util_now_ms();
+    struct rblock *b = s->blk;
+    pthread_mutex_unlock(&R.lock);
+    if (s->state == RS_ONLINE)
+        log_notice("Connection with replica %s:%d lost.", s->ip, s->port);
+    blk_unref(b);
+    __atomic_store_n(&c->repl, NULL, __ATOMIC_RELAXED);
+    free(s);
+}
+
+static void drop_replicas_locked(void)
+{
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        atomic_store(&s->c->kill, 1);
+        worker_wake(s->w);
+    }
+}
+
+void repl_drop_replicas(void)
+{
+    pthread_mutex_lock(&R.lock);
+    drop_replicas_locked();
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* ---- sending the stream (the owner worker, before it sleeps) ---- */
+
+static _Thread_local uint64_t tl_seen; /* R.gen when this worker last sent its replicas' stream */
+
+/* Add what is new for s to its connection's output. Under R.lock. */
+static void pump_locked(struct rslave *s)
+{
+    while (s->send_off <= R.offset && s->blk) {
+        struct rblock *b = s->blk;
+        if (s->send_off >= b->start + b->len) {
+            if (!b->next)
+                break;
+            s->blk = b->next;
+            blk_ref(s->blk);
+            blk_unref(b);
+            continue;
+        }
+        size_t at = (size_t)(s->send_off - b->start);
+        size_t len = b->len - at;
+        blk_ref(b);
+        if (conn_add_ref(s->c, b->data + at, len, b, blk_release)) {
+            s->c->flags |= CONN_CLOSE_ASAP;
+            return;
+        }
+        s->send_off += len;
+    }
+}
+
+static void check_limits(struct rslave *s, int64_t now)
+{
+    size_t pend = conn_pending(s->c);
+    long long hard = cfg.cobl[COBL_REPLICA][0], soft = cfg.cobl[COBL_REPLICA][1];
+    int over = 0;
+
+    if (hard && pend > (size_t)hard)
+        over = 1;
+    if (soft && pend > (size_t)soft) {
+        if (!s->soft_since_ms)
+            s->soft_since_ms = now;
+        else if (now - s->soft_since_ms >= cfg.cobl[COBL_REPLICA][2] * 1000)
+            over = 1;
+    } else {
+        s->soft_since_ms = 0;
+    }
+    if (over) {
+        log_warn("Client id=%llu addr=%s laddr=%s fd=%d name=%s flags=S scheduled to be closed "
+                 "ASAP for overcoming of output buffer limits.",
+                 (unsigned long long)s->c->id, s->c->addr, s->c->laddr, s->c->fd, s->c->name);
+        s->c->flags |= CONN_CLOSE_ASAP;
+    }
+}
+
+void repl_before_sleep(struct worker *w)
+{
+    struct conn *todo[MAX_REPLICAS];
+    int nt = 0;
+
+    if (!atomic_load_explicit(&repl_on, memory_order_relaxed))
+        return;
+    if (atomic_exchange_explicit(&R.getack, 0, memory_order_relaxed)) {
+        pthread_mutex_lock(&R.lock);
+        if (R.nslaves)
+            feed_cmd_locked("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n");
+        tl_fed = R.offset;
+        pthread_mutex_unlock(&R.lock);
+    }
+    uint64_t gen = atomic_load_explicit(&R.gen, memory_order_acquire);
+    if (tl_fed) {
+        /* wake the workers of the replicas this turn fed */
+        uint8_t wake[256] = {0};
+        pthread_mutex_lock(&R.lock);
+        for (int i = 0; i < R.nslaves; i++)
+            if (R.slaves[i]->w != w && R.slaves[i]->state == RS_ONLINE &&
+                R.slaves[i]->w->idx < 256)
+                wake[R.slaves[i]->w->idx] = 1;
+        pthread_mutex_unlock(&R.lock);
+        tl_fed = 0;
+        for (int i = 0; i < repl_srv->nworkers && i < 256; i++)
+            if (wake[i])
+                worker_wake(&repl_srv->workers[i]);
+    }
+    if (gen == tl_seen)
+        return;
+    tl_seen = gen;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->w != w || s->state != RS_ONLINE || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
+            continue;
+        pump_locked(s);
+        check_limits(s, w->now_ms);
+        todo[nt++] = s->c;
+    }
+    pthread_mutex_unlock(&R.lock);
+    for (int i = 0; i < nt; i++)
+        worker_conn_done(w, todo[i]);
+}
+
+void repl_wake_replicas(void)
+{
+    uint8_t wake[256] = {0};
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        if (R.slaves[i]->state == RS_ONLINE && R.slaves[i]->w->idx < 256)
+            wake[R.slaves[i]->w->idx] = 1;
+    pthread_mutex_unlock(&R.lock);
+    for (int i = 0; i < repl_srv->nworkers && i < 256; i++)
+        if (wake[i])
+            worker_wake(&repl_srv->workers[i]);
+}
+
+/* ---- full sync: the snapshot child ---- */
+
+static int sync_prepare(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&R.lock);
+    R.sn_n = 0;
+    R.sn_off = R.offset;
+    memcpy(R.sn_replid, R.replid, 41);
+    for (int i = 0; i < MAX_REPLICAS; i++)
+        R.sn_fds[i] = -1;
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->state != RS_WAIT_START)
+            continue;
+        s->state = RS_WAIT_END;
+        s->send_off = R.offset + 1;
+        blk_unref(s->blk);
+        s->blk = tail_for_new();
+        R.sn_fds[R.sn_n] = s->c->fd;
+        R.sn_ids[R.sn_n] = s->c->id;
+        R.sn_old[R.sn_n] = (uint8_t)s->old_sync;
+        R.sn_n++;
+    }
+    R.stream_db = -1; /* what follows the copy starts with a SELECT */
+    pthread_mutex_unlock(&R.lock);
+    return R.sn_n ? 0 : -1;
+}
+
+static int sync_write(void *arg)
+{
+    (void)arg;
+    int tmo = cfg.repl_timeout * 1000;
+    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
+    char line[160], num[32], dbnum[16];
+    int live = 0;
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)R.sn_off);
+    snprintf(dbnum, sizeof(dbnum), "%d", -1);
+    const char *aux[] = {"repl-stream-db", "0", "repl-id", R.sn_replid, "repl-offset", num,
+                         NULL};
+    (void)dbnum;
+
+    for (int i = 0; i < R.sn_n; i++) {
+        int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", R.sn_replid,
+                         (unsigned long long)R.sn_off);
+        if (R.sn_fds[i] >= 0 && !R.sn_old[i] && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
+            R.sn_fds[i] = -1;
+    }
+    if (R.sn_diskless) {
+        int k = snprintf(line, sizeof(line), "$EOF:%s\r\n", R.sn_mark);
+        for (int i = 0; i < R.sn_n; i++)
+            if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
+                R.sn_fds[i] = -1;
+        if (rdb_save_stream(repl_srv->store, R.sn_fds, R.sn_n, tmo, &o, util_now_ms(), aux))
+            return 1;
+        for (int i = 0; i < R.sn_n; i++)
+            if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], R.sn_mark, 40, tmo))
+                R.sn_fds[i] = -1;
+    } else {
+        char path[2048], d[1024], f[256];
+        struct stat st;
+        config_str(cfg.dir, d, sizeof(d));
+        config_str(cfg.dbfilename, f, sizeof(f));
+        rdb_path(path, sizeof(path), d, f);
+        if (rdb_save(repl_srv->store, path, &o, util_now_ms()))
+            return 1;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+            return 1;
+        int k = snprintf(line, sizeof(line), "$%lld\r\n", (long long)st.st_size);
+        for (int i = 0; i < R.sn_n; i++) {
+            if (R.sn_fds[i] < 0)
+                continue;
+            char buf[65536];
+            off_t at = 0;
+            if (sock_write_all(R.sn_fds[i], line, (size_t)k, tmo)) {
+                R.sn_fds[i] = -1;
+                continue;
+            }
+            while (at < st.st_size) {
+                ssize_t r = pread(fd, buf, sizeof(buf), at);
+                if (r <= 0 || sock_write_all(R.sn_fds[i], buf, (size_t)r, tmo)) {
+                    R.sn_fds[i] = -1;
+                    break;
+                }
+                at += r;
+            }
+        }
+        close(fd);
+    }
+    for (int i = 0; i < R.sn_n; i++)
+        live += R.sn_fds[i] >= 0;
+    return live ? 0 : 1;
+}
+
+/* Worker 0's timer, sync_lock held: start a full sync when replicas wait for one. */
+static void maybe_start_sync(int64_t now)
+{
+    int waiting = 0, all_eof = 1;
+
+    if (R.sn.pid)
+        return;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        if (R.slaves[i]->state == RS_WAIT_START) {
+            waiting++;
+            all_eof &= R.slaves[i]->capa_eof;
+        }
+    pthread_mutex_unlock(&R.lock);
+    if (!waiting) {
+        R.first_wait_ms = 0;
+        return;
+    }
+    if (!R.first_wait_ms)
+        R.first_wait_ms = now;
+    int diskless = cfg.repl_diskless_sync && all_eof;
+    if (diskless && now - R.first_wait_ms < (int64_t)cfg.repl_diskless_sync_delay * 1000 &&
+        !(cfg.repl_diskless_sync_max_replicas > 0 &&
+          waiting >= cfg.repl_diskless_sync_max_replicas))
+        return;
+    R.sn_diskless = diskless;
+    repl_random_id(R.sn_mark);
+    struct snapshot_job job = {
+        .title = "tc-repl-sync",
+        .what = "Replication full sync",
+        .cow_label = "RDB",
+        .prepare = sync_prepare,
+        .write = sync_write,
+        .keep_fds = R.sn_fds,
+        .nkeep = MAX_REPLICAS,
+    };
+    int rc = snapshot_start(&R.sn, repl_srv->store, &job, NULL);
+    R.first_wait_ms = 0;
+    if (rc == SNAPSHOT_OK) {
+        log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets"
+                                                                        : "disk");
+        return;
+    }
+    if (rc == SNAPSHOT_ERR_PREPARE)
+        return;
+    log_warn("BGSAVE for replication failed");
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        if (R.slaves[i]->state == RS_WAIT_START) {
+            atomic_store(&R.slaves[i]->c->kill, 1);
+            worker_wake(R.slaves[i]->w);
+        }
+    pthread_mutex_unlock(&R.lock);
+}
+
+static void reap_sync(int64_t now)
+{
+    struct snapshot_result res;
+
+    if (!R.sn.pid || !snapshot_reap(&R.sn, 0, &res))
+        return;
+    if (res.ok)
+        log_notice("Background RDB transfer terminated with success");
+    else
+        log_warn("Background transfer error");
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->state != RS_WAIT_END)
+            continue;
+        int sent = 0;
+        for (int j = 0; j < R.sn_n; j++)
+            sent |= R.sn_ids[j] == s->c->id;
+        if (!res.ok || !sent || s->rdb_only) {
+            atomic_store(&s->c->kill, 1);
+        } else {
+            s->state = RS_ONLINE;
+            s->ack_ms = now;
+            log_notice("Synchronization with replica %s:%d succeeded", s->ip, s->port);
+        }
+        worker_wake(s->w);
+    }
+    atomic_fetch_add(&R.gen, 1); /* every worker looks at its replicas again */
+    pthread_mutex_unlock(&R.lock);
+    for (int i = 0; i < repl_srv->nworkers; i++)
+        worker_wake(&repl_srv->workers[i]);
+}
+
+void repl_tick(int64_t now)
+{
+    static int64_t last_ping;
+
+    if (!atomic_load_explicit(&repl_on, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&R.sync_lock);
+    reap_sync(now);
+    maybe_start_sync(now);
+    pthread_mutex_unlock(&R.sync_lock);
+
+    pthread_mutex_lock(&R.lock);
+    int has = 0;
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (s->state != RS_ONLINE)
+            continue;
+        has = 1;
+        if (s->ack_ms && now - s->ack_ms > (int64_t)cfg.repl_timeout * 1000 && !s->old_sync) {
+            log_warn("Disconnecting timedout replica (streaming sync): %s:%d", s->ip, s->port);
+            atomic_store(&s->c->kill, 1);
+            worker_wake(s->w);
+        }
+    }
+    if (has && !atomic_load(&repl_is_replica) &&
+        now - last_ping >= (int64_t)cfg.repl_ping_replica_period * 1000) {
+        feed_cmd_locked("*1\r\n$4\r\nPING\r\n");
+        last_ping = now;
+        tl_fed = R.offset;
+    }
+    /* the backlog of a primary with no replica for repl-backlog-ttl seconds goes */
+    if (!R.nslaves && R.active && !atomic_load(&repl_is_replica) && cfg.repl_backlog_ttl &&
+        R.no_slaves_since && now - R.no_slaves_since >= (int64_t)cfg.repl_backlog_ttl * 1000) {
+        chain_free();
+        R.active = 0;
+        memcpy(R.replid2, "0000000000000000000000000000000000000000", 41);
+        R.second_off = 0;
+        repl_random_id(R.replid);
+        log_notice("Replication backlog freed after %d seconds without connected replicas.",
+                   cfg.repl_backlog_ttl);
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+_Atomic int repl_loading;
+
+void repl_update_gate(void)
+{
+    atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0 ||
+                                 atomic_load(&repl_loading));
+}
+
+/* ---- commands ---- */
+
+static void replconf_command(struct conn *c)
+{
+    if ((c->argc - 1) % 2) {
+        reply_error(c, "ERR syntax error");
+        return;
+    }
+    for (int i = 1; i < c->argc; i += 2) {
+        const struct slice *k = &c->argv[i], *v = &c->argv[i + 1];
+        if (util_eq_nocase(k->p, k->n, "listening-port")) {
+            long long port;
+            if (!util_str2ll(v->p, v->n, &port)) {
+                reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+            pthread_mutex_lock(&R.lock);
+            struct rslave *s = slave_add(c);
+            if (s)
+                s->port = (int)port;
+            pthread_mutex_unlock(&R.lock);
+        } else if (util_eq_nocase(k->p, k->n, "ip-address")) {
+            pthread_mutex_lock(&R.lock);
+            struct rslave *s = slave_add(c);
+            if (s)
+                snprintf(s->ip, sizeof(s->ip), "%.*s", (int)(v->n > 60 ? 60 : v->n), v->p);
+            pthread_mutex_unlock(&R.lock);
+        } else if (util_eq_nocase(k->p, k->n, "capa")) {
+            pthread_mutex_lock(&R.lock);
+            struct rslave *s = slave_add(c);
+            if (s && util_eq_nocase(v->p, v->n, "eof"))
+                s->capa_eof = 1;
+            if (s && util_eq_nocase(v->p, v->n, "psync2"))
+                s->capa_psync2 = 1;
+            pthread_mutex_unlock(&R.lock);
+        } else if (util_eq_nocase(k->p, k->n, "ack")) {
+            long long off;
+            struct rslave *s = slave_of(c);
+            if (!s || !util_str2ll(v->p, v->n, &off))
+                return; /* no reply, as Redis */
+            pthread_mutex_lock(&R.lock);
+            if ((uint64_t)off > s->ack_off)
+                s->ack_off = (uint64_t)off;
+            s->ack_ms = c->w->now_ms;
+            pthread_mutex_unlock(&R.lock);
+            if (block_nclients() > 0)
+                block_wake_waiters(c->w->srv);
+            return;
+        } else if (util_eq_nocase(k->p, k->n, "getack")) {
+            return; /* a primary's request: answered by the replica side only */
+        } else if (util_eq_nocase(k->p, k->n, "rdb-only")) {
+            long long v1;
+            if (!util_str2ll(v->p, v->n, &v1) || (v1 != 0 && v1 != 1)) {
+                reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+            pthread_mutex_lock(&R.lock);
+            struct rslave *s = slave_add(c);
+            if (s)
+                s->rdb_only = (int)v1;
+            pthread_mutex_unlock(&R.lock);
+        } else if (util_eq_nocase(k->p, k->n, "rdb-filter-only")) {
+            /* 7.0 accepts it: the filters it names are not applied */
+        } else {
+            reply_errorf(c, "ERR Unrecognized REPLCONF option: %.*s",
+                         (int)(k->n > 128 ? 128 : k->n), k->p);
+            return;
+        }
+    }
+    reply_ok(c);
+}
+
+static int id_eq(const struct slice *a, const char *id)
+{
+    return a->n == 40 && !memcmp(a->p, id, 40);
+}
+
+/* PSYNC replid offset / SYNC. */
+static void sync_common(struct conn *c, int psync)
+{
+    char ip[64];
+    int first;
+
+    if (c->repl && ((struct rslave *)c->repl)->state) {
+        return; /* already a replica: ignored, as Redis */
+    }
+    if (atomic_load(&repl_is_replica) && !repl_link_up()) {
+        reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
+        return;
+    }
+    if (c->tx && tx_active(c)) {
+        reply_error(c, "ERR Replica can't interact with the keyspace");
+        return;
+    }
+    snprintf(ip, sizeof(ip), "%s", c->addr);
+    char *colon = strrchr(ip, ':');
+    if (colon)
+        *colon = 0;
+
+    pthread_mutex_lock(&R.lock);
+    struct rslave *s = slave_add(c);
+    if (!s) {
+        pthread_mutex_unlock(&R.lock);
+        reply_error(c, "ERR too many replicas");
+        return;
+    }
+    if (!s->ip[0])
+        snprintf(s->ip, sizeof(s->ip), "%s", ip);
+    first = !R.active;
+    if (psync) {
+        long long off;
+        const struct slice *id = &c->argv[1];
+        int ok = util_str2ll(c->argv[2].p, c->argv[2].n, &off);
+        int same = id_eq(id, R.replid) ||
+                   (id_eq(id, R.replid2) && ok && (uint64_t)off <= R.second_off);
+        if (R.active && same && ok && (uint64_t)off >= R.backlog_first &&
+            (uint64_t)off <= R.offset + 1) {
+            char line[128];
+            int k = s->capa_psync2 ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", R.replid)
+                                   : snprintf(line, sizeof(line), "+CONTINUE\r\n");
+            reply_raw(c, line, (size_t)k);
+            s->state = RS_ONLINE;
+            s->send_off = (uint64_t)off;
+            s->blk = block_at((uint64_t)off);
+            s->ack_ms = c->w->now_ms;
+            s->ack_off = (uint64_t)off - 1;
+            R.sync_partial_ok++;
+            uint64_t backlog = R.offset + 1 - (uint64_t)off;
+            pthread_mutex_unlock(&R.lock);
+            log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
+                       "of backlog starting from offset %lld.", c->addr,
+                       (unsigned long long)backlog, off);
+            c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+            atomic_fetch_add(&R.gen, 1);
+            return;
+        }
+        if (!(id->n == 1 && id->p[0] == '?'))
+            R.sync_partial_err++;
+    } else {
+        s->old_sync = 1;
+    }
+    s->state = RS_WAIT_START;
+    R.sync_full++;
+    activate_locked();
+    char id1[41], id2[41];
+    memcpy(id1, R.replid, 41);
+    memcpy(id2, R.replid2, 41);
+    pthread_mutex_unlock(&R.lock);
+    c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+    log_notice("Replica %s asks for synchronization", c->addr);
+    if (first) {
+        atomic_store(&repl_on, 1);
+        cmd_prop_gone_install();
+        log_notice("Replication backlog created, my new replication IDs are '%s' and '%s'",
+                   id1, id2);
+        /* the commands of other workers that saw repl_on == 0 are done before the copy */
+        persist_wait_workers(c->w->idx);
+    }
+}
+
+static void psync_command(struct conn *c)
+{
+    sync_common(c, 1);
+}
+
+static void sync_command(struct conn *c)
+{
+    sync_common(c, 0);
+}
+
+int repl_count_acks(uint64_t off)
+{
+    int n = 0;
+    pthread_mutex_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        if (R.slaves[i]->state == RS_ONLINE && R.slaves[i]->ack_off >= off)
+            n++;
+    pthread_mutex_unlock(&R.lock);
+    return n;
+}
+
+uint64_t repl_woff(struct conn *c)
+{
+    return c->woff;
+}
+
+void repl_ask_acks(void)
+{
+    atomic_store(&R.getack, 1);
+}
+
+static int good_replicas(int64_t now)
+{
+    int n = 0;
+    for (int i = 0; i < R.nslaves; i++)
+        if (R.slaves[i]->state == RS_ONLINE &&
+            now - R.slaves[i]->ack_ms <= (int64_t)cfg.min_replicas_max_lag * 1000)
+            n++;
+    return n;
+}
+
+int repl_refuse(struct conn *c, const struct cmd *cmd)
+{
+    if (c->fd < 0 && c->udp == NULL)
+        return 0; /* the primary's stream, the AOF */
+    if (atomic_load_explicit(&repl_loading, memory_order_relaxed) &&
+        !(cmd->flags & CMD_LOADING)) {
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        return 1;
+    }
+    if (atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) {
+        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
+            reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is "
+                           "set to 'no'.");
+            return 1;
+        }
+        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE)) {
+            reply_error(c, "READONLY You can't write against a read only replica.");
+            return 1;
+        }
+        return 0;
+    }
+    if (cfg.min_replicas_to_write > 0 && cfg.min_replicas_max_lag > 0 &&
+        (cmd->flags & CMD_WRITE)) {
+        pthread_mutex_lock(&R.lock);
+        int good = good_replicas(c->w->now_ms);
+        pthread_mutex_unlock(&R.lock);
+        if (good < cfg.min_replicas_to_write) {
+            reply_error(c, "NOREPLICAS Not enough good replicas to write.");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- INFO and ROLE ---- */
+
+static const char *state_name(const struct rslave *s)
+{
+    switch (s->state) {
+    case RS_WAIT_START:
+        return "wait_bgsave";
+    case RS_WAIT_END:
+        return "send_bulk";
+    default:
+        return "online";
+    }
+}
+
+void repl_info(struct buf *b)
+{
+    char line[512];
+    int64_t now = util_now_ms();
+    int replica = atomic_load(&repl_is_replica);
+
+#define P(...)                                                                                  \
+    do {                                                                                        \
+        int k_ = snprintf(line, sizeof(line), __VA_ARGS__);                                     \
+        buf_append(b, line, (size_t)k_);                                                        \
+    } while (0)
+    P("# Replication\r\nrole:%s\r\n", replica ? "slave" : "master");
+    if (replica)
+        repl_link_info(b);
+    pthread_mutex_lock(&R.lock);
+    int n = 0;
+    for (int i = 0; i < R.nslaves; i++)
+        n += R.slaves[i]->state != 0;
+    P("connected_slaves:%d\r\n", n);
+    if (!replica && cfg.min_replicas_to_write > 0)
+        P("min_slaves_good_slaves:%d\r\n", good_replicas(now));
+    for (int i = 0, j = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        if (!s->state)
+            continue;
+        P("slave%d:ip=%s,port=%d,state=%s,offset=%llu,lag=%lld\r\n", j++, s->ip, s->port,
+          state_name(s), (unsigned long long)s->ack_off,
+          (long long)(s->ack_ms ? (now - s->ack_ms) / 1000 : 0));
+    }
+    P("master_failover_state:no-failover\r\n");
+    P("master_replid:%s\r\nmaster_replid2:%s\r\n", R.replid, R.replid2);
+    P("master_repl_offset:%llu\r\nsecond_repl_offset:%lld\r\n", (unsigned long long)R.offset,
+      R.second_off ? (long long)R.second_off : -1LL);
+    P("repl_backlog_active:%d\r\nrepl_backlog_size:%lld\r\n", R.active, cfg.repl_backlog_size);
+    P("repl_backlog_first_byte_offset:%llu\r\nrepl_backlog_histlen:%llu\r\n",
+      (unsigned long long)(R.active ? R.backlog_first : 0),
+      (unsigned long long)(R.active ? R.offset + 1 - R.backlog_first : 0));
+    pthread_mutex_unlock(&R.lock);
+#undef P
+}
+
+void repl_info_stats(struct buf *b)
+{
+    char line[256];
+    pthread_mutex_lock(&R.lock);
+    int k = snprintf(line, sizeof(line), "sync_full:%llu\r\nsync_partial_ok:%llu\r\n"
+                                         "sync_partial_err:%llu\r\n",
+                     (unsigned long long)R.sync_full, (unsigned long long)R.sync_partial_ok,
+                     (unsigned long long)R.sync_partial_err);
+    pthread_mutex_unlock(&R.lock);
+    buf_append(b, line, (size_t)k);
+}
+
+void repl_role(struct conn *c)
+{
+    if (atomic_load(&repl_is_replica)) {
+        repl_link_role(c);
+        return;
+    }
+    pthread_mutex_lock(&R.lock);
+    int n = 0;
+    for (int i = 0; i < R.nslaves; i++)
+        n += R.slaves[i]->state == RS_ONLINE;
+    reply_array(c, 3);
+    reply_bulk(c, "master", 6);
+    reply_int(c, (long long)R.offset);
+    reply_array(c, n);
+    for (int i = 0; i < R.nslaves; i++) {
+        struct rslave *s = R.slaves[i];
+        char num[32];
+        if (s->state != RS_ONLINE)
+            continue;
+        reply_array(c, 3);
+        reply_cstr(c, s->ip);
+        snprintf(num, sizeof(num), "%d", s->port);
+        reply_cstr(c, num);
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)s->ack_off);
+        reply_cstr(c, num);
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+void repl_setup(struct srv *srv)
+{
+    repl_srv = srv;
+    repl_random_id(R.replid);
+    memset(R.replid2, '0', 40);
+    R.replid2[40] = 0;
+    R.no_slaves_since = util_now_ms();
+    repl_update_gate(); /* min-replicas-to-write from the configuration */
+}
+
+static struct cmd cmds[] = {
+    {"psync", psync_command, -3, "admin noscript no_async_loading no_multi", "@dangerous", NULL, "server", "An internal command used in replication"},
+    {"sync", sync_command, 1, "admin noscript no_async_loading no_multi", "@dangerous", NULL, "server", "An internal command used in replication"},
+    {"replconf", replconf_command, -1, "admin noscript loading stale allow_busy", "@dangerous", NULL, "server", "An internal command for configuring the replication stream"},
+};
+
+void cmd_repl_master_setup(void)
+{
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
+}

@@ -1,0 +1,800 @@
+/* Replication, the replica's side (repl.h): REPLICAOF / SLAVEOF and the link thread. The
+ * link is one thread with a blocking socket: it connects, runs the handshake (PING, AUTH,
+ * REPLCONF listening-port / ip-address / capa eof psync2, PSYNC), receives a full sync's RDB
+ * into a file and loads it with every stripe held, then applies the stream command by command
+ * on a connection of no worker (as the AOF is replayed at start-up), answering GETACK and
+ * acknowledging its offset every second. Each applied command's bytes go to this server's own
+ * stream unchanged (repl_feed_raw), so a sub-replica, or this server once promoted, goes on with
+ * the same replication ID and offsets. A broken or malformed stream drops the link; the next
+ * attempt asks to continue from the last command applied whole. */
+#define _GNU_SOURCE
+#include "cmd/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cmd/blocking.h"
+#include "cmd/cmd.h"
+#include "cmd/propagate.h"
+#include "cmd/repl_parse.h"
+#include "cmd/tracking.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+#include "store/store.h"
+
+enum { LS_NONE = 0, LS_CONNECT, LS_CONNECTING, LS_SYNC, LS_CONNECTED };
+
+
+static struct {
+    pthread_mutex_t lock;     /* the fields below (a leaf) */
+    char host[256];
+    int port;
+    _Atomic uint64_t gen;     /* bumped to end the running link thread */
+    int state;
+    int fd;                   /* the link's socket, -1: none (shutdown() ends a blocking read) */
+    _Atomic int64_t last_io_ms;
+    int64_t down_since_ms;
+    uint64_t read_off;        /* slave_read_repl_offset */
+    long long sync_total, sync_read;
+    pthread_mutex_t apply;    /* held while a link thread changes the data or the stream */
+} L = {.lock = PTHREAD_MUTEX_INITIALIZER, .apply = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+static void set_state(int st)
+{
+    pthread_mutex_lock(&L.lock);
+    L.state = st;
+    if (st != LS_CONNECTED && !L.down_since_ms)
+        L.down_since_ms = util_now_ms();
+    if (st == LS_CONNECTED)
+        L.down_since_ms = 0;
+    pthread_mutex_unlock(&L.lock);
+}
+
+int repl_link_up(void)
+{
+    pthread_mutex_lock(&L.lock);
+    int up = L.state == LS_CONNECTED;
+    pthread_mutex_unlock(&L.lock);
+    return up;
+}
+
+static int stopped(uint64_t gen)
+{
+    return atomic_load(&L.gen) != gen;
+}
+
+/* ---- socket helpers (blocking, with a timeout) ---- */
+
+static int connect_to(const char *host, int port)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+    char ps[16];
+    int fd = -1;
+
+    snprintf(ps, sizeof(ps), "%d", port);
+    if (getaddrinfo(host, ps, &hints, &res))
+        return -1;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+            continue;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        if (errno == EINPROGRESS) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            int err = 0;
+            socklen_t el = sizeof(err);
+            if (poll(&pf, 1, 5000) == 1 && !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) &&
+                !err)
+                break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) {
+        int fl = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        int one = 1;
+        if (!cfg.repl_disable_tcp_nodelay)
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return fd;
+}
+
+/* Wait until fd is readable: 1, 0 on timeout, -1 on error. */
+static int wait_read(int fd, int ms)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int k = poll(&pf, 1, ms);
+    if (k < 0 && errno == EINTR)
+        return 0;
+    return k;
+}
+
+/* One line ("\r\n" stripped) read byte by byte (nothing after it is consumed). 0, -1. */
+static int read_line(int fd, char *out, size_t cap, int tmo_ms)
+{
+    size_t n = 0;
+    for (;;) {
+        char ch;
+        if (wait_read(fd, tmo_ms) <= 0)
+            return -1;
+        ssize_t r = read(fd, &ch, 1);
+        if (r <= 0)
+            return -1;
+        L.last_io_ms = util_now_ms();
+        if (ch == '\n') {
+            if (n && out[n - 1] == '\r')
+                n--;
+            out[n] = 0;
+            return 0;
+        }
+        if (n + 1 < cap)
+            out[n++] = ch;
+    }
+}
+
+static int send_cmd(int fd, int argc, const char **argv)
+{
+    char buf[2048];
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "*%d\r\n", argc);
+    for (int i = 0; i < argc && n < sizeof(buf); i++)
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "$%zu\r\n%s\r\n", strlen(argv[i]),
+                              argv[i]);
+    if (n >= sizeof(buf))
+        return -1;
+    return sock_write_all(fd, buf, n, cfg.repl_timeout * 1000);
+}
+
+/* Send a command and read its one-line reply into out. */
+static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
+{
+    if (send_cmd(fd, argc, argv))
+        return -1;
+    do {
+        if (read_line(fd, out, cap, cfg.repl_timeout * 1000))
+            return -1;
+    } while (!out[0]); /* newlines: a primary's keep-alive */
+    return 0;
+}
+
+/* ---- the handshake ---- */
+
+/* 1 full sync (id, *off: the primary's), 0 continue (id: maybe a new ID), -1 failed. */
+static int handshake(int fd, char id[41], uint64_t *off)
+{
+    char line[512], portnum[16], myid[41], offnum[32];
+    uint64_t myoff;
+
+    if (exchange(fd, 1, (const char *[]){"PING"}, line, sizeof(line)))
+        return -1;
+    if (line[0] == '-' && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
+        strncmp(line, "-ERR operation not permitted", 28)) {
+        log_warn("Error reply to PING from master: '%s'", line);
+        return -1;
+    }
+    char auth[512], user[128];
+    config_str(cfg.masterauth, auth, sizeof(auth));
+    config_str(cfg.masteruser, user, sizeof(user));
+    if (auth[0]) {
+        int r = user[0] ? exchange(fd, 3, (const char *[]){"AUTH", user, auth}, line, sizeof(line))
+                        : exchange(fd, 2, (const char *[]){"AUTH", auth}, line, sizeof(line));
+        if (r || line[0] == '-') {
+            log_warn("Unable to AUTH to MASTER: %s", r ? "no reply" : line);
+            return -1;
+        }
+    }
+    snprintf(portnum, sizeof(portnum), "%d",
+             cfg.replica_announce_port ? cfg.replica_announce_port : cfg.port);
+    if (exchange(fd, 3, (const char *[]){"REPLCONF", "listening-port", portnum}, line,
+                 sizeof(line)))
+        return -1;
+    char aip[64];
+    config_str(cfg.replica_announce_ip, aip, sizeof(aip));
+    if (aip[0] &&
+        exchange(fd, 3, (const char *[]){"REPLCONF", "ip-address", aip}, line, sizeof(line)))
+        return -1;
+    if (exchange(fd, 5, (const char *[]){"REPLCONF", "capa", "eof", "capa", "psync2"}, line,
+                 sizeof(line)))
+        return -1;
+    repl_get_id(myid, &myoff);
+    int have = atomic_load(&repl_on); /* a backlog: this data has an ID and an offset */
+    snprintf(offnum, sizeof(offnum), "%llu", (unsigned long long)(myoff + 1));
+    if (exchange(fd, 3, (const char *[]){"PSYNC", have ? myid : "?", have ? offnum : "-1"},
+                 line, sizeof(line)))
+        return -1;
+    if (!strncmp(line, "+FULLRESYNC ", 12)) {
+        unsigned long long o;
+        char nid[64];
+        if (sscanf(line + 12, "%63s %llu", nid, &o) != 2 || strlen(nid) != 40) {
+            log_warn("Master replied with wrong +FULLRESYNC syntax.");
+            return -1;
+        }
+        memcpy(id, nid, 41);
+        *off = o;
+        log_notice("Full resync from master: %s:%llu", id, o);
+        return 1;
+    }
+    if (!strncmp(line, "+CONTINUE", 9)) {
+        const char *p = line + 9;
+        while (*p == ' ')
+            p++;
+        if (strlen(p) == 40)
+            memcpy(id, p, 41);
+        else
+            memcpy(id, myid, 41);
+        *off = myoff;
+        log_notice("Successful partial resynchronization with master.");
+        return 0;
+    }
+    log_warn("Unexpected reply to PSYNC from master: %s", line);
+    return -1;
+}
+
+/* ---- the RDB of a full sync ---- */
+
+static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
+{
+    char line[256], d[1024], f[256], tmp[1400];
+    int tmo = cfg.repl_timeout * 1000;
+    long long len = -1;
+    char mark[41] = {0};
+
+    do {
+        if (read_line(fd, line, sizeof(line), tmo))
+            return -1;
+    } while (!line[0]);
+    if (line[0] == '-') {
+        log_warn("MASTER aborted replication with an error: %s", line + 1);
+        return -1;
+    }
+    if (line[0] != '$') {
+        log_warn("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are "
+                 "you sure the host and port are right?", line);
+        return -1;
+    }
+    if (!strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40) {
+        memcpy(mark, line + 5, 40);
+    } else if (!util_str2ll(line + 1, strlen(line + 1), &len) || len < 0) {
+        log_warn("Bad RDB length from MASTER: %s", line);
+        return -1;
+    }
+    config_str(cfg.dir, d, sizeof(d));
+    config_str(cfg.dbfilename, f, sizeof(f));
+    snprintf(tmp, sizeof(tmp), "%s/temp-%lld.%d.rdb", d, (long long)util_now_ms(), (int)getpid());
+    rdb_path(path, cap, d, f);
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        log_warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
+                 strerror(errno));
+        return -1;
+    }
+    log_notice("MASTER <-> REPLICA sync: receiving %s from master to disk",
+               mark[0] ? "streamed RDB" : "the RDB");
+    pthread_mutex_lock(&L.lock);
+    L.sync_total = len;
+    L.sync_read = 0;
+    pthread_mutex_unlock(&L.lock);
+    static char buf[1 << 16];
+    char tail[40];
+    size_t tailn = 0;
+    long long got = 0;
+    int rc = -1;
+    for (;;) {
+        if (stopped(gen))
+            goto out;
+        size_t want = sizeof(buf);
+        if (len >= 0) {
+            if (got == len)
+                break;
+            if ((long long)want > len - got)
+                want = (size_t)(len - got);
+        }
+        int k = wait_read(fd, tmo);
+        if (k <= 0) {
+            log_warn("Timeout receiving bulk data from MASTER... If the problem persists try to "
+                     "set the 'repl-timeout' parameter in redis.conf to a larger value.");
+            goto out;
+        }
+        ssize_t r = read(fd, buf, want);
+        if (r <= 0) {
+            log_warn("I/O error trying to sync with MASTER: %s",
+                     r == 0 ? "connection lost" : strerror(errno));
+            goto out;
+        }
+        L.last_io_ms = util_now_ms();
+        got += r;
+        pthread_mutex_lock(&L.lock);
+        L.sync_read = got;
+        pthread_mutex_unlock(&L.lock);
+        if (mark[0]) {
+            /* keep the last 40 bytes back: they may be the end mark */
+            char both[40 + sizeof(buf)];
+            memcpy(both, tail, tailn);
+            memcpy(both + tailn, buf, (size_t)r);
+            size_t all = tailn + (size_t)r;
+            if (all >= 40 && !memcmp(both + all - 40, mark, 40)) {
+                if (all > 40 && sock_write_all(out, both, all - 40, tmo))
+                    goto out;
+                break;
+            }
+            size_t keep = all < 40 ? all : 40;
+            if (all > keep && sock_write_all(out, both, all - keep, tmo))
+                goto out;
+            memmove(tail, both + all - keep, keep);
+            tailn = keep;
+        } else if (sock_write_all(out, buf, (size_t)r, tmo)) {
+            goto out;
+        }
+    }
+    if (fsync(out) < 0)
+        goto out;
+    rc = 0;
+out:
+    close(out);
+    if (rc == 0 && rename(tmp, path) < 0) {
+        log_warn("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA "
+                 "synchronization: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+/* ---- the stream ---- */
+
+struct sbuf {
+    char *p;
+    size_t n, cap, pos;
+};
+
+static void send_ack(int fd, uint64_t off)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)off);
+    send_cmd(fd, 3, (const char *[]){"REPLCONF", "ACK", num});
+}
+
+/* Apply the stream until the link breaks or the thread is stopped. */
+static void stream_loop(int fd, uint64_t gen, void *ctx)
+{
+    struct sbuf b = {0};
+    struct repl_args ra = {0};
+    int64_t last_ack = 0;
+    char id[41];
+    uint64_t off;
+
+    repl_get_id(id, &off);
+    send_ack(fd, off);
+    for (;;) {
+        if (stopped(gen))
+            break;
+        int64_t now = util_now_ms();
+        if (now - last_ack >= 1000) {
+            repl_get_id(id, &off);
+            send_ack(fd, off);
+            last_ack = now;
+        }
+        if (now - L.last_io_ms > (int64_t)cfg.repl_timeout * 1000) {
+            log_warn("MASTER timeout: no data nor PING received...");
+            break;
+        }
+        int k = wait_read(fd, 100);
+        if (k < 0)
+            break;
+        if (k == 0)
+            continue;
+        if (b.cap - b.n < 16384) {
+            size_t nc = b.cap ? b.cap * 2 : 65536;
+            if (b.pos) { /* compact first */
+                memmove(b.p, b.p + b.pos, b.n - b.pos);
+                b.n -= b.pos;
+                b.pos = 0;
+            }
+            if (b.cap - b.n < 16384) {
+                if (nc > (size_t)cfg.client_query_buffer_limit + 65536) {
+                    log_warn("The primary's stream has a command too big; dropping the link");
+                    break;
+                }
+                char *np = realloc(b.p, nc);
+                if (!np)
+                    break;
+                b.p = np;
+                b.cap = nc;
+            }
+        }
+        ssize_t r = read(fd, b.p + b.n, b.cap - b.n);
+        if (r <= 0)
+            break;
+        L.last_io_ms = util_now_ms();
+        b.n += (size_t)r;
+        pthread_mutex_lock(&L.lock);
+        L.read_off += (uint64_t)r;
+        pthread_mutex_unlock(&L.lock);
+        int bad = 0;
+        size_t feed_from = b.pos; /* applied commands not yet passed on */
+        pthread_mutex_lock(&L.apply);
+        for (;;) {
+            int argc;
+            size_t used;
+            if (stopped(gen))
+                break;
+            int rc = repl_parse(b.p + b.pos, b.n - b.pos, cfg.proto_max_bulk_len, &ra, &argc,
+                                &used);
+            const char **argv = ra.argv;
+            const size_t *lens = ra.lens;
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                bad = 1;
+                break;
+            }
+            if (argc >= 2 && util_eq_nocase(argv[0], lens[0], "replconf") &&
+                util_eq_nocase(argv[1], lens[1], "getack")) {
+                if (b.pos > feed_from)
+                    repl_feed_raw(b.p + feed_from, b.pos - feed_from);
+                feed_from = b.pos;
+                repl_get_id(id, &off);
+                send_ack(fd, off); /* the offset before this command, as Redis */
+            } else if (argc > 0) {
+                repl_applying = 1;
+                if (cmd_aof_replay(ctx, argc, argv, lens) < 0) {
+                    /* an unknown command: Redis's replica answers the primary an error it
+                     * discards; the stream goes on */
+                }
+                repl_applying = 0;
+            }
+            b.pos += used;
+        }
+        int fed = b.pos > feed_from;
+        if (fed)
+            repl_feed_raw(b.p + feed_from, b.pos - feed_from);
+        pthread_mutex_unlock(&L.apply);
+        if (fed)
+            repl_wake_replicas();
+        if (b.pos == b.n)
+            b.pos = b.n = 0;
+        if (bad) {
+            log_warn("Protocol error in the primary's stream; dropping the link");
+            break;
+        }
+    }
+    free(b.p);
+    repl_args_free(&ra);
+}
+
+/* ---- the thread ---- */
+
+struct link_arg {
+    uint64_t gen;
+    char host[256];
+    int port;
+};
+
+static void *link_main(void *arg)
+{
+    struct link_arg a = *(struct link_arg *)arg;
+    void *ctx;
+
+    free(arg);
+    pthread_setname_np(pthread_self(), "tc-repl-link");
+    ctx = cmd_aof_replay_open(repl_srv);
+    if (!ctx)
+        return NULL;
+    ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
+    while (!stopped(a.gen)) {
+        set_state(LS_CONNECT);
+        log_notice("Connecting to MASTER %s:%d", a.host, a.port);
+        int fd = connect_to(a.host, a.port);
+        if (fd < 0) {
+            log_warn("Error condition on socket for SYNC: Connection refused");
+            for (int i = 0; i < 10 && !stopped(a.gen); i++)
+                usleep(100000);
+            continue;
+        }
+        pthread_mutex_lock(&L.lock);
+        L.fd = fd;
+        pthread_mutex_unlock(&L.lock);
+        log_notice("MASTER <-> REPLICA sync started");
+        set_state(LS_CONNECTING);
+        L.last_io_ms = util_now_ms();
+        char id[41];
+        uint64_t off = 0;
+        int rc = handshake(fd, id, &off);
+        if (rc == 1 && !stopped(a.gen)) {
+            char path[2100];
+            set_state(LS_SYNC);
+            if (receive_rdb(fd, a.gen, path, sizeof(path)) == 0 && !stopped(a.gen)) {
+                char err[256];
+                pthread_mutex_lock(&L.apply);
+                if (stopped(a.gen)) {
+                    pthread_mutex_unlock(&L.apply);
+                    rc = -1;
+                } else {
+                    log_notice("MASTER <-> REPLICA sync: Flushing old data");
+                    log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
+                    atomic_store(&repl_loading, 1);
+                    repl_update_gate();
+                    int lrc = persist_load_replica(path, err, sizeof(err));
+                    atomic_store(&repl_loading, 0);
+                    repl_update_gate();
+                    if (lrc) {
+                        log_warn("Failed trying to load the MASTER synchronization DB from "
+                                 "disk: %s", err);
+                        rc = -1;
+                    } else {
+                        tracking_flush();
+                        block_signal_flush(-1);
+                        repl_set_id(id, off, 0);
+                        repl_reset_backlog(off);
+                        repl_drop_replicas(); /* sub-replicas resync from the new data */
+                        ((struct conn *)ctx)->db = 0;
+                        pthread_mutex_lock(&L.lock);
+                        L.read_off = off;
+                        pthread_mutex_unlock(&L.lock);
+                        log_notice("MASTER <-> REPLICA sync: Finished with success");
+                    }
+                    pthread_mutex_unlock(&L.apply);
+                }
+            } else {
+                rc = -1;
+            }
+        } else if (rc == 0) {
+            char myid[41];
+            uint64_t myoff;
+            repl_get_id(myid, &myoff);
+            if (strcmp(myid, id)) {
+                /* the primary was promoted: its old ID continues as our second one */
+                repl_set_id(id, myoff, 1);
+                repl_drop_replicas();
+            }
+            pthread_mutex_lock(&L.lock);
+            L.read_off = myoff;
+            pthread_mutex_unlock(&L.lock);
+        }
+        if (rc >= 0 && !stopped(a.gen)) {
+            set_state(LS_CONNECTED);
+            log_notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or "
+                       "the stream starts.");
+            stream_loop(fd, a.gen, ctx);
+            log_notice("Connection with master lost.");
+        }
+        pthread_mutex_lock(&L.lock);
+        L.fd = -1;
+        pthread_mutex_unlock(&L.lock);
+        close(fd);
+        set_state(LS_CONNECT);
+        for (int i = 0; i < 10 && !stopped(a.gen); i++)
+            usleep(100000);
+    }
+    cmd_aof_replay_close(ctx);
+    return NULL;
+}
+
+/* Stop the running link (its thread ends on its own). */
+static void link_stop(void)
+{
+    atomic_fetch_add(&L.gen, 1);
+    pthread_mutex_lock(&L.lock);
+    if (L.fd >= 0)
+        shutdown(L.fd, SHUT_RDWR);
+    L.state = LS_NONE;
+    pthread_mutex_unlock(&L.lock);
+}
+
+int repl_replicaof_apply(const char *host, int port)
+{
+    if (!host) {
+        if (!atomic_load(&repl_is_replica))
+            return 0;
+        link_stop();
+        /* a command being applied finishes first; inside EXEC (Sentinel's MULTI ... SLAVEOF NO
+         * ONE ... EXEC) this thread holds stripes that command may wait for: then only try, and
+         * the stopped link applies at most the command it is in */
+        int locked = 0;
+        if (!store_held) {
+            pthread_mutex_lock(&L.apply);
+            locked = 1;
+        } else {
+            for (int i = 0; i < 20 && !locked; i++) {
+                locked = pthread_mutex_trylock(&L.apply) == 0;
+                if (!locked)
+                    usleep(1000);
+            }
+        }
+        atomic_store(&repl_is_replica, 0);
+        repl_update_gate();
+        char nid[41], old[41];
+        uint64_t off;
+        repl_get_id(old, &off);
+        repl_random_id(nid);
+        repl_set_id(nid, off, 1);
+        if (locked)
+            pthread_mutex_unlock(&L.apply);
+        /* as Redis: the replicas hear of the new ID by reconnecting (+CONTINUE <new id>) */
+        repl_drop_replicas();
+        config_set("replicaof", (const char *[]){""}, 1, 1, NULL, 0);
+        log_notice("MASTER MODE enabled (user request from 'id=?')");
+        return 0;
+    }
+    pthread_mutex_lock(&L.lock);
+    int same = atomic_load(&repl_is_replica) && L.port == port && !strcmp(L.host, host);
+    pthread_mutex_unlock(&L.lock);
+    if (same)
+        return 1;
+    link_stop();
+    struct link_arg *a = malloc(sizeof(*a));
+    if (!a)
+        return -1;
+    pthread_mutex_lock(&L.lock);
+    snprintf(L.host, sizeof(L.host), "%s", host);
+    L.port = port;
+    L.state = LS_CONNECT;
+    L.down_since_ms = util_now_ms();
+    pthread_mutex_unlock(&L.lock);
+    a->gen = atomic_load(&L.gen);
+    snprintf(a->host, sizeof(a->host), "%s", host);
+    a->port = port;
+    /* the data and stream so far are this server's own: continue from them if the new
+     * primary knows them (a demoted primary rejoining the replica that replaced it) */
+    char cur[41];
+    uint64_t off;
+    repl_get_id(cur, &off);
+    if (!repl_on)
+        repl_reset_backlog(off);
+    atomic_store(&repl_is_replica, 1);
+    repl_update_gate();
+    repl_drop_replicas();
+    char val[300];
+    snprintf(val, sizeof(val), "%s %d", host, port);
+    const char *v[2] = {host, val + strlen(host) + 1};
+    config_set("replicaof", v, 2, 1, NULL, 0);
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, link_main, a);
+    pthread_attr_destroy(&at);
+    if (rc) {
+        free(a);
+        return -1;
+    }
+    log_notice("REPLICAOF %s:%d enabled", host, port);
+    return 0;
+}
+
+static void replicaof_command(struct conn *c)
+{
+    long long port;
+
+    if (util_eq_nocase(c->argv[1].p, c->argv[1].n, "no") &&
+        util_eq_nocase(c->argv[2].p, c->argv[2].n, "one")) {
+        repl_replicaof_apply(NULL, 0);
+        reply_ok(c);
+        return;
+    }
+    if (!util_str2ll(c->argv[2].p, c->argv[2].n, &port) || port < 0 || port > 65535) {
+        reply_error(c, "ERR Invalid master port");
+        return;
+    }
+    char host[256];
+    snprintf(host, sizeof(host), "%.*s", (int)(c->argv[1].n > 255 ? 255 : c->argv[1].n),
+             c->argv[1].p);
+    int rc = repl_replicaof_apply(host, (int)port);
+    if (rc == 1)
+        reply_status(c, "OK Already connected to specified master");
+    else if (rc < 0)
+        reply_error(c, "ERR can't start the replication link");
+    else
+        reply_ok(c);
+}
+
+static const char *state_text(int st)
+{
+    switch (st) {
+    case LS_CONNECTING:
+        return "connecting";
+    case LS_SYNC:
+        return "sync";
+    case LS_CONNECTED:
+        return "connected";
+    default:
+        return "connect";
+    }
+}
+
+void repl_link_info(struct buf *b)
+{
+    char line[512];
+    int64_t now = util_now_ms();
+    char id[41];
+    uint64_t off;
+
+    repl_get_id(id, &off);
+    pthread_mutex_lock(&L.lock);
+#define P(...)                                                                                  \
+    do {                                                                                        \
+        int k_ = snprintf(line, sizeof(line), __VA_ARGS__);                                     \
+        buf_append(b, line, (size_t)k_);                                                        \
+    } while (0)
+    P("master_host:%s\r\nmaster_port:%d\r\n", L.host, L.port);
+    P("master_link_status:%s\r\n", L.state == LS_CONNECTED ? "up" : "down");
+    P("master_last_io_seconds_ago:%lld\r\n",
+      L.state == LS_CONNECTED ? (long long)((now - L.last_io_ms) / 1000) : -1LL);
+    P("master_sync_in_progress:%d\r\n", L.state == LS_SYNC);
+    P("slave_read_repl_offset:%llu\r\nslave_repl_offset:%llu\r\n",
+      (unsigned long long)(L.read_off > off ? L.read_off : off), (unsigned long long)off);
+    if (L.state == LS_SYNC) {
+        P("master_sync_total_bytes:%lld\r\nmaster_sync_read_bytes:%lld\r\n", L.sync_total,
+          L.sync_read);
+        P("master_sync_left_bytes:%lld\r\nmaster_sync_perc:%.2f\r\n",
+          L.sync_total >= 0 ? L.sync_total - L.sync_read : -1LL,
+          L.sync_total > 0 ? 100.0 * (double)L.sync_read / (double)L.sync_total : 0.0);
+        P("master_sync_last_io_seconds_ago:%lld\r\n", (long long)((now - L.last_io_ms) / 1000));
+    }
+    if (L.state != LS_CONNECTED)
+        P("master_link_down_since_seconds:%lld\r\n",
+          L.down_since_ms ? (long long)((now - L.down_since_ms) / 1000) : -1LL);
+    P("slave_priority:%d\r\nslave_read_only:%d\r\nreplica_announced:%d\r\n",
+      cfg.replica_priority, cfg.replica_read_only, cfg.replica_announced);
+#undef P
+    pthread_mutex_unlock(&L.lock);
+}
+
+void repl_link_role(struct conn *c)
+{
+    char id[41];
+    uint64_t off;
+
+    repl_get_id(id, &off);
+    pthread_mutex_lock(&L.lock);
+    reply_array(c, 5);
+    reply_bulk(c, "slave", 5);
+    reply_cstr(c, L.host);
+    reply_int(c, L.port);
+    reply_cstr(c, state_text(L.state));
+    reply_int(c, L.state == LS_CONNECTED ? (long long)off : -1LL);
+    pthread_mutex_unlock(&L.lock);
+}
+
+static void role_command(struct conn *c)
+{
+    repl_role(c);
+}
+
+static struct cmd cmds[] = {
+    {"replicaof", replicaof_command, 3, "admin noscript stale no_async_loading", "@dangerous", NULL, "server", "Make the server a replica of another instance, or promote it as master"},
+    {"slaveof", replicaof_command, 3, "admin noscript stale no_async_loading", "@dangerous", NULL, "server", "Make the server a replica of another instance, or promote it as master"},
+    {"role", role_command, 1, "noscript loading stale fast", "@admin @dangerous", NULL, "server", "Return the role of the instance in the context of replication"},
+};
+
+void cmd_repl_setup(void)
+{
+    cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
+    cmd_repl_master_setup();
+}
+
+/* Start-up: replicaof from the configuration. */
+void repl_start_configured(void)
+{
+    char v[300], host[256];
+    int port;
+    config_str(cfg.replicaof, v, sizeof(v));
+    if (v[0] && sscanf(v, "%255s %d", host, &port) == 2)
+        repl_replicaof_apply(host, port);
+}
