@@ -5,7 +5,7 @@ set -euo pipefail
 SUDO_CMD=""
 [ "$(id -u)" = 0 ] || SUDO_CMD=sudo
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
-      libjemalloc-dev libxxhash-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
+      libjemalloc-dev libxxhash-dev liburing-dev libssl-dev openssl liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
       redis-server redis-tools redis-sentinel memcached libmemcached-tools sasl2-bin
       python3 python3-pytest python3-redis python3-pymemcache python3-venv
       default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)

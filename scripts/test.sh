@@ -31,6 +31,9 @@ done
 echo "== tests/apps: BullMQ, Celery, RQ, Redisson and the client-side caches of redis-py, node-redis and rueidis on redis-server and twincache (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/apps
 
+echo "== tests/tls: TLS on both protocols and protected mode, beside redis-server 7.0 and memcached -Z (release build) =="
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/tls
+
 echo "== integration + memcached suites with plain read/writev (io-uring no: the fallback path) =="
 TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration tests/mc
 

@@ -263,6 +263,18 @@ static void config_set_many(struct conn *c)
         if (config_set(name, v, 1, 0, err, sizeof(err)))
             goto fail;
     }
+    /* tls-* settings take effect together (a new certificate with its key): one reload */
+    for (int i = 0; i < n && config_tls_apply; i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (strncasecmp(name, "tls-", 4))
+            continue;
+        if (config_tls_apply(err, sizeof(err))) {
+            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
+                     "- Unable to update TLS configuration. Check server logs.", name);
+            goto fail;
+        }
+        break;
+    }
     free(old);
     repl_update_gate();
     reply_ok(c);

@@ -17,6 +17,7 @@
 #include "core/util.h"
 
 struct config cfg;
+int (*config_tls_apply)(char *err, size_t errcap);
 
 enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY };
 
@@ -52,6 +53,7 @@ static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu
                                         "volatile-random", "volatile-ttl", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
+static const char *const tls_auth[] = {"no", "yes", "optional", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 
@@ -163,6 +165,28 @@ static struct setting settings[] = {
     {"stream-node-max-entries", C_LL, &cfg.stream_node_max_entries, 0, 0, LLONG_MAX, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
+    {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 0, NULL},
+    {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 0, NULL},
+    S("tls-cert-file", tls_cert_file, 1),
+    S("tls-key-file", tls_key_file, 1),
+    S("tls-key-file-pass", tls_key_file_pass, 1),
+    S("tls-client-cert-file", tls_client_cert_file, 1),
+    S("tls-client-key-file", tls_client_key_file, 1),
+    S("tls-client-key-file-pass", tls_client_key_file_pass, 1),
+    S("tls-ca-cert-file", tls_ca_cert_file, 1),
+    S("tls-ca-cert-dir", tls_ca_cert_dir, 1),
+    S("tls-dh-params-file", tls_dh_params_file, 1),
+    {"tls-auth-clients", C_ENUM, &cfg.tls_auth_clients, 0, 0, 0, 1, tls_auth},
+    S("tls-protocols", tls_protocols, 1),
+    S("tls-ciphers", tls_ciphers, 1),
+    S("tls-ciphersuites", tls_ciphersuites, 1),
+    {"tls-prefer-server-ciphers", C_BOOL, &cfg.tls_prefer_server_ciphers, 0, 0, 1, 1, NULL},
+    {"tls-session-caching", C_BOOL, &cfg.tls_session_caching, 0, 0, 1, 1, NULL},
+    {"tls-session-cache-size", C_INT, &cfg.tls_session_cache_size, 0, 0, 0x7fffffff, 1, NULL},
+    {"tls-session-cache-timeout", C_INT, &cfg.tls_session_cache_timeout, 0, 0, 0x7fffffff, 1, NULL},
+    {"tls-replication", C_BOOL, &cfg.tls_replication, 0, 0, 1, 1, NULL},
+    {"tls-cluster", C_BOOL, &cfg.tls_cluster, 0, 0, 1, 1, NULL},
+    {"tls-handshake-timeout", C_INT, &cfg.tls_handshake_timeout, 0, 1, 0x7fffffff, 1, NULL},
     {"enable-debug-command", C_ENUM, &cfg.enable_debug_command, 0, 0, 0, 0, protected_actions},
     {"enable-module-command", C_ENUM, &cfg.enable_module_command, 0, 0, 0, 0, protected_actions},
     {"enable-protected-configs", C_ENUM, &cfg.enable_protected_configs, 0, 0, 0, 0, protected_actions},
@@ -222,6 +246,11 @@ void config_defaults(void)
     cfg.cobl[2][1] = 8LL << 20;
     cfg.cobl[2][2] = 60;
     cfg.protected_mode = 1;
+    cfg.tls_auth_clients = 1;
+    cfg.tls_session_caching = 1;
+    cfg.tls_session_cache_size = 20480;
+    cfg.tls_session_cache_timeout = 300;
+    cfg.tls_handshake_timeout = 10000;
     cfg.repl_backlog_size = 1024 * 1024;
     cfg.repl_backlog_ttl = 3600;
     cfg.repl_diskless_sync = 1;

@@ -91,6 +91,29 @@ struct config {
     int enable_protected_configs; /* CONFIG SET dir / dbfilename allowed: the same */
     int tracking_table_max_keys; /* keys the CLIENT TRACKING table remembers, 0 = no limit */
     int io_uring;               /* batch each loop turn's socket reads and writes in io_uring */
+    /* TLS (Redis's names; net/tls.c reads the strings under the string lock) */
+    int tls_port;               /* RESP over TLS, 0 = off */
+    int tls_memcache_port;      /* memcached protocol over TLS, 0 = off (memcached -Z) */
+    char tls_cert_file[1024];
+    char tls_key_file[1024];
+    char tls_key_file_pass[256];
+    char tls_client_cert_file[1024]; /* outgoing links (replication) */
+    char tls_client_key_file[1024];
+    char tls_client_key_file_pass[256];
+    char tls_ca_cert_file[1024];
+    char tls_ca_cert_dir[1024];
+    char tls_dh_params_file[1024];
+    int tls_auth_clients;       /* 0 no, 1 yes (default), 2 optional */
+    char tls_protocols[128];    /* "TLSv1.2 TLSv1.3"; empty: both */
+    char tls_ciphers[1024];
+    char tls_ciphersuites[1024];
+    int tls_prefer_server_ciphers;
+    int tls_session_caching;
+    int tls_session_cache_size;
+    int tls_session_cache_timeout;
+    int tls_replication;        /* replication links use TLS (read by src/repl) */
+    int tls_cluster;            /* accepted and stored (no cluster bus) */
+    int tls_handshake_timeout;  /* ms a TLS handshake may take before the connection closes */
     /* replication (Redis's names and defaults; src/cmd/repl*.c) */
     long long repl_backlog_size;
     int repl_backlog_ttl;        /* s without replicas before the backlog is freed, 0 never */
@@ -115,6 +138,9 @@ struct config {
     int replica_ignore_maxmemory;
     char replicaof[300];         /* "host port" at start-up (config file), "" none */
 };
+/* Set by net/tls.c: applies the tls-* settings after CONFIG SET changed some (certificate
+ * reload). 0, or -1 with err set; NULL before TLS is set up. */
+extern int (*config_tls_apply)(char *err, size_t errcap);
 
 extern struct config cfg;
 

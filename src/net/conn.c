@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "net/tls.h"
 #include "net/worker.h"
 
 int conn_add_ref(struct conn *c, const char *ptr, size_t len, void *owner,
@@ -152,6 +153,8 @@ int conn_sent(struct conn *c, size_t w)
 
 int conn_flush(struct conn *c)
 {
+    if (c->tls)
+        return tls_flush(c);
     for (;;) {
         struct iovec iov[CONN_IOV_MAX];
         int n = conn_out_iov(c, iov, CONN_IOV_MAX);

@@ -41,6 +41,8 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_OUT_LIMIT 0x400      /* the normal client-output-buffer-limit applies */
 #define CONN_PAUSE_AT_LIMIT 0x800 /* input pauses just above that limit (conn_pause_bytes) */
 #define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
+#define CONN_TLS_HS 0x2000        /* TLS handshake not finished (tls.c) */
+#define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -119,6 +121,7 @@ struct conn {
     char lib_name[32];     /* CLIENT SETINFO LIB-NAME / LIB-VER (cmd layer) */
     char lib_ver[32];
     struct conn_udp *udp;  /* a UDP pseudo-connection's datagram state (udp.c), else NULL */
+    void *tls;             /* the TLS session (tls.c: an SSL *), NULL for plain connections */
 };
 
 /* A position in c's output (conn_output_mark) to drop what was added after it

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/net_int.h"
+#include "net/tls.h"
 #include "net/udp.h"
 #include "net/worker.h"
 
@@ -97,7 +98,7 @@ static int add_listener(struct worker *w, int fd, int proto)
 {
     struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
 
-    if (w->nl == 4)
+    if (w->nl == 8)
         return -1;
     ev.data.u64 = TAG_LISTEN + (uint64_t)w->nl;
     w->lfd[w->nl] = fd;
@@ -109,13 +110,14 @@ static int add_listener(struct worker *w, int fd, int proto)
 int srv_listen(struct srv *srv)
 {
     char why[256];
-    int fds[4], protos[4], nfds = 0;
+    int fds[8], protos[8], nfds = 0;
     int unix_proto = -1;
 
-    for (int p = 0; p < SRV_MAX_PROTO; p++) {
+    for (int pt = 0; pt < 2 * SRV_MAX_PROTO; pt++) {
         char addrs[256], *save = NULL, *a;
-        int port = srv->proto[p].port;
-        if (srv->proto[p].unix_socket)
+        int p = pt % SRV_MAX_PROTO, tls = pt >= SRV_MAX_PROTO; /* plain ports, then TLS */
+        int port = tls ? srv->proto[p].tls_port : srv->proto[p].port;
+        if (srv->proto[p].unix_socket && !tls)
             unix_proto = p;
         if (!port)
             continue;
@@ -123,7 +125,7 @@ int srv_listen(struct srv *srv)
         for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
             const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
             int fd;
-            if (nfds == 4) {
+            if (nfds == 8) {
                 log_warn("too many listening addresses");
                 return -1;
             }
@@ -136,12 +138,12 @@ int srv_listen(struct srv *srv)
                 return -1;
             }
             fds[nfds] = fd;
-            protos[nfds++] = p;
+            protos[nfds++] = p | (tls ? 0x40 : 0);
         }
     }
     if (cfg.unixsocket[0] && unix_proto >= 0) {
         int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
-        if (fd < 0 || nfds == 4) {
+        if (fd < 0 || nfds == 8) {
             log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
             return -1;
         }
@@ -172,11 +174,52 @@ int srv_listen(struct srv *srv)
     return udp_listen(srv);
 }
 
+/* Redis 7.0's protected mode: with protected-mode on and no password for the default user,
+ * a RESP client from anywhere but 127.0.0.1 or ::1 (not a unix socket) gets -DENIED and is
+ * closed once it is written. */
+static const char denied[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from "
+    "the loopback interface. If you want to connect from external computers to Redis you may "
+    "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the "
+    "same host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need "
+    "to do one of the above things in order for the server to start accepting connections "
+    "from the outside.\r\n";
+
+void net_protected_check(struct worker *w, struct conn *c)
+{
+    const char *colon;
+    size_t iplen;
+
+    if (c->proto != PROTO_RESP || (c->flags & CONN_UNIX) ||
+        !__atomic_load_n(&cfg.protected_mode, __ATOMIC_RELAXED) ||
+        !config_str_empty(cfg.requirepass))
+        return;
+    colon = strrchr(c->addr, ':');
+    iplen = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+    if ((iplen == 9 && !memcmp(c->addr, "127.0.0.1", 9)) ||
+        (iplen == 3 && !memcmp(c->addr, "::1", 3)))
+        return;
+    if (buf_append(&c->wbuf, denied, sizeof(denied) - 1)) {
+        worker_close_conn(w, c);
+        return;
+    }
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+    worker_conn_done(w, c);
+}
+
 /* Make fd, accepted on listener li, a connection of w (its owner thread). */
 static void adopt(struct worker *w, int fd, int li)
 {
     struct srv *srv = w->srv;
-    int proto = w->lproto[li] & 0x7f, is_unix = w->lproto[li] & 0x80, one = 1;
+    int proto = w->lproto[li] & 0x3f, is_unix = w->lproto[li] & 0x80, one = 1;
+    int tls = w->lproto[li] & 0x40;
     const struct srv_proto *p = &srv->proto[proto];
     struct conn *c = calloc(1, sizeof(*c));
     struct epoll_event ev;
@@ -209,6 +252,16 @@ static void adopt(struct worker *w, int fd, int li)
     c->w = w;
     c->id = atomic_fetch_add(&srv->next_client_id, 1) + 1;
     c->ctime_ms = c->last_ms = w->now_ms;
+    if (tls && tls_conn_init(c)) {
+        log_warn("Error creating a TLS session for a client connection");
+        close(fd);
+        free(c);
+        atomic_fetch_sub(&srv->nclients, 1);
+        atomic_fetch_sub(&w->load, 1);
+        return;
+    }
+    if (tls)
+        w->ntls_hs++;
     if (p->on_open)
         p->on_open(c);
     pthread_mutex_lock(&w->list_lock);
@@ -223,6 +276,8 @@ static void adopt(struct worker *w, int fd, int li)
     ev.data.ptr = c;
     if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev))
         worker_close_conn(w, c);
+    else if (!tls)
+        net_protected_check(w, c); /* a TLS client is checked once its handshake is done */
 }
 
 /* The worker a new connection should go to: the one with the fewest, among those whose loop
@@ -286,7 +341,7 @@ void net_adopt_handed(struct worker *w)
 void net_accept(struct worker *w, int li)
 {
     struct srv *srv = w->srv;
-    int lfd = w->lfd[li], proto = w->lproto[li] & 0x7f;
+    int lfd = w->lfd[li], proto = w->lproto[li] & 0x3f;
     const struct srv_proto *p = &srv->proto[proto];
 
     for (int n = 0; n < 64; n++) {

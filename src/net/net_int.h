@@ -25,6 +25,11 @@ void net_listeners_pause(struct worker *w);
 /* Put them back (w->accept_paused). */
 void net_listeners_resume(struct worker *w);
 
+struct conn;
+/* Protected mode (Redis 7.0): a non-local client of a server without a password gets -DENIED
+ * and is closed. Run on a new plain connection, or a TLS one after its handshake. */
+void net_protected_check(struct worker *w, struct conn *c);
+
 /* listen.c: a non-blocking, close-on-exec socket of socktype bound to addr:port (the first
  * address getaddrinfo gives that binds; IPv6 only for IPv6; SOCK_STREAM: SO_REUSEADDR and
  * listening with tcp-backlog). Returns it, or -1 with why set. TCP listeners and UDP share it. */

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "net/net_int.h"
+#include "net/tls.h"
 #include "net/udp.h"
 
 #define READ_CHUNK 16384
@@ -44,7 +45,7 @@ void srv_request_shutdown(struct srv *srv, int exitcode)
 static void update_events(struct worker *w, struct conn *c)
 {
     struct epoll_event ev;
-    int want_out = conn_pending(c) > 0;
+    int want_out = conn_pending(c) > 0 || (c->flags & CONN_TLS_HSW);
     int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) && !w->draining;
     uint16_t nf = (uint16_t)(want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~CONN_WANT_WRITE));
 
@@ -61,6 +62,11 @@ void worker_close_conn(struct worker *w, struct conn *c)
     if (c->flags & CONN_CLOSED)
         return;
     epoll_ctl(w->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    if (c->tls) {
+        if (c->flags & CONN_TLS_HS)
+            w->ntls_hs--;
+        tls_conn_free(c);
+    }
     close(c->fd);
     pthread_mutex_lock(&w->list_lock);
     if (c->prev)
@@ -118,6 +124,7 @@ static void free_dead(struct worker *w)
 }
 
 static void after_write(struct worker *w, struct conn *c);
+static void tls_readable(struct worker *w, struct conn *c);
 
 /* Queue c's output for the end of the turn (batching). */
 static void flushq_add(struct worker *w, struct conn *c)
@@ -206,6 +213,12 @@ static void after_write(struct worker *w, struct conn *c)
         /* resume: run what was left in the input buffer */
         w->srv->proto[c->proto].on_input(c);
         after_io(w, c);
+        return;
+    }
+    if (TC_UNLIKELY(c->tls != NULL) && paused && !over && !(c->flags & CONN_CLOSE_AFTER_REPLY) &&
+        tls_pending(c)) {
+        /* decrypted input OpenSSL kept while paused: no socket event will bring it */
+        tls_readable(w, c);
         return;
     }
     if (over != paused || (conn_pending(c) > 0) != ((c->flags & CONN_WANT_WRITE) != 0) ||
@@ -342,10 +355,48 @@ static void read_done(struct worker *w, struct conn *c, ssize_t n, int err)
     after_io(w, c);
 }
 
+/* A TLS connection is readable (or its handshake can go on): advance the handshake, then
+ * read records until OpenSSL holds no more decrypted bytes (the socket's readiness does not
+ * tell about those). */
+static void tls_readable(struct worker *w, struct conn *c)
+{
+    if (c->flags & CONN_TLS_HS) {
+        int r = tls_handshake(c);
+        if (r < 0) {
+            worker_close_conn(w, c);
+            return;
+        }
+        if (r == 0) {
+            update_events(w, c);
+            return;
+        }
+        w->ntls_hs--;
+        update_events(w, c);
+        net_protected_check(w, c);
+        if (c->flags & (CONN_CLOSED | CONN_CLOSE_AFTER_REPLY))
+            return;
+    }
+    for (;;) {
+        int err = 0;
+        ssize_t n;
+        if (prep_read(w, c))
+            return;
+        n = tls_read(c, c->rbuf.data + c->rbuf.wpos, buf_free(&c->rbuf), &err);
+        read_done(w, c, n, err);
+        if (n <= 0 || (c->flags & (CONN_CLOSED | CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) ||
+            !tls_pending(c))
+            return;
+    }
+}
+
 static void on_readable(struct worker *w, struct conn *c)
 {
     ssize_t n;
 
+    if (c->tls) {
+        tls_readable(w, c);
+        return;
+    }
     if (prep_read(w, c))
         return;
     n = read(c->fd, c->rbuf.data + c->rbuf.wpos, buf_free(&c->rbuf));
@@ -526,8 +577,9 @@ static void flush_batch(struct worker *w)
                 c->flags &= (uint16_t)~CONN_FLUSHQ;
                 u->res[j] = INT32_MIN;
                 u->want[j] = 0;
-                if ((c->flags & CONN_CLOSED) || !w->batching || m == 1)
-                    continue; /* one writev(2) costs less than one submission */
+                if ((c->flags & CONN_CLOSED) || !w->batching || m == 1 || c->tls)
+                    continue; /* one writev(2) costs less than one submission; OpenSSL
+                                 writes TLS connections itself */
                 int niov = conn_out_iov(c, u->iov[j], CONN_IOV_MAX);
                 if (niov == 0)
                     continue;
@@ -630,6 +682,17 @@ static void tick(struct worker *w)
                          (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
                      conn_out_limit(c, COBL_NORMAL, w->now_ms))
                 worker_close_conn(w, c);
+        }
+    }
+    if (w->ntls_hs > 0) {
+        /* a TLS handshake that does not finish in tls-handshake-timeout ms closes */
+        int64_t lim = __atomic_load_n(&cfg.tls_handshake_timeout, __ATOMIC_RELAXED);
+        for (c = w->conns; c; c = next) {
+            next = c->next;
+            if ((c->flags & CONN_TLS_HS) && w->now_ms - c->ctime_ms >= lim) {
+                log_verbose("TLS handshake timed out: addr=%s", c->addr);
+                worker_close_conn(w, c);
+            }
         }
     }
     if (w->accept_paused && !w->draining)
@@ -800,8 +863,12 @@ static void *worker_main(void *arg)
             struct conn *c = evs[i].data.ptr;
             if (c->flags & CONN_CLOSED)
                 continue; /* closed earlier in this turn */
+            if (TC_UNLIKELY(c->flags & CONN_TLS_HS)) {
+                tls_readable(w, c); /* the handshake goes on, whichever way it waits */
+                continue;
+            }
             if (evs[i].events & EPOLLOUT) {
-                if (w->batching) {
+                if (w->batching && !c->tls) {
                     flushq_add(w, c);
                 } else {
                     if (conn_flush(c)) {
@@ -820,7 +887,7 @@ static void *worker_main(void *arg)
                         worker_close_conn(w, c);
                     continue;
                 }
-                if (w->batching)
+                if (w->batching && !c->tls)
                     recvq[nrecv++] = c;
                 else
                     on_readable(w, c);

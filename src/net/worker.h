@@ -31,6 +31,7 @@ struct skey;
  * worker. Listeners are given a protocol id; their connections carry it in c->proto. */
 struct srv_proto {
     int port;               /* TCP port, listened on at every bind address; 0: none */
+    int tls_port;           /* TLS TCP port, listened on at every bind address; 0: none */
     int udp_port;           /* UDP port (datagrams framed as memcached's, udp.c); 0: none */
     int unix_socket;        /* 1: cfg.unixsocket speaks this protocol (one protocol at most) */
     const char *full_reply; /* written to a client refused at maxclients before closing it */
@@ -69,8 +70,10 @@ struct worker {
     pthread_t tid;
     int ep;                    /* epoll fd */
     int evfd;                  /* eventfd: kill requests, shutdown */
-    int lfd[4];                /* listening sockets */
-    uint8_t lproto[4];         /* protocol id of each listener, | 0x80 for the unix socket */
+    int lfd[8];                /* listening sockets */
+    uint8_t lproto[8];         /* protocol id of each listener, | 0x80 for the unix socket,
+                                  | 0x40 for TLS */
+    int ntls_hs;               /* connections in a TLS handshake (the tick times them out) */
     int nl;
     struct srv *srv;
     pthread_mutex_t list_lock; /* guards the list links and the shared conn fields */

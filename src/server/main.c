@@ -26,6 +26,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "net/tls.h"
 #include "net/worker.h"
 #include "persist/aof_log.h"
 #include "persist/persist.h"
@@ -274,6 +275,7 @@ int main(int argc, char **argv)
     srv.config_file = config_file;
     srv.proto[PROTO_RESP] = (struct srv_proto){
         .port = cfg.port,
+        .tls_port = cfg.tls_port,
         .unix_socket = !mc_cfg.memcached_cmdline, /* memcached's -s: the memcached protocol */
         .full_reply = "-ERR max number of clients reached\r\n",
         .on_open = cmd_resp_open,
@@ -284,6 +286,7 @@ int main(int argc, char **argv)
     };
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,
+        .tls_port = cfg.tls_memcache_port,
         .udp_port = mc_cfg.udp_port,
         .unix_socket = mc_cfg.memcached_cmdline,
         .full_reply = "ERROR Too many open connections\r\n",
@@ -318,6 +321,13 @@ int main(int argc, char **argv)
     if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;
+    }
+    if (cfg.tls_port || cfg.tls_memcache_port) {
+        char err[512];
+        if (tls_setup(err, sizeof(err))) {
+            log_warn("Failed to configure TLS. Check logs for more info.");
+            return 1;
+        }
     }
     if (srv_listen(&srv))
         return 1;

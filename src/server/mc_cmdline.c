@@ -68,6 +68,50 @@ static const char *const subopts[] = {
     "drop_privileges", "no_drop_privileges", "lru_segmented", "no_lru_segmented", "temp_lru",
     "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", NULL};
 
+static int ssl_enabled; /* -Z: the memcached TCP port speaks TLS */
+
+/* memcached 1.6's ssl_* sub-options, mapped to the tls-* settings. */
+static int ssl_suboption(const char *o, size_t n, const char *val)
+{
+    static const char *const verify[] = {"no", "optional", "yes", "yes"}; /* NONE REQUEST
+                                                                            REQUIRE ONCE */
+    static const char *const minver[] = {"TLSv1 TLSv1.1 TLSv1.2 TLSv1.3",
+                                         "TLSv1.1 TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3",
+                                         "TLSv1.3"};
+    int v;
+
+    if (!val) {
+        fprintf(stderr, "Missing argument for %.*s\n", (int)n, o);
+        return 1;
+    }
+    if (n == 14 && !strncmp(o, "ssl_chain_cert", n))
+        return set("tls-cert-file", val) ? 1 : 0;
+    if (n == 7 && !strncmp(o, "ssl_key", n))
+        return set("tls-key-file", val) ? 1 : 0;
+    if (n == 11 && !strncmp(o, "ssl_ca_cert", n))
+        return set("tls-ca-cert-file", val) ? 1 : 0;
+    if (n == 11 && !strncmp(o, "ssl_ciphers", n))
+        return set("tls-ciphers", val) ? 1 : 0;
+    if (n == 17 && !strncmp(o, "ssl_session_cache", n))
+        return set("tls-session-caching", "yes") ? 1 : 0;
+    v = atoi(val);
+    if (n == 15 && !strncmp(o, "ssl_verify_mode", n)) {
+        if (v < 0 || v > 3) {
+            fprintf(stderr, "Invalid ssl_verify_mode\n");
+            return 1;
+        }
+        return set("tls-auth-clients", verify[v]) ? 1 : 0;
+    }
+    if (n == 15 && !strncmp(o, "ssl_min_version", n)) {
+        if (v < 0 || v > 3) {
+            fprintf(stderr, "Invalid ssl_min_version\n");
+            return 1;
+        }
+        return set("tls-protocols", minver[v]) ? 1 : 0;
+    }
+    return 0; /* ssl_keyformat, ssl_wbuf_size, ssl_kernel_tls: accepted */
+}
+
 static int suboptions(char *list)
 {
     char *save = NULL;
@@ -114,6 +158,9 @@ static int suboptions(char *list)
             mc_cfg.maxconns_fast = 0;
         } else if (n == 14 && !strncmp(o, "slab_chunk_max", n) && val) {
             mc_cfg.slab_chunk_max = (int)size_arg(val);
+        } else if (!strncmp(o, "ssl_", 4)) {
+            if (ssl_suboption(o, n, val))
+                return 1;
         }
     }
     return 0;
@@ -152,6 +199,7 @@ int mc_cmdline_parse(int argc, char **argv)
     cfg.threads = 4;
     strcpy(cfg.bind, "0.0.0.0");
     cfg.tcp_backlog = 1024;
+    cfg.tls_auth_clients = 0; /* memcached's ssl_verify_mode 0 */
     /* twincache's own "--name value ..." settings first; the rest goes to getopt */
     mav[0] = argv[0];
     for (int i = 1; i < argc;) {
@@ -164,6 +212,10 @@ int mc_cmdline_parse(int argc, char **argv)
                 help();
                 free(mav);
                 return 0;
+            }
+            if (!strcmp(name, "enable-ssl")) { /* memcached's long name of -Z */
+                ssl_enabled = 1;
+                continue;
             }
             while (i < argc && argv[i][0] != '-' && n < 16)
                 vals[n++] = argv[i++];
@@ -321,8 +373,7 @@ int mc_cmdline_parse(int argc, char **argv)
             mc_cfg.watch_enabled = 0;
             break;
         case 'Z':
-            fprintf(stderr, "This server is not built with TLS support.\n");
-            rc = EX_USAGE_;
+            ssl_enabled = 1;
             break;
         case 'o': {
             char *copy = strdup(optarg);
@@ -398,6 +449,17 @@ int mc_cmdline_parse(int argc, char **argv)
         mc_cfg.tcpport = cfg.memcache_port;
         cfg.memcache_port = 0;
         mc_cfg.udp_port = 0;
+    }
+    if (ssl_enabled && cfg.memcache_port) {
+        /* as memcached -Z: the TCP port speaks TLS (memcached's default: no client
+         * certificates asked unless ssl_verify_mode says so) */
+        if (!cfg.tls_cert_file[0] || !cfg.tls_key_file[0]) {
+            fprintf(stderr, "Failed to initialize TLS: ssl_chain_cert and ssl_key are "
+                            "required\n");
+            return EX_USAGE_;
+        }
+        cfg.tls_memcache_port = cfg.memcache_port;
+        cfg.memcache_port = 0;
     }
     if (mc_cfg.idle_timeout > 0)
         cfg.timeout = mc_cfg.idle_timeout;
