@@ -440,8 +440,7 @@ void repl_drop_replicas_except(struct conn *keep)
 /* The sync child may write c's socket itself (not a TLS session). */
 static int repl_conn_raw_ok(struct conn *c)
 {
-    (void)c;
-    return 1;
+    return c->tls == NULL;
 }
 
 /* ---- sending the stream (the owner worker, before it sleeps) ---- */
