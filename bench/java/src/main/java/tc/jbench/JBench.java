@@ -24,6 +24,7 @@ public final class JBench {
     double scale = 1;
     long seed = 1, requests = -1, records = -1;
     int[] threadList;
+    int ratioSet = -1, ratioGet = -1;
     int serverPid = -1;
     final StringBuilder text = new StringBuilder();
     final List<Run> runs = new ArrayList<>();
@@ -227,8 +228,8 @@ public final class JBench {
         long repeats = requests > 0 ? requests : scaled(scale, 40000);
         Workload wl = new Workload();
         wl.valueSize = 64;
-        wl.ratioSet = 1;
-        wl.ratioGet = 4;
+        wl.ratioSet = ratioSet >= 0 ? ratioSet : 1;
+        wl.ratioGet = ratioGet >= 0 ? ratioGet : 4;
         wl.keyMin = 0;
         wl.keyMax = 9999;
         byte[] v = wl.fixedValue();
@@ -348,7 +349,8 @@ public final class JBench {
 
     static final String USAGE = "usage: jbench --client " + String.join("|", Clients.NAMES)
             + " [--host H] --port P --preset seed000|seed002|seed003 [--scale F] [--name NAME] [--json FILE]\n"
-            + "       [--pool N] [--threads-list 1,10,..] [--requests N] [--records N] [--seed N] [--server-pid PID]\n";
+            + "       [--pool N] [--threads-list 1,10,..] [--requests N] [--records N] [--seed N] [--server-pid PID]\n"
+            + "       [--ratio SET:GET (seed002)]\n";
 
     int parse(String[] a) {
         for (int i = 0; i < a.length; i++) {
@@ -372,6 +374,12 @@ public final class JBench {
                 case "--requests": requests = Long.parseLong(v); break;
                 case "--records": records = Long.parseLong(v); break;
                 case "--seed": seed = Long.parseLong(v); break;
+                case "--ratio": {
+                    String[] p = v.split(":");
+                    ratioSet = Integer.parseInt(p[0]);
+                    ratioGet = Integer.parseInt(p[1]);
+                    break;
+                }
                 case "--server-pid": serverPid = Integer.parseInt(v); break;
                 default: throw new IllegalArgumentException("unknown option " + k);
             }
