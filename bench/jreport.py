@@ -387,11 +387,16 @@ def html_report(path, preset, rows, c_json, j_jsons, memory=None, cost=None, not
 
 
 def memory_html(mem):
-    o = [f"<p>{_e(mem.get('method', ''))}</p><table><tr><th class=l>server</th><th>items</th>"
-         "<th>payload B/item</th><th>growth B/item</th><th>overhead B/item</th><th>x payload</th></tr>"]
-    for r in mem["rows"]:
-        o.append(f'<tr><td class=l>{_e(r["name"])}</td><td>{r["items"]}</td><td>{r["payload_per_item"]:.1f}</td>'
-                 f'<td>{r["rss_per_item"]:.1f}</td><td>{r["overhead"]:.1f}</td>'
-                 f'<td>{r["rss_per_item"] / r["payload_per_item"]:.2f}</td></tr>')
-    o.append("</table>")
+    """bench/memory.py --json: one table per item shape."""
+    o = [f"<p>{_e(mem.get('method', ''))}</p>"]
+    for shape in mem.get("shapes", {}).values():
+        o.append(f"<h3>{_e(mem.get('items'))} items, {_e(shape['label'])}</h3><table><tr><th class=l>server</th>"
+                 "<th>payload B/item</th><th>RSS growth B/item</th><th>overhead B/item</th><th>x payload</th>"
+                 "<th>JVM heap after GC B/item</th></tr>")
+        for r in shape["rows"]:
+            hp = f"{r['heap_per_item']:.1f}" if "heap_per_item" in r else ""
+            o.append(f'<tr><td class=l>{_e(r["name"])}</td><td>{r["payload_per_item"]:.1f}</td>'
+                     f'<td>{r["rss_per_item"]:.1f}</td><td>{r["overhead"]:.1f}</td>'
+                     f'<td>{r["rss_per_item"] / r["payload_per_item"]:.2f}</td><td>{hp}</td></tr>')
+        o.append("</table>")
     return "".join(o)
