@@ -198,3 +198,25 @@ def test_client_cost(twinbench):
     assert len(rows) == (3 if shutil.which("redis-benchmark") else 2), r.stdout
     for ln in rows:
         assert float(ln.split()[-2]) > 0  # requests per client CPU-second
+
+
+def test_memory_per_item_with_hazelcast(tmp_path):
+    if not (shutil.which("redis-server") and shutil.which("memcached")):
+        pytest.skip("redis-server / memcached not installed")
+    out = tmp_path / "mem.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "memory.py"), "--items", "3000", "--shape", "b",
+                        "--with", "hazelcast", "--hz-heap", "512m", "--json", str(out)],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.load(open(out))
+    rows = d["shapes"]["b"]["rows"]
+    names = [x["name"] for x in rows]
+    assert names[-1] == "hazelcast" and "redis" in names and "memcached" in names
+    for x in rows:
+        assert x["items"] == 3000 and 48 + 2 < x["payload_per_item"] < 48 + 16 + 410
+    if shutil.which("jcmd"):
+        assert rows[-1]["heap_per_item"] > 0  # the member's heap after GC grew by the records
+    assert "RSS growth" in d["method"]
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import jreport
+    assert jreport.memory_html(d).count("<tr>") == 1 + len(rows)
