@@ -27,6 +27,7 @@ struct config {
     int poisson;
     double warmup;                        /* seconds of unmeasured load before each run */
     int preload;                          /* write every key once first */
+    uint32_t preload_pipeline;            /* requests in flight per connection while preloading (64) */
     int flush;                            /* FLUSHALL / flush_all each target first */
     const char *conn_init;                /* RESP command line sent on each connection first */
     double timeout_ms;

@@ -53,6 +53,8 @@ static const char *usage_text =
 "      --pipeline P           requests in flight per connection (default 1): a sliding\n"
 "                             window, as memtier_benchmark (a reply lets the next\n"
 "                             request go)\n"
+"      --preload-pipeline N   requests in flight per connection while preloading (default 64;\n"
+"                             Hazelcast's memcached endpoint stalls on deep pipelines: 16)\n"
 "      --pipeline-batch       pipeline as redis-benchmark -P: send P requests together,\n"
 "                             wait for all P replies, then send the next P\n"
 "      --io-uring yes|no      yes (default, when the kernel allows): each loop turn reads\n"
@@ -122,7 +124,7 @@ enum {
     O_TARGET = 256, O_KETAMA, O_SERVER_PID, O_PRINT_SHARD, O_PIPELINE, O_PIPELINE_BATCH, O_IO_URING, O_TEST_TIME, O_RATE,
     O_ARRIVALS, O_TIMEOUT, O_WARMUP, O_PRELOAD, O_FLUSH, O_CONN_INIT, O_RATIO, O_COMMAND, O_COMMAND_INLINE,
     O_INCR, O_MGET, O_RANGE, O_LIST, O_RECORD, O_EXPIRY, O_KPAT, O_KMIN, O_KMAX, O_KPREFIX,
-    O_ZIPF, O_STDDEV, O_MEDIAN, O_SEED, O_PRESET, O_SCALE, O_TESTS, O_DECIMAL, O_JSON, O_HTML,
+    O_ZIPF, O_STDDEV, O_MEDIAN, O_SEED, O_PRESET, O_SCALE, O_TESTS, O_DECIMAL, O_JSON, O_HTML, O_PRELOAD_PIPELINE,
     O_NOPROGRESS, O_VERSION,
 };
 
@@ -132,6 +134,7 @@ static const struct option longopts[] = {
     {"ketama", required_argument, 0, O_KETAMA}, {"server-pid", required_argument, 0, O_SERVER_PID},
     {"print-shard", required_argument, 0, O_PRINT_SHARD}, {"threads", required_argument, 0, 't'},
     {"clients", required_argument, 0, 'c'}, {"pipeline", required_argument, 0, O_PIPELINE},
+    {"preload-pipeline", required_argument, 0, O_PRELOAD_PIPELINE},
     {"pipeline-batch", no_argument, 0, O_PIPELINE_BATCH}, {"io-uring", required_argument, 0, O_IO_URING},
     {"requests", required_argument, 0, 'n'}, {"test-time", required_argument, 0, O_TEST_TIME},
     {"rate", required_argument, 0, O_RATE}, {"arrivals", required_argument, 0, O_ARRIVALS},
@@ -389,6 +392,7 @@ int main(int argc, char **argv)
         case O_STDDEV: cfg.wl.key_stddev = parse_d(optarg, "--key-stddev"); break;
         case O_MEDIAN: cfg.wl.key_median = parse_d(optarg, "--key-median"); break;
         case O_SEED: cfg.seed = parse_u(optarg, "--seed"); break;
+        case O_PRELOAD_PIPELINE: cfg.preload_pipeline = (uint32_t)parse_u(optarg, "--preload-pipeline"); break;
         case O_PRESET: cfg.preset = optarg; break;
         case O_SCALE: cfg.scale = parse_d(optarg, "--scale"); break;
         case O_TESTS: cfg.tests = optarg; break;

@@ -6,10 +6,20 @@ twincache/memcached. Shapes: (a) 16-byte keys, 32-byte values; (b) seed-000 reco
 (48 bytes of 2 longs + 4 doubles, plus a 50..400 character string).
 
 Usage: bench/memory.py [--items N] [--twincache build/twincache] [--shape a|b|both]
-This is a benchmark, not a test: it prints figures and never fails on them."""
-import argparse, os, random, shutil, signal, socket, struct, subprocess, sys, time
+                       [--with hazelcast] [--json FILE]
+This is a benchmark, not a test: it prints figures and never fails on them.
+
+Every server is measured the same way: RSS growth (VmRSS after loading minus VmRSS before,
+/proc/PID/status) divided by the items, loaded by the same pipelined loader (RESP SET for
+twincache and redis, memcached `set` for memcached and Hazelcast). --with hazelcast adds a
+Hazelcast 5 member (bench/java's HzMember, loaded over its memcached protocol) run with
+-Xms64m -XX:+UseG1GC -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=10 and a full GC
+(`jcmd PID GC.run`) before both RSS readings, so its RSS follows the live heap (the other
+servers have no garbage to collect); its heap used after that GC is printed beside it."""
+import argparse, json, os, random, re, shutil, signal, socket, struct, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BATCH = 100  # requests per pipelined batch (Hazelcast stalled on 2000 seed-000 records)
 
 
 def free_port():
@@ -81,24 +91,41 @@ def load(proto, port, shape, n):
         else:
             batch.append(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(val), val))
         expect += 1
-        if expect == 2000:
+        if expect == BATCH:
             flush()
     flush()
     sock.close()
     return payload
 
 
-def measure(name, cmd, port, proto, shape, n):
+def jvm_gc(pid):
+    """Full GC of a JVM server (jcmd GC.run); returns its heap used afterwards in bytes, or None."""
+    jcmd = shutil.which("jcmd")
+    if not jcmd:
+        return None
+    subprocess.run([jcmd, str(pid), "GC.run"], capture_output=True, timeout=120)
+    time.sleep(1.0)
+    r = subprocess.run([jcmd, str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60)
+    m = re.search(r"total \d+K, used (\d+)K", r.stdout)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def measure(name, cmd, port, proto, shape, n, jvm=False):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_port(port)
-        time.sleep(0.3)
+        wait_port(port, timeout=60 if jvm else 10)
+        time.sleep(2.0 if jvm else 0.3)
+        heap0 = jvm_gc(p.pid) if jvm else None
         base = rss(p.pid)
         payload = load(proto, port, shape, n)
         time.sleep(0.5)
+        heap1 = jvm_gc(p.pid) if jvm else None
         grown = rss(p.pid) - base
-        return {"name": name, "rss_per_item": grown / n, "overhead": (grown - payload) / n,
-                "payload_per_item": payload / n}
+        r = {"name": name, "items": n, "rss_per_item": grown / n, "overhead": (grown - payload) / n,
+             "payload_per_item": payload / n}
+        if heap0 is not None and heap1 is not None:
+            r["heap_per_item"] = (heap1 - heap0) / n
+        return r
     finally:
         p.send_signal(signal.SIGTERM)
         try:
@@ -113,7 +140,14 @@ def main():
     ap.add_argument("--items", type=int, default=1_000_000)
     ap.add_argument("--twincache", default=os.path.join(ROOT, "build", "twincache"))
     ap.add_argument("--shape", default="both", choices=["a", "b", "both"])
+    ap.add_argument("--with", dest="with_", action="append", default=[], help="hazelcast: also a Hazelcast member")
+    ap.add_argument("--hz-heap", default="8g", help="the Hazelcast member's -Xmx (default 8g)")
+    ap.add_argument("--jbench-dir", default=os.path.join(ROOT, "bench", "java", "target"))
+    ap.add_argument("--json", help="write the figures here (bench/compare --memory puts them in the HTML report)")
     a = ap.parse_args()
+    result = {"method": "RSS growth per item (VmRSS after minus before loading, same pipelined loader for "
+                        "every server); the JVM member gets a full GC (jcmd GC.run) before each reading",
+              "items": a.items, "shapes": {}}
     shapes = ["a", "b"] if a.shape == "both" else [a.shape]
     labels = {"a": "16-byte keys, 32-byte values", "b": "seed-000 records (48 + 50..400 bytes)"}
     for shape in shapes:
@@ -127,13 +161,26 @@ def main():
         if shutil.which("memcached"):
             rows.append(measure("memcached", ["memcached", "-p", str(mp), "-U", "0", "-l", "127.0.0.1",
                                               "-m", "4096", "-t", "1"] + (["-u", "root"] if os.geteuid() == 0 else []), mp, "memcache", shape, a.items))
+        if "hazelcast" in a.with_:
+            hp = free_port()
+            cp = os.path.join(a.jbench_dir, "jbench-1.jar") + ":" + os.path.join(a.jbench_dir, "lib", "*")
+            rows.append(measure("hazelcast", ["java", "-Xms64m", f"-Xmx{a.hz_heap}", "-XX:+UseG1GC",
+                                              "-XX:MinHeapFreeRatio=5", "-XX:MaxHeapFreeRatio=10", "-cp", cp,
+                                              "tc.jbench.HzMember", str(hp)], hp, "memcache", shape, a.items,
+                                jvm=True))
+        result["shapes"][shape] = {"label": labels[shape], "rows": rows}
         print(f"\n{a.items} items, {labels[shape]}  (payload {rows[0]['payload_per_item']:.1f} B/item)")
-        print(f"{'server':<12}{'RSS growth/item':>18}{'overhead/item':>16}")
+        print(f"{'server':<12}{'RSS growth/item':>18}{'overhead/item':>16}{'x payload':>11}{'JVM heap/item':>15}")
         for r in rows:
-            print(f"{r['name']:<12}{r['rss_per_item']:>16.1f} B{r['overhead']:>14.1f} B")
+            hp_ = f"{r['heap_per_item']:>13.1f} B" if "heap_per_item" in r else ""
+            print(f"{r['name']:<12}{r['rss_per_item']:>16.1f} B{r['overhead']:>14.1f} B"
+                  f"{r['rss_per_item'] / r['payload_per_item']:>11.2f}{hp_}")
         tc = rows[0]["overhead"]
         for r in rows[1:]:
             print(f"overhead ratio twincache/{r['name']}: {tc / r['overhead']:.2f}" if r["overhead"] > 0 else "")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ int bench_preload(struct report *rep, const struct config *cfg, int t, const str
     sp.wl = &pw;
     sp.threads = th;
     sp.conns = th * 4;
-    sp.pipeline = 64;
+    sp.pipeline = cfg->preload_pipeline ? cfg->preload_pipeline : 64;
     sp.total_requests = n;
     sp.progress = cfg->progress;
     sp.seed = cfg->seed;

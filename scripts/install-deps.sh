@@ -72,3 +72,11 @@ if command -v mvn >/dev/null 2>&1 && { [ ! -f "$XMJAR" ] ||
         [ -n "$(find tests/mc/xmemcached/pom.xml tests/mc/xmemcached/src -newer "$XMJAR")" ]; }; then
     (cd tests/mc/xmemcached && mvn -q -B package -DskipTests)
 fi
+# bench/java: twinbench's JVM driver (Jedis, spymemcached, xmemcached, Whalin's client, the
+# Hazelcast client and a Hazelcast member for bench/compare --with hazelcast); rebuilt when its
+# sources change. Its jar and target/lib/ are the classpath of bench/compare --java.
+JBJAR=bench/java/target/jbench-1.jar
+if command -v mvn >/dev/null 2>&1 && { [ ! -f "$JBJAR" ] ||
+        [ -n "$(find bench/java/pom.xml bench/java/src -newer "$JBJAR")" ]; }; then
+    (cd bench/java && mvn -q -B package -DskipTests)
+fi

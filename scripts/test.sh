@@ -39,6 +39,9 @@ TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p
 
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
+echo "== bench/java: the JVM driver's unit tests (Maven Surefire) =="
+(cd bench/java && mvn -B -ntp test 2>&1 | grep -E "Tests run:|FAIL|ERROR|BUILD")
+
 echo "== tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build) =="
 TWINCACHE_BIN=build/twincache TWINBENCH_BIN=build/twinbench $PY -m pytest -q -p no:cacheprovider tests/pool
 

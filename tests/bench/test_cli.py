@@ -13,7 +13,7 @@ from conftest import run_tb
 
 FLAGS = ["--server", "--port", "--protocol", "--target", "--ketama", "--server-pid", "--threads",
          "--clients", "--pipeline", "--pipeline-batch", "--requests", "--test-time", "--rate", "--arrivals", "--timeout",
-         "--warmup", "--preload", "--flush", "--ratio", "--command", "--incr", "--multi-get",
+         "--warmup", "--preload", "--preload-pipeline", "--flush", "--ratio", "--command", "--incr", "--multi-get",
          "--data-size", "--data-size-range", "--data-size-list", "--data-record", "--key-pattern",
          "--key-minimum", "--key-maximum", "--key-prefix", "--key-zipf-exp", "--preset", "--scale",
          "--tests", "--json", "--html", "--help"]
@@ -52,6 +52,16 @@ def test_generic_redis_mixed_pipeline(twinbench, redis_server, tmp_path):
     run = t["runs"][0]
     assert run["ops"] == 8000 and run["connections"] == 8 and run["pipeline"] == 16
     assert run["sets"] == 2000 and run["hits"] == 6000 and run["misses"] == 0 and run["errors"] == 0
+
+
+def test_preload_pipeline(twinbench, memcached_server):
+    """--preload-pipeline N: the preload keeps N requests in flight per connection (bench/compare
+    --with hazelcast uses 16); every key is written, so the reads all hit."""
+    r = run_tb(twinbench, "-P", "memcache", "-p", str(memcached_server.port), "-t", "1", "-c", "2", "-n", "200",
+               "--ratio", "0:1", "--key-prefix", "pp:", "--key-maximum", "999", "--preload",
+               "--preload-pipeline", "3")
+    assert "preloaded 1000 keys" in r.stderr
+    assert re.search(r"hits 400 misses 0 errors 0", r.stdout), r.stdout
 
 
 def test_generic_memcached_multiget_and_patterns(twinbench, memcached_server, tmp_path):
