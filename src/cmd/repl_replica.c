@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/persist.h"
+#include "net/tls.h"
 #include "persist/rdb.h"
 #include "store/store.h"
 
@@ -127,9 +128,24 @@ static int connect_to(const char *host, int port)
     return fd;
 }
 
+/* The link's TLS session (tls-replication), NULL for a plain socket: the link thread's. */
+static _Thread_local void *lssl;
+
+static ssize_t lread(int fd, void *b, size_t n)
+{
+    return lssl ? tls_client_read(lssl, b, n) : read(fd, b, n);
+}
+
+static int lwrite(int fd, const void *p, size_t n, int tmo)
+{
+    return lssl ? tls_client_write(lssl, p, n) : sock_write_all(fd, p, n, tmo);
+}
+
 /* Wait until fd is readable: 1, 0 on timeout, -1 on error. */
 static int wait_read(int fd, int ms)
 {
+    if (lssl && tls_client_pending(lssl))
+        return 1;
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     int k = poll(&pf, 1, ms);
     if (k < 0 && errno == EINTR)
@@ -145,7 +161,7 @@ static int read_line(int fd, char *out, size_t cap, int tmo_ms)
         char ch;
         if (wait_read(fd, tmo_ms) <= 0)
             return -1;
-        ssize_t r = read(fd, &ch, 1);
+        ssize_t r = lread(fd, &ch, 1);
         if (r <= 0)
             return -1;
         L.last_io_ms = util_now_ms();
@@ -170,7 +186,7 @@ static int send_cmd(int fd, int argc, const char **argv)
                               argv[i]);
     if (n >= sizeof(buf))
         return -1;
-    return sock_write_all(fd, buf, n, cfg.repl_timeout * 1000);
+    return lwrite(fd, buf, n, cfg.repl_timeout * 1000);
 }
 
 /* Send a command and read its one-line reply into out. */
@@ -341,7 +357,7 @@ static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
                      "set the 'repl-timeout' parameter in redis.conf to a larger value.");
             goto out;
         }
-        ssize_t r = read(fd, buf, want);
+        ssize_t r = lread(fd, buf, want);
         if (r <= 0) {
             log_warn("I/O error trying to sync with MASTER: %s",
                      r == 0 ? "connection lost" : strerror(errno));
@@ -449,7 +465,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 b.cap = nc;
             }
         }
-        ssize_t r = read(fd, b.p + b.n, b.cap - b.n);
+        ssize_t r = lread(fd, b.p + b.n, b.cap - b.n);
         if (r <= 0)
             break;
         L.last_io_ms = util_now_ms();
@@ -541,6 +557,20 @@ static void *link_main(void *arg)
         pthread_mutex_lock(&L.lock);
         L.fd = fd;
         pthread_mutex_unlock(&L.lock);
+        if (__atomic_load_n(&cfg.tls_replication, __ATOMIC_RELAXED)) {
+            char err[300];
+            lssl = tls_client_open(fd, cfg.repl_timeout * 1000, err, sizeof(err));
+            if (!lssl) {
+                log_warn("%s", err);
+                pthread_mutex_lock(&L.lock);
+                L.fd = -1;
+                pthread_mutex_unlock(&L.lock);
+                close(fd);
+                for (int i = 0; i < 10 && !stopped(a.gen); i++)
+                    usleep(100000);
+                continue;
+            }
+        }
         log_notice("MASTER <-> REPLICA sync started");
         set_state(LS_CONNECTING);
         L.last_io_ms = util_now_ms();
@@ -608,6 +638,8 @@ static void *link_main(void *arg)
         pthread_mutex_lock(&L.lock);
         L.fd = -1;
         pthread_mutex_unlock(&L.lock);
+        tls_client_close(lssl);
+        lssl = NULL;
         close(fd);
         set_state(LS_CONNECT);
         for (int i = 0; i < 10 && !stopped(a.gen); i++)

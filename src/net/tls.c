@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 
 #include <openssl/err.h>
@@ -373,4 +375,110 @@ int tls_flush(struct conn *c)
             return -1;
         }
     }
+}
+
+/* ---- the client side: a replica's link to its primary (tls-replication) ---- */
+
+void *tls_client_open(int fd, int timeout_ms, char *err, size_t cap)
+{
+    char cert[1024], key[1024], pass[512], ca_file[1024], ca_dir[1024], why[256];
+    SSL_CTX *c = SSL_CTX_new(TLS_client_method());
+    SSL *s = NULL;
+
+    if (!c) {
+        snprintf(err, cap, "Failed to create the TLS client context");
+        return NULL;
+    }
+    /* Redis: the client certificate is tls-client-cert-file when set, else tls-cert-file */
+    config_str(cfg.tls_client_cert_file, cert, sizeof(cert));
+    config_str(cfg.tls_client_key_file, key, sizeof(key));
+    config_str(cfg.tls_client_key_file_pass, pass, sizeof(pass));
+    if (!cert[0]) {
+        config_str(cfg.tls_cert_file, cert, sizeof(cert));
+        config_str(cfg.tls_key_file, key, sizeof(key));
+        config_str(cfg.tls_key_file_pass, pass, sizeof(pass));
+    }
+    config_str(cfg.tls_ca_cert_file, ca_file, sizeof(ca_file));
+    config_str(cfg.tls_ca_cert_dir, ca_dir, sizeof(ca_dir));
+    SSL_CTX_set_options(c, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+    SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
+    if (pass[0])
+        SSL_CTX_set_default_passwd_cb_userdata(c, pass);
+    if (cert[0] && (SSL_CTX_use_certificate_chain_file(c, cert) <= 0 ||
+                    SSL_CTX_use_PrivateKey_file(c, key, SSL_FILETYPE_PEM) <= 0)) {
+        ssl_errstr(why, sizeof(why));
+        snprintf(err, cap, "Failed to load the client certificate %s: %s", cert, why);
+        goto fail;
+    }
+    SSL_CTX_set_default_passwd_cb_userdata(c, NULL);
+    if (ca_file[0] || ca_dir[0]) {
+        if (SSL_CTX_load_verify_locations(c, ca_file[0] ? ca_file : NULL,
+                                          ca_dir[0] ? ca_dir : NULL) <= 0) {
+            ssl_errstr(why, sizeof(why));
+            snprintf(err, cap, "Failed to configure CA certificate(s): %s", why);
+            goto fail;
+        }
+        SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
+    }
+    s = SSL_new(c);
+    if (!s || !SSL_set_fd(s, fd)) {
+        snprintf(err, cap, "Failed to create the TLS session");
+        goto fail;
+    }
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* a stuck handshake ends */
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (SSL_connect(s) != 1) {
+        ssl_errstr(why, sizeof(why));
+        snprintf(err, cap, "TLS handshake with the primary failed: %s", why);
+        goto fail;
+    }
+    memset(pass, 0, sizeof(pass));
+    SSL_CTX_free(c); /* the session keeps its reference */
+    return s;
+fail:
+    memset(pass, 0, sizeof(pass));
+    SSL_free(s);
+    SSL_CTX_free(c);
+    ERR_clear_error();
+    return NULL;
+}
+
+ssize_t tls_client_read(void *s, void *buf, size_t n)
+{
+    size_t got = 0;
+    int r = SSL_read_ex(s, buf, n, &got);
+    if (r == 1)
+        return (ssize_t)got;
+    int e = SSL_get_error(s, r);
+    ERR_clear_error();
+    return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+}
+
+int tls_client_write(void *s, const void *p, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t w = 0;
+        if (SSL_write_ex(s, (const char *)p + done, n - done, &w) != 1) {
+            ERR_clear_error();
+            return -1;
+        }
+        done += w;
+    }
+    return 0;
+}
+
+int tls_client_pending(void *s)
+{
+    return SSL_pending(s) > 0;
+}
+
+void tls_client_close(void *s)
+{
+    if (!s)
+        return;
+    SSL_shutdown(s);
+    SSL_free(s);
+    ERR_clear_error();
 }

@@ -38,4 +38,15 @@ int tls_pending(const struct conn *c);
 /* Write c's pending output (as conn_flush). 0 done or would block, -1 error (close). */
 int tls_flush(struct conn *c);
 
+/* The client side, for a replica's link to its primary (tls-replication; blocking socket fd,
+ * the link thread's own): the client certificate (tls-client-cert-file, else tls-cert-file),
+ * the primary's checked against tls-ca-cert-file / -dir when set. Returns the session, or
+ * NULL with err. read: >0, 0 closed, -1 error or timeout; write: 0 or -1; pending: decrypted
+ * bytes wait inside OpenSSL (poll(2) would not show them). */
+void *tls_client_open(int fd, int timeout_ms, char *err, size_t cap);
+ssize_t tls_client_read(void *s, void *buf, size_t n);
+int tls_client_write(void *s, const void *p, size_t n);
+int tls_client_pending(void *s);
+void tls_client_close(void *s);
+
 #endif
