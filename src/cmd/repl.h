@@ -73,6 +73,20 @@ int repl_count_acks(uint64_t off);
 /* The stream offset of c's last write (WAIT's target). */
 uint64_t repl_woff(struct conn *c);
 
+/* persist_host.repl_aux (every stripe held): the ID and offset matching the data, for the
+ * RDB's AUX fields. */
+int repl_rdb_aux(char id[41], unsigned long long *off, int *db);
+/* The database the link's stream is in (under the link's apply mutex), and the one a link
+ * starts in (restored from the RDB). */
+int repl_link_db(void);
+void repl_link_set_db(int db);
+/* After the start-up load: a file saved with replication's ID and offset continues them (a
+ * replica asks to PSYNC from there; a primary keeps them as its second ID). */
+void repl_after_load(void);
+/* The link thread is between batches (trylock of its apply mutex) / done. */
+int repl_link_quiet_begin(void);
+void repl_link_quiet_end(void);
+
 /* Main thread, before the workers: remember srv, create the replication ID; start the link
  * when replicaof is configured. */
 void repl_setup(struct srv *srv);

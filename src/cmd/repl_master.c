@@ -450,6 +450,8 @@ static _Thread_local uint64_t tl_seen; /* R.gen when this worker last sent its r
 /* Add what is new for s to its connection's output. Under R.lock. */
 static void pump_locked(struct rslave *s)
 {
+    if (!s->blk && s->send_off <= R.offset)
+        s->blk = block_at(s->send_off); /* it joined an empty chain: the first block since */
     while (s->send_off <= R.offset && s->blk) {
         struct rblock *b = s->blk;
         if (s->send_off >= b->start + b->len) {
@@ -1241,6 +1243,59 @@ void repl_role(struct conn *c)
         reply_cstr(c, num);
     }
     pthread_mutex_unlock(&R.lock);
+}
+
+int repl_rdb_aux(char id[41], unsigned long long *off, int *db)
+{
+    int ok = 0, link = atomic_load(&repl_is_replica);
+
+    if (!atomic_load(&repl_on))
+        return 0;
+    /* a replica's link applies a batch, then passes its bytes on: only between batches do
+     * the data and the offset match (every stripe is held here: only try) */
+    if (link && !repl_link_quiet_begin())
+        return 0;
+    pthread_mutex_lock(&R.lock);
+    if (R.active) {
+        memcpy(id, R.replid, 41);
+        *off = R.offset;
+        /* the database the stream is in at that offset: a replica's link's; a primary's
+         * next record SELECTs anyway after a restart */
+        *db = link ? repl_link_db() : (R.stream_db > 0 ? R.stream_db : 0);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&R.lock);
+    if (link)
+        repl_link_quiet_end();
+    return ok;
+}
+
+void repl_after_load(void)
+{
+    char id[41], v[300];
+    unsigned long long off;
+    int db;
+
+    if (!persist_loaded_repl(id, &off, &db))
+        return;
+    repl_link_set_db(db);
+    config_str(cfg.replicaof, v, sizeof(v));
+    pthread_mutex_lock(&R.lock);
+    if (v[0]) {
+        /* a replica: it asks its primary to continue from there */
+        memcpy(R.replid, id, 41);
+    } else {
+        /* a primary: a new ID, the file's continues as the second (its replicas PSYNC) */
+        memcpy(R.replid2, id, 41);
+        R.second_off = off + 1;
+    }
+    R.offset = off;
+    R.backlog_first = off + 1;
+    activate_locked();
+    pthread_mutex_unlock(&R.lock);
+    atomic_store(&repl_on, 1);
+    cmd_prop_gone_install();
+    log_notice("Replication ID %s and offset %llu restored from the RDB file", id, off);
 }
 
 void repl_setup(struct srv *srv)

@@ -65,6 +65,9 @@ static struct {
     int64_t pause_end;    /* the cmd_pause_end it set */
 } F;
 
+static int link_db;       /* the stream's database after the last batch (under L.apply) */
+static int link_start_db; /* a new link's first database (the RDB's repl-stream-db) */
+
 static void set_state(int st)
 {
     pthread_mutex_lock(&L.lock);
@@ -511,6 +514,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         int fed = b.pos > feed_from;
         if (fed)
             repl_feed_raw(b.p + feed_from, b.pos - feed_from);
+        link_db = ((struct conn *)ctx)->db;
         pthread_mutex_unlock(&L.apply);
         if (fed)
             repl_wake_replicas();
@@ -544,6 +548,7 @@ static void *link_main(void *arg)
     if (!ctx)
         return NULL;
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
+    ((struct conn *)ctx)->db = link_start_db;
     while (!stopped(a.gen)) {
         set_state(LS_CONNECT);
         log_notice("Connecting to MASTER %s:%d", a.host, a.port);
@@ -605,6 +610,7 @@ static void *link_main(void *arg)
                         repl_reset_backlog(off);
                         repl_drop_replicas(); /* sub-replicas resync from the new data */
                         ((struct conn *)ctx)->db = 0;
+                        link_db = 0;
                         pthread_mutex_lock(&L.lock);
                         L.read_off = off;
                         pthread_mutex_unlock(&L.lock);
@@ -694,6 +700,27 @@ static void promote(struct conn *keep)
         config_set("replicaof", (const char *[]){""}, 1, 1, NULL, 0);
         log_notice("MASTER MODE enabled");
     }
+}
+
+int repl_link_db(void)
+{
+    return link_db;
+}
+
+void repl_link_set_db(int db)
+{
+    link_start_db = db;
+    link_db = db;
+}
+
+int repl_link_quiet_begin(void)
+{
+    return pthread_mutex_trylock(&L.apply) == 0;
+}
+
+void repl_link_quiet_end(void)
+{
+    pthread_mutex_unlock(&L.apply);
 }
 
 void repl_promote_except(struct conn *keep)

@@ -81,6 +81,48 @@ static struct rdb_save_opts save_opts(void)
     return o;
 }
 
+/* The AUX fields of replication's ID and offset into aux (space for 5 pointers) from the
+ * host's hook, with every stripe held: aux itself, or NULL when there are none. */
+struct repl_aux {
+    char id[41], off[24], db[16];
+    const char *v[7];
+};
+
+static const char *const *repl_aux_fill(struct repl_aux *a)
+{
+    unsigned long long off;
+    int db = 0;
+    if (!persist_host.repl_aux || !persist_host.repl_aux(a->id, &off, &db))
+        return NULL;
+    snprintf(a->off, sizeof(a->off), "%llu", off);
+    snprintf(a->db, sizeof(a->db), "%d", db);
+    a->v[0] = "repl-stream-db";
+    a->v[1] = a->db;
+    a->v[2] = "repl-id";
+    a->v[3] = a->id;
+    a->v[4] = "repl-offset";
+    a->v[5] = a->off;
+    a->v[6] = NULL;
+    return a->v;
+}
+
+static struct {
+    int has;
+    char id[41];
+    unsigned long long off;
+    int db;
+} loaded_repl;
+
+int persist_loaded_repl(char id[41], unsigned long long *off, int *db)
+{
+    if (!loaded_repl.has)
+        return 0;
+    memcpy(id, loaded_repl.id, 41);
+    *off = loaded_repl.off;
+    *db = loaded_repl.db;
+    return 1;
+}
+
 /* Under plock, with every stripe held (or no other thread running). */
 static int save_locked(void)
 {
@@ -88,9 +130,10 @@ static int save_locked(void)
     struct rdb_save_opts o = save_opts();
     uint64_t dirty = dirty_total();
     int64_t now = util_now_ms();
+    struct repl_aux ra;
 
     dump_path(path, sizeof(path));
-    if (rdb_save(persist_host.store, path, &o, now)) {
+    if (rdb_save_aux(persist_host.store, path, &o, now, repl_aux_fill(&ra))) {
         ps.last_ok = 0;
         update_misconf();
         return -1;
@@ -127,13 +170,23 @@ int persist_save_now(int held_all)
 struct bgsave_job {
     char path[2048];
     int64_t now;
+    struct repl_aux ra;
+    const char *const *aux;
 };
+
+/* Parent, every stripe held: replication's offset as of the copy. */
+static int bgsave_prepare(void *arg)
+{
+    struct bgsave_job *j = arg;
+    j->aux = repl_aux_fill(&j->ra);
+    return 0;
+}
 
 static int bgsave_write(void *arg)
 {
     struct bgsave_job *j = arg;
     struct rdb_save_opts o = save_opts();
-    return rdb_save(persist_host.store, j->path, &o, j->now);
+    return rdb_save_aux(persist_host.store, j->path, &o, j->now, j->aux);
 }
 
 /* Start a background save. Under plock, no child running; inside EXEC (store_held) this
@@ -142,7 +195,8 @@ static int bgsave_start_locked(void)
 {
     struct bgsave_job j;
     struct snapshot_job job = {.title = "tc-rdb-bgsave", .what = "Can't save in background",
-                               .cow_label = "RDB", .write = bgsave_write, .arg = &j};
+                               .cow_label = "RDB", .prepare = bgsave_prepare,
+                               .write = bgsave_write, .arg = &j};
     struct snapshot_times t;
     int rc;
 
@@ -296,6 +350,12 @@ int persist_load(void)
     }
     ps.load_keys = info.keys;
     ps.load_expired = info.expired;
+    if (info.has_repl == 3) {
+        loaded_repl.has = 1;
+        memcpy(loaded_repl.id, info.repl_id, 41);
+        loaded_repl.off = info.repl_offset;
+        loaded_repl.db = info.repl_stream_db;
+    }
     log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
                info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);

@@ -42,6 +42,10 @@ struct persist_host {
     /* Installed as store_gone_hook while the AOF is on: logs a key removed by expiry or
      * eviction, under its stripe lock. */
     void (*gone)(int db, const char *key, size_t klen);
+    /* Replication's ID and offset matching the dataset, called with every stripe held (SAVE,
+     * BGSAVE's step before the fork, shutdown): 1 with id/off filled when there is one (they
+     * go in the file as AUX repl-id / repl-offset, as Redis writes them), else 0. NULL: none. */
+    int (*repl_aux)(char id[41], unsigned long long *off, int *db);
 };
 
 /* Main thread, before persist_load: remember the host (copied). */
@@ -98,6 +102,10 @@ void persist_wait_workers(int self);
 /* Set by replication: turning the AOF off keeps store_gone_hook (expired keys still go to the
  * replication stream). */
 extern _Atomic int persist_keep_gone_hook;
+
+/* The replication ID and offset of the RDB loaded at start-up (1), or 0 when it had none or
+ * the AOF was loaded. */
+int persist_loaded_repl(char id[41], unsigned long long *off, int *db);
 
 /* LASTSAVE: unix seconds of the last successful save. */
 int64_t persist_lastsave(void);

@@ -833,6 +833,12 @@ static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts 
 
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now)
 {
+    return rdb_save_aux(s, path, o, now, NULL);
+}
+
+int rdb_save_aux(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now,
+                 const char *const *aux)
+{
     char tmp[1200], dir[1100];
     const char *slash = strrchr(path, '/');
     struct wr w = {.o = o, .cap = 1 << 16};
@@ -856,7 +862,7 @@ int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, i
         w.err = ENOMEM;
         goto out_close;
     }
-    write_all(&w, s, o, now, NULL);
+    write_all(&w, s, o, now, aux);
     if (!w.err && fsync(w.fd) < 0)
         w.err = errno;
 out_close:

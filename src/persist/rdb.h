@@ -32,6 +32,11 @@ struct rdb_load_info {
     uint64_t expired; /* keys skipped because their expire time had passed */
     uint64_t skipped; /* keys of types twincache cannot hold (logged) */
     int version;      /* RDB version of the file */
+    /* replication (AUX repl-id / repl-offset, as Redis writes them): has_repl set when both */
+    int has_repl;
+    char repl_id[41];
+    unsigned long long repl_offset;
+    int repl_stream_db; /* AUX repl-stream-db, 0 when absent */
 };
 
 /* Redis 7.0 functions, RDB_OPCODE_FUNCTION2 records (one library's code each) written before
@@ -52,6 +57,9 @@ extern struct rdb_func_hooks rdb_funcs;
  * Returns 0, or -1 with errno set and a logged reason (the temporary file is removed). The
  * caller holds every stripe or owns a private copy of the store (fork child). */
 int rdb_save(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now);
+/* The same with extra AUX fields (name, value pairs ending with NULL; NULL: none). */
+int rdb_save_aux(struct store *s, const char *path, const struct rdb_save_opts *o, int64_t now,
+                 const char *const *aux);
 
 /* The same file written to every socket of fds (replication's diskless full sync, from a
  * fork child): a socket whose write blocks longer than timeout_ms or fails is set to -1 and

@@ -898,6 +898,26 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
                 rstr_free(&k);
                 break;
             }
+            if (k.n == 7 && !memcmp(k.p, "repl-id", 7) && v.n == 40) {
+                memcpy(info->repl_id, v.p, 40);
+                info->repl_id[40] = 0;
+                info->has_repl |= 1;
+            } else if (k.n == 14 && !memcmp(k.p, "repl-stream-db", 14) && v.n && v.n < 12) {
+                char num[12];
+                memcpy(num, v.p, v.n);
+                num[v.n] = 0;
+                info->repl_stream_db = atoi(num) > 0 ? atoi(num) : 0;
+            } else if (k.n == 11 && !memcmp(k.p, "repl-offset", 11) && v.n < 24) {
+                char num[24];
+                memcpy(num, v.p, v.n);
+                num[v.n] = 0;
+                char *end;
+                unsigned long long off = strtoull(num, &end, 10);
+                if (v.n && !*end) {
+                    info->repl_offset = off;
+                    info->has_repl |= 2;
+                }
+            }
             if (k.n == strlen(MCMETA_AUX) && memcmp(k.p, MCMETA_AUX, k.n) == 0) {
                 char buf[64];
                 size_t c = v.n < sizeof(buf) - 1 ? v.n : sizeof(buf) - 1;

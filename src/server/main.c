@@ -203,6 +203,7 @@ static void persist_wire(struct srv *srv)
         .replay = cmd_aof_replay,
         .replay_close = cmd_aof_replay_close,
         .gone = cmd_prop_gone,
+        .repl_aux = repl_rdb_aux,
     };
     persist_setup(&h);
     srv->before_sleep = persist_before_sleep;
@@ -318,6 +319,7 @@ int main(int argc, char **argv)
     persist_wire(&srv);
     if (persist_load())
         return 1;
+    repl_after_load(); /* an RDB with replication's ID and offset continues them */
     if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;

@@ -463,6 +463,8 @@ def test_replica_killed_and_restarted_from_its_config(servers, tmp_path):
     wait_for(lambda: in_sync(p, r), what="the first sync")
     r.stop(sig=signal.SIGKILL)
     live_writes(cli(p))
+    time.sleep(0.1)
+    cli(p).get(b"short")  # expired: its DEL is in the stream
     r.start()
     wait_for(lambda: in_sync(p, r), what="the sync after the restart")
     assert dataset(r) == dataset(p)
@@ -626,3 +628,67 @@ def test_disk_mode_sends_a_large_file_in_chunks_and_rdb_only(servers, tmp_path):
     assert cp.returncode == 0, cp.stderr
     chk = subprocess.run(["redis-check-rdb", str(out)], capture_output=True, timeout=60)
     assert chk.returncode == 0 and b"RDB looks OK" in chk.stdout, chk.stdout
+
+
+def shutdown_save(srv):
+    try:
+        cli(srv).shutdown(save=True)
+    except redis.ConnectionError:
+        pass
+    srv.wait_exit(20)
+    srv.stop()
+
+
+@pytest.mark.parametrize("replica_kind", ["tc", "redis"])
+def test_replica_restarted_from_its_rdb_continues_with_psync(servers, tmp_path, replica_kind):
+    """The RDB a replica saves carries repl-id and repl-offset (as Redis's): restarted, it asks
+    to continue and gets +CONTINUE instead of a full sync."""
+    p = servers.tc()
+    fill(cli(p))
+    d = tmp_path / "replica"
+    d.mkdir()
+    if replica_kind == "tc":
+        r = servers.tc(start=False, dir=str(d))
+    else:
+        r = servers.track(tcharness.start_redis(start=False, dir=str(d)))
+    conf = d / "r.conf"
+    conf.write_text("replicaof 127.0.0.1 %d\n" % p.port)
+    r.argv.insert(1, str(conf))
+    r.start()
+    wait_for(lambda: in_sync(p, r), what="the first sync")
+    live_writes(cli(p))
+    wait_for(lambda: in_sync(p, r), what="the stream")
+    st0 = info(p, "stats")
+    shutdown_save(r)
+    # the stream is in database 3 (live_writes ended there): no SELECT comes before this one,
+    # so the restarted replica must know (repl-stream-db) where it is
+    redis.Redis(port=p.port, db=3).set("while-down", "1")
+    r.start()
+    r3 = redis.Redis(port=r.port, db=3)
+    wait_for(lambda: in_sync(p, r) and r3.get("while-down") == b"1", what="PSYNC")
+    st1 = info(p, "stats")
+    assert st1["sync_full"] == st0["sync_full"], (st0, st1)
+    assert st1["sync_partial_ok"] == st0["sync_partial_ok"] + 1
+    time.sleep(0.1)
+    cli(p).get(b"short")
+    wait_for(lambda: in_sync(p, r), what="the stream")
+    assert dataset(r) == dataset(p)
+
+
+def test_primary_restarted_from_its_rdb_keeps_its_replicas_partial(servers, tmp_path):
+    d = tmp_path / "primary"
+    d.mkdir()
+    p = servers.tc(dir=str(d))
+    r = servers.tc()
+    fill(cli(p))
+    follow(r, p)
+    old = info(p)["master_replid"]
+    shutdown_save(p)
+    p.start()
+    i = info(p)
+    assert i["master_replid2"] == old and i["master_replid"] != old
+    wait_for(lambda: in_sync(p, r), 30, "the replica to come back")
+    st = info(p, "stats")
+    assert st["sync_full"] == 0 and st["sync_partial_ok"] == 1, st
+    cli(p).set("after", "1")
+    wait_for(lambda: cli(r).get("after") == b"1", what="the stream")
