@@ -87,6 +87,11 @@ void repl_after_load(void);
 int repl_link_quiet_begin(void);
 void repl_link_quiet_end(void);
 
+/* Shutdown (main thread, before the workers are joined): stop the link and wait for its
+ * thread, kill a full sync's child. */
+void repl_shutdown(void);
+void repl_sync_shutdown(void);
+
 /* Main thread, before the workers: remember srv, create the replication ID; start the link
  * when replicaof is configured. */
 void repl_setup(struct srv *srv);

@@ -794,6 +794,17 @@ static void reap_sync(int64_t now)
         worker_wake(&repl_srv->workers[i]);
 }
 
+void repl_sync_shutdown(void)
+{
+    struct snapshot_result res;
+    pthread_mutex_lock(&R.sync_lock);
+    if (R.sn.pid) {
+        snapshot_kill(&R.sn);
+        snapshot_reap(&R.sn, 1, &res);
+    }
+    pthread_mutex_unlock(&R.sync_lock);
+}
+
 void repl_tick(int64_t now)
 {
     static int64_t last_ping;

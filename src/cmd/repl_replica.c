@@ -65,6 +65,7 @@ static struct {
     int64_t pause_end;    /* the cmd_pause_end it set */
 } F;
 
+static _Atomic int link_threads; /* link threads running (the old one may still end) */
 static int link_db;       /* the stream's database after the last batch (under L.apply) */
 static int link_start_db; /* a new link's first database (the RDB's repl-stream-db) */
 
@@ -545,8 +546,10 @@ static void *link_main(void *arg)
     free(arg);
     pthread_setname_np(pthread_self(), "tc-repl-link");
     ctx = cmd_aof_replay_open(repl_srv);
-    if (!ctx)
+    if (!ctx) {
+        atomic_fetch_sub(&link_threads, 1);
         return NULL;
+    }
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
     ((struct conn *)ctx)->db = link_start_db;
     while (!stopped(a.gen)) {
@@ -652,7 +655,19 @@ static void *link_main(void *arg)
             usleep(100000);
     }
     cmd_aof_replay_close(ctx);
+    atomic_fetch_sub(&link_threads, 1);
     return NULL;
+}
+
+static void link_stop(void);
+
+void repl_shutdown(void)
+{
+    link_stop();
+    /* the link applies commands on the store: it ends before the store goes */
+    for (int i = 0; i < 3000 && atomic_load(&link_threads); i++)
+        usleep(10000);
+    repl_sync_shutdown();
 }
 
 /* Stop the running link (its thread ends on its own). */
@@ -772,9 +787,11 @@ int repl_replicaof_apply(const char *host, int port)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    atomic_fetch_add(&link_threads, 1);
     int rc = pthread_create(&t, &at, link_main, a);
     pthread_attr_destroy(&at);
     if (rc) {
+        atomic_fetch_sub(&link_threads, 1);
         free(a);
         return -1;
     }

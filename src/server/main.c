@@ -359,6 +359,7 @@ int main(int argc, char **argv)
         if (atomic_load(&srv.shutdown))
             break;
     }
+    repl_shutdown(); /* the link thread applies commands: it ends before the store */
     srv_join(&srv);
     script_ldb_shutdown(); /* forked debugging sessions still running */
     persist_shutdown(0, 0);
