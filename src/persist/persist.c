@@ -375,7 +375,8 @@ void persist_info(struct buf *b)
 
     pthread_mutex_lock(&plock);
     P("# Persistence\r\n");
-    P("loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n");
+    P("loading:%d\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n",
+      atomic_load(&persist_loading));
     P("current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n");
     P("current_save_keys_total:0\r\n");
     P("rdb_changes_since_last_save:%llu\r\n",
@@ -472,6 +473,8 @@ out:
 
 _Atomic int persist_keep_gone_hook;
 
+_Atomic int persist_loading;
+
 int persist_load_replica(const char *path, char *err, size_t cap)
 {
     struct store *s = persist_host.store;
@@ -484,11 +487,13 @@ int persist_load_replica(const char *path, char *err, size_t cap)
         snprintf(err, cap, "out of memory");
         return -1;
     }
+    atomic_store(&persist_loading, 1);
     store_flush(s, -1);
     if (rdb_funcs.clear)
         rdb_funcs.clear();
     int r = rdb_load(s, path, util_now_ms(), &info, err, cap);
     snapshot_release_all(s, bm);
+    atomic_store(&persist_loading, 0);
     if (r > 0)
         snprintf(err, cap, "no RDB file at %s", path);
     if (r == 0)

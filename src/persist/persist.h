@@ -96,6 +96,8 @@ int persist_reload(int save, int flush, int merge, char *err, size_t cap);
 /* Replication: with every stripe held, empty the keyspace and the functions and load path
  * (a full sync's RDB). 0, or -1 with err. */
 int persist_load_replica(const char *path, char *err, size_t cap);
+/* 1 while persist_load_replica runs (INFO persistence loading:1). */
+extern _Atomic int persist_loading;
 /* Wait until every worker but self finished the loop turn it was in (a switch that commands
  * read racily, such as replication's, is seen by all of them afterwards). */
 void persist_wait_workers(int self);
