@@ -36,6 +36,9 @@ TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p
 
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
+echo "== tests/acl: ACL against redis-server 7.0 side by side (release build) =="
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
+
 echo "== tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build) =="
 TWINCACHE_BIN=build/twincache TWINBENCH_BIN=build/twinbench $PY -m pytest -q -p no:cacheprovider tests/pool
 

@@ -257,6 +257,7 @@ void cmd_cluster_setup(void);
  * run the command (local: a Unix socket or loopback client). */
 int cmd_protected_allowed(struct conn *c, int setting);
 void cmd_command_setup(void);
+void cmd_acl_setup(void);
 void cmd_list_setup(void);
 void cmd_hash_setup(void);
 void cmd_set_setup(void);
