@@ -1,13 +1,16 @@
-/* ACL: the first, stateless part of Redis 7.0's ACL command (issue 21). One user exists,
- * "default", with every permission, so WHOAMI and USERS name it; CAT lists the categories of
- * the command table (struct cmd's acl word) and the commands of one; GENPASS draws from the
- * kernel's random source. User rules, the permission check, AUTH with users and the ACL log
- * are not built yet: their subcommands answer an error rather than pretend. */
+/* ACL: the first part of Redis 7.0's ACL command (issue 21). One user exists, "default",
+ * with every permission and requirepass as its password, so WHOAMI, USERS, LIST, GETUSER and
+ * DRYRUN describe it; CAT lists the categories of the command table (struct cmd's acl word)
+ * and the commands of one; GENPASS draws from the kernel's random source; SAVE and LOAD
+ * answer Redis's no-aclfile error. SETUSER, DELUSER and LOG (user rules, the permission
+ * check, AUTH with users, the ACL log) are not built yet: they are not registered, so they
+ * get the unknown-subcommand error rather than a pretend answer. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "cmd/cmd.h"
+#include "core/config.h"
 #include "core/util.h"
 
 /* Redis's reply to a known ACL subcommand with the wrong number of arguments. */
@@ -109,6 +112,162 @@ static void acl_genpass_command(struct conn *c)
     reply_bulk(c, hex, chars);
 }
 
+/* SHA-256 (FIPS 180-4) of a short string into 64 hex digits: how ACL LIST and GETUSER show the
+ * default user's password (requirepass) as Redis does. Not on any hot path. */
+static const uint32_t sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha_block(uint32_t h[8], const unsigned char *b)
+{
+    uint32_t w[64], v[8];
+
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 | (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    memcpy(v, h, sizeof(v));
+    for (int i = 0; i < 64; i++) {
+        uint32_t S1 = ROR(v[4], 6) ^ ROR(v[4], 11) ^ ROR(v[4], 25);
+        uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+        uint32_t t1 = v[7] + S1 + ch + sha_k[i] + w[i];
+        uint32_t S0 = ROR(v[0], 2) ^ ROR(v[0], 13) ^ ROR(v[0], 22);
+        uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+        memmove(v + 1, v, 7 * sizeof(v[0]));
+        v[4] += t1;
+        v[0] = t1 + S0 + maj;
+    }
+    for (int i = 0; i < 8; i++)
+        h[i] += v[i];
+}
+
+static void sha256_hex(const char *p, size_t n, char out[65])
+{
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    unsigned char tail[128];
+    size_t full = n / 64 * 64, rest = n - full;
+
+    for (size_t i = 0; i < full; i += 64)
+        sha_block(h, (const unsigned char *)p + i);
+    memset(tail, 0, sizeof(tail));
+    memcpy(tail, p + full, rest);
+    tail[rest] = 0x80;
+    size_t tl = rest + 9 <= 64 ? 64 : 128;
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++)
+        tail[tl - 1 - i] = (unsigned char)(bits >> (8 * i));
+    for (size_t i = 0; i < tl; i += 64)
+        sha_block(h, tail + i);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 8 * i, 9, "%08x", h[i]);
+}
+
+/* The default user's password hash (requirepass), or 0 when it has none (nopass). */
+static int default_pass_hash(char out[65])
+{
+    char pw[sizeof(cfg.requirepass)];
+
+    config_str(cfg.requirepass, pw, sizeof(pw));
+    if (!pw[0])
+        return 0;
+    sha256_hex(pw, strlen(pw), out);
+    return 1;
+}
+
+static int is_default(struct conn *c, int i)
+{
+    return c->argv[i].n == 7 && !memcmp(c->argv[i].p, "default", 7);
+}
+
+/* ACL LIST: the one user's rules in Redis's form. */
+static void acl_list_command(struct conn *c)
+{
+    char hash[65], line[128];
+
+    if (default_pass_hash(hash))
+        snprintf(line, sizeof(line), "user default on #%s ~* &* +@all", hash);
+    else
+        snprintf(line, sizeof(line), "user default on nopass ~* &* +@all");
+    reply_array(c, 1);
+    reply_cstr(c, line);
+}
+
+/* ACL GETUSER name: the default user's description, or a null for any other name. */
+static void acl_getuser_command(struct conn *c)
+{
+    char hash[65];
+    int has = default_pass_hash(hash);
+
+    if (!is_default(c, 2)) {
+        reply_null(c);
+        return;
+    }
+    reply_map(c, 6);
+    reply_cstr(c, "flags");
+    reply_set(c, has ? 1 : 2);
+    reply_cstr(c, "on");
+    if (!has)
+        reply_cstr(c, "nopass");
+    reply_cstr(c, "passwords");
+    reply_array(c, has ? 1 : 0);
+    if (has)
+        reply_cstr(c, hash);
+    reply_cstr(c, "commands");
+    reply_cstr(c, "+@all");
+    reply_cstr(c, "keys");
+    reply_cstr(c, "~*");
+    reply_cstr(c, "channels");
+    reply_cstr(c, "&*");
+    reply_cstr(c, "selectors");
+    reply_array(c, 0);
+}
+
+/* ACL DRYRUN user command [arg ...]: the default user may run every command; the command
+ * line is checked for existence and arity as Redis does. */
+static void acl_dryrun_command(struct conn *c)
+{
+    const struct cmd *container = NULL, *cmd;
+    int argc = c->argc - 3;
+
+    if (!is_default(c, 2)) {
+        reply_errorf(c, "ERR User '%.*s' not found", (int)(c->argv[2].n > 128 ? 128 : c->argv[2].n),
+                     c->argv[2].p);
+        return;
+    }
+    cmd = cmd_resolve(argc, c->argv + 3, &container);
+    if (!cmd || (cmd->flags & CMD_INTERNAL)) {
+        reply_errorf(c, "ERR Command '%.*s' not found", (int)(c->argv[3].n > 128 ? 128 : c->argv[3].n),
+                     c->argv[3].p);
+        return;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+        reply_arity_error(c, cmd->name);
+        return;
+    }
+    reply_ok(c);
+}
+
+/* ACL SAVE / LOAD: no aclfile is configured (the setting does not exist yet). */
+static void acl_file_command(struct conn *c)
+{
+    reply_error(c, "ERR This Redis instance is not configured to use an ACL file. You may want to "
+                   "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+                   "(assuming you have a Redis configuration file set) in order to store users in "
+                   "the Redis configuration.");
+}
+
 static void acl_help_command(struct conn *c)
 {
     static const char *help[] = {
@@ -116,6 +275,16 @@ static void acl_help_command(struct conn *c)
         "CAT [<category>]",
         "    List all commands that belong to <category>, or all command categories",
         "    when no category is specified.",
+        "DRYRUN <username> <command> [<arg> ...]",
+        "    Returns whether the user can execute the given command without executing the command.",
+        "GETUSER <username>",
+        "    Get the user's details.",
+        "LIST",
+        "    Show users details in config file format.",
+        "LOAD",
+        "    Reload users from the ACL file.",
+        "SAVE",
+        "    Save the current config to the ACL file.",
         "USERS",
         "    List all the registered usernames.",
         "WHOAMI",
@@ -133,6 +302,11 @@ static struct cmd acl_subs[] = {
     {"acl|genpass", acl_genpass_command, -2, "noscript loading stale", "@slow", NULL, "server", "Generate a pseudorandom secure password to use for ACL users"},
     {"acl|users", acl_users_command, 2, "admin noscript loading stale", "@admin @slow @dangerous", NULL, "server", "List the username of all the configured ACL rules"},
     {"acl|whoami", acl_whoami_command, 2, "noscript loading stale", "@slow", NULL, "server", "Return the name of the user associated to the current connection"},
+    {"acl|list", acl_list_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "List the current ACL rules in ACL config file format"},
+    {"acl|getuser", acl_getuser_command, 3, "admin noscript loading stale", "@slow", NULL, "server", "Get the rules for a specific ACL user"},
+    {"acl|dryrun", acl_dryrun_command, -4, "admin noscript loading stale", "@slow", NULL, "server", "Returns whether the user can execute the given command without executing the command"},
+    {"acl|save", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Save the current ACL rules in the configured ACL file"},
+    {"acl|load", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Reload the ACLs from the configured ACL file"},
     {"acl|help", acl_help_command, 2, "loading stale", "@slow", NULL, "server", "Show helpful text about the different subcommands"},
     {NULL},
 };

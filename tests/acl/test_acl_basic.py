@@ -1,8 +1,10 @@
-"""ACL's stateless subcommands (WHOAMI, USERS, CAT, GENPASS, HELP) against redis-server 7.0:
+"""ACL's default-user subcommands (WHOAMI, USERS, LIST, GETUSER, DRYRUN, CAT, GENPASS, SAVE,
+LOAD, HELP) against redis-server 7.0:
 same replies, same error texts. ACL CAT <category> is compared as a set of command names over
 the commands both servers have (the tables differ by a few commands)."""
 
 import re
+import socket
 
 import pytest
 import redis
@@ -29,6 +31,27 @@ SAME = [
     ("ACL", "WHOAMI", "x"),
     ("ACL", "USERS", "x"),
     ("ACL", "NOSUCHSUB"),
+    ("ACL", "LIST"),
+    ("ACL", "LIST", "x"),
+    ("ACL", "GETUSER", "default"),
+    ("ACL", "GETUSER", "nobody"),
+    ("ACL", "GETUSER", "DEFAULT"),
+    ("ACL", "GETUSER"),
+    ("ACL", "DRYRUN", "default", "get", "k"),
+    ("ACL", "DRYRUN", "default", "get"),
+    ("ACL", "DRYRUN", "default", "get", "k", "x"),
+    ("ACL", "DRYRUN", "default", "set", "k", "v", "EX", "10"),
+    ("ACL", "DRYRUN", "default", "nosuch", "k"),
+    ("ACL", "DRYRUN", "default", "config"),
+    ("ACL", "DRYRUN", "default", "config", "get", "x"),
+    ("ACL", "DRYRUN", "default", "config", "nosuch"),
+    ("ACL", "DRYRUN", "default", "config", "get"),
+    ("ACL", "DRYRUN", "default", "flushall"),
+    ("ACL", "DRYRUN", "nobody", "get", "k"),
+    ("ACL", "DRYRUN", "default"),
+    ("ACL", "SAVE"),
+    ("ACL", "LOAD"),
+    ("ACL", "SAVE", "x"),
     ("ACL",),
 ]
 
@@ -76,3 +99,42 @@ def test_command_info_acl(tc, rs):
     b = rs.cmd("COMMAND", "INFO", "acl")[0]
     assert a[0] == b[0] == b"acl"
     assert a[1] == b[1] == -2
+
+
+@pytest.mark.parametrize("pw", ["foo", "", "x" * 55, "y" * 56, "z" * 64, "p" * 200, "\u00e9t\u00e9"])
+def test_requirepass_hash(tc, rs, pw):
+    """requirepass shows as the default user's SHA-256 password hash in LIST and GETUSER
+    (lengths around the hash's 64-byte block padding edges)."""
+    try:
+        for c in (tc, rs):
+            c.cmd("CONFIG", "SET", "requirepass", pw)
+            if pw:
+                c.cmd("AUTH", pw)
+        for args in (("ACL", "LIST"), ("ACL", "GETUSER", "default")):
+            assert tc.cmd(*args) == rs.cmd(*args)
+    finally:
+        for c in (tc, rs):
+            c.cmd("CONFIG", "SET", "requirepass", "")
+
+
+def raw_resp3(srv, *cmd):
+    """The exact bytes of one command's reply on a RESP3 (HELLO 3) connection: each request is
+    followed by a PING, so the reply ends where +PONG starts."""
+    def roundtrip(sock, line):
+        sock.sendall(line + b"PING\r\n")
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            d = sock.recv(65536)
+            assert d, data
+            data += d
+        return data[:-len(b"+PONG\r\n")]
+    req = b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in cmd)
+    with socket.create_connection((srv.host, srv.port), timeout=10) as sock:
+        roundtrip(sock, b"HELLO 3\r\n")
+        return roundtrip(sock, req)
+
+
+@pytest.mark.parametrize("cmd", [(b"ACL", b"GETUSER", b"default"), (b"ACL", b"GETUSER", b"x"),
+                                 (b"ACL", b"LIST"), (b"ACL", b"USERS"), (b"ACL", b"WHOAMI")])
+def test_resp3_bytes(tc_server, redis_server, cmd):
+    assert raw_resp3(tc_server, *cmd) == raw_resp3(redis_server, *cmd)
