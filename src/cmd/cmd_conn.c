@@ -64,7 +64,8 @@ static int check_password(struct conn *c, int ui, int pi)
     config_str(cfg.requirepass, pw, sizeof(pw));
     size_t n = strlen(pw);
 
-    if (ui >= 0 && !util_eq_nocase(c->argv[ui].p, c->argv[ui].n, "default"))
+    /* user names are case-sensitive, as in Redis: only "default" exists */
+    if (ui >= 0 && !(c->argv[ui].n == 7 && !memcmp(c->argv[ui].p, "default", 7)))
         return 0;
     /* constant-time-ish comparison */
     int diff = p->n != n;
@@ -91,7 +92,7 @@ static void auth_command(struct conn *c)
                        "default user. Are you sure your configuration is correct?");
         return;
     }
-    if ((nopass && c->argc == 3 && util_eq_nocase(c->argv[1].p, c->argv[1].n, "default")) ||
+    if ((nopass && c->argc == 3 && c->argv[1].n == 7 && !memcmp(c->argv[1].p, "default", 7)) ||
         (!nopass && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
         set_authed(c, 1);
         reply_ok(c);
@@ -138,7 +139,7 @@ static void hello_command(struct conn *c)
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
             int nopass = config_str_empty(cfg.requirepass);
-            if (nopass ? !util_eq_nocase(c->argv[i + 1].p, c->argv[i + 1].n, "default")
+            if (nopass ? !(c->argv[i + 1].n == 7 && !memcmp(c->argv[i + 1].p, "default", 7))
                        : !check_password(c, i + 1, i + 2)) {
                 if (nopass) {
                     reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
