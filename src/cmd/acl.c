@@ -2,10 +2,12 @@
  * with every permission and requirepass as its password, so WHOAMI, USERS, LIST, GETUSER and
  * DRYRUN describe it; CAT lists the categories of the command table (struct cmd's acl word)
  * and the commands of one; GENPASS draws from the kernel's random source; SAVE and LOAD
- * answer Redis's no-aclfile error. SETUSER, DELUSER and LOG (user rules, the permission
- * check, AUTH with users, the ACL log) are not built yet: they are not registered, so they
- * get the unknown-subcommand error rather than a pretend answer. */
+ * answer Redis's no-aclfile error; LOG holds failed AUTH / HELLO AUTH attempts. SETUSER and
+ * DELUSER (user rules, the permission check, AUTH with other users) are not built yet: they
+ * are not registered, so they get the unknown-subcommand error rather than a pretend answer. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -18,6 +20,118 @@ static void sub_syntax_error(struct conn *c)
 {
     reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try ACL HELP.",
                  (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p);
+}
+
+/* ---- ACL LOG: denials, newest first (today only failed AUTH / HELLO AUTH, reason "auth").
+ * A failure like one logged within the last 60 s (same reason, context, object and user) adds
+ * to its count, refreshes its client-info and moves it to the front, as Redis 7.0 does. At
+ * most ACL_LOG_MAX entries (Redis's acllog-max-len default); the oldest is dropped. The lock
+ * is the log's own, taken only on a failure or by ACL LOG. */
+enum { ACL_LOG_MAX = 128, ACL_LOG_USER_MAX = 512, ACL_LOG_GROUP_MS = 60000 };
+
+struct acl_log_entry {
+    long long count;
+    const char *object; /* "AUTH" or "HELLO" */
+    int64_t ctime_ms;
+    size_t ulen;
+    char user[ACL_LOG_USER_MAX];
+    char cinfo[1024];
+};
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct acl_log_entry *log_ents[ACL_LOG_MAX]; /* [0] newest */
+static int log_n;
+
+void acl_log_auth_failure(struct conn *c, const char *object, const struct slice *user)
+{
+    const char *u = user ? user->p : "default";
+    size_t ul = user ? user->n : 7;
+    char cinfo[1024];
+    int64_t now = util_now_ms();
+    struct acl_log_entry *e = NULL;
+    int at;
+
+    if (ul > ACL_LOG_USER_MAX)
+        ul = ACL_LOG_USER_MAX;
+    conn_client_info(c, cinfo, sizeof(cinfo));
+    pthread_mutex_lock(&log_lock);
+    for (at = 0; at < log_n; at++) {
+        struct acl_log_entry *x = log_ents[at];
+        if (x->object == object && x->ulen == ul && !memcmp(x->user, u, ul) &&
+            now - x->ctime_ms < ACL_LOG_GROUP_MS) {
+            e = x;
+            break;
+        }
+    }
+    if (e) {
+        e->count++;
+    } else {
+        if (log_n == ACL_LOG_MAX) {
+            e = log_ents[--log_n]; /* reuse the oldest */
+        } else if (!(e = malloc(sizeof(*e)))) {
+            pthread_mutex_unlock(&log_lock);
+            return;
+        }
+        e->count = 1;
+        e->object = object;
+        e->ulen = ul;
+        memcpy(e->user, u, ul);
+        at = log_n++;
+    }
+    e->ctime_ms = now;
+    memcpy(e->cinfo, cinfo, sizeof(cinfo));
+    memmove(log_ents + 1, log_ents, (size_t)at * sizeof(log_ents[0]));
+    log_ents[0] = e;
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* ACL LOG [count | RESET]: the newest count entries (default 10). */
+static void acl_log_command(struct conn *c)
+{
+    long long count = 10;
+
+    if (c->argc > 3) {
+        sub_syntax_error(c);
+        return;
+    }
+    if (c->argc == 3) {
+        if (arg_is(c, 2, "reset")) {
+            pthread_mutex_lock(&log_lock);
+            for (int i = 0; i < log_n; i++)
+                free(log_ents[i]);
+            log_n = 0;
+            pthread_mutex_unlock(&log_lock);
+            reply_ok(c);
+            return;
+        }
+        if (arg_ll(c, 2, &count, NULL) < 0)
+            return;
+        if (count < 0)
+            count = 0;
+    }
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&log_lock);
+    int n = count < log_n ? (int)count : log_n;
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) {
+        const struct acl_log_entry *e = log_ents[i];
+        reply_map(c, 7);
+        reply_cstr(c, "count");
+        reply_int(c, e->count);
+        reply_cstr(c, "reason");
+        reply_cstr(c, "auth");
+        reply_cstr(c, "context");
+        reply_cstr(c, "toplevel");
+        reply_cstr(c, "object");
+        reply_cstr(c, e->object);
+        reply_cstr(c, "username");
+        reply_bulk(c, e->user, e->ulen);
+        reply_cstr(c, "age-seconds");
+        reply_double(c, (double)(now - e->ctime_ms) / 1000.0);
+        reply_cstr(c, "client-info");
+        reply_cstr(c, e->cinfo);
+    }
+    pthread_mutex_unlock(&log_lock);
 }
 
 static void acl_whoami_command(struct conn *c)
@@ -283,6 +397,8 @@ static void acl_help_command(struct conn *c)
         "    Show users details in config file format.",
         "LOAD",
         "    Reload users from the ACL file.",
+        "LOG [<count> | RESET]",
+        "    Show the ACL log entries.",
         "SAVE",
         "    Save the current config to the ACL file.",
         "USERS",
@@ -307,6 +423,7 @@ static struct cmd acl_subs[] = {
     {"acl|dryrun", acl_dryrun_command, -4, "admin noscript loading stale", "@slow", NULL, "server", "Returns whether the user can execute the given command without executing the command"},
     {"acl|save", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Save the current ACL rules in the configured ACL file"},
     {"acl|load", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Reload the ACLs from the configured ACL file"},
+    {"acl|log", acl_log_command, -2, "admin noscript loading stale", "@slow", NULL, "server", "List latest events denied because of ACLs in place"},
     {"acl|help", acl_help_command, 2, "loading stale", "@slow", NULL, "server", "Show helpful text about the different subcommands"},
     {NULL},
 };

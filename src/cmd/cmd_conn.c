@@ -57,6 +57,8 @@ static void select_command(struct conn *c)
     reply_ok(c);
 }
 
+static int client_info(struct conn *c, struct conn *x, char *out, size_t cap);
+
 static int check_password(struct conn *c, int ui, int pi)
 {
     const struct slice *p = &c->argv[pi];
@@ -72,6 +74,20 @@ static int check_password(struct conn *c, int ui, int pi)
     for (size_t i = 0; i < p->n && i < n; i++)
         diff |= p->p[i] ^ pw[i];
     return !diff;
+}
+
+/* The ACL log's client-info: this connection's CLIENT INFO line, without the newline. */
+int conn_client_info(struct conn *c, char *out, size_t cap)
+{
+    int n = client_info(c, c, out, cap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= cap)
+        n = (int)cap - 1;
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        n--;
+    out[n] = '\0';
+    return n;
 }
 
 static void set_authed(struct conn *c, int v)
@@ -98,6 +114,7 @@ static void auth_command(struct conn *c)
         reply_ok(c);
         return;
     }
+    acl_log_auth_failure(c, "AUTH", c->argc == 3 ? &c->argv[1] : NULL);
     reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
 }
 
@@ -141,10 +158,7 @@ static void hello_command(struct conn *c)
             int nopass = config_str_empty(cfg.requirepass);
             if (nopass ? !(c->argv[i + 1].n == 7 && !memcmp(c->argv[i + 1].p, "default", 7))
                        : !check_password(c, i + 1, i + 2)) {
-                if (nopass) {
-                    reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                    return;
-                }
+                acl_log_auth_failure(c, "HELLO", &c->argv[i + 1]);
                 reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }
