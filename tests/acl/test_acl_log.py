@@ -84,3 +84,23 @@ def test_log_bounded(tc_server, redis_server, pair):
     a, b = comparable(tc.cmd("ACL", "LOG", "1000")), comparable(rs.cmd("ACL", "LOG", "1000"))
     assert len(a) == 128
     assert a == b
+
+
+def test_log_concurrent_count(tc_server, pair):
+    """Failures on many connections (spread over the worker threads) add to one entry's count:
+    none lost."""
+    import threading
+
+    def worker():
+        c = tc_server.client(single_connection_client=True)
+        for _ in range(250):
+            reply(c, "AUTH", "racer", "bad")
+        c.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    log = comparable(pair[0].cmd("ACL", "LOG"))
+    assert [(e[b"username"], e[b"count"]) for e in log] == [(b"racer", 1000)]
