@@ -31,13 +31,13 @@ done
 echo "== tests/apps: BullMQ, Celery, RQ, Redisson and the client-side caches of redis-py, node-redis and rueidis on redis-server and twincache (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/apps
 
+echo "== tests/acl: ACL against redis-server 7.0 side by side (release build) =="
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
+
 echo "== integration + memcached suites with plain read/writev (io-uring no: the fallback path) =="
 TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration tests/mc
 
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
-
-echo "== tests/acl: ACL against redis-server 7.0 side by side (release build) =="
-TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
 
 echo "== tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build) =="
 TWINCACHE_BIN=build/twincache TWINBENCH_BIN=build/twinbench $PY -m pytest -q -p no:cacheprovider tests/pool
