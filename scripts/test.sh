@@ -19,6 +19,9 @@ ctest --test-dir build-asan --output-on-failure -j2
 echo "== tests/harness: the one Python test harness (tests/tcharness.py) itself =="
 $PY -m pytest -q -p no:cacheprovider tests/harness
 
+echo "== tests/acl: ACL against redis-server 7.0 side by side (release build) =="
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
+
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
 for suite in tests/mc tests/types tests/persist tests/repl; do

@@ -257,6 +257,12 @@ void cmd_cluster_setup(void);
  * run the command (local: a Unix socket or loopback client). */
 int cmd_protected_allowed(struct conn *c, int setting);
 void cmd_command_setup(void);
+void cmd_acl_setup(void);
+/* A failed AUTH / HELLO AUTH into the ACL log (object "AUTH" or "HELLO"; user NULL: the
+ * default user). Bounded work: at most ACL_LOG_MAX entries are compared. */
+void acl_log_auth_failure(struct conn *c, const char *object, const struct slice *user);
+/* c's CLIENT INFO line without the newline, for the ACL log. */
+int conn_client_info(struct conn *c, char *out, size_t cap);
 void cmd_list_setup(void);
 void cmd_hash_setup(void);
 void cmd_set_setup(void);

@@ -57,6 +57,8 @@ static void select_command(struct conn *c)
     reply_ok(c);
 }
 
+static int client_info(struct conn *c, struct conn *x, char *out, size_t cap);
+
 static int check_password(struct conn *c, int ui, int pi)
 {
     const struct slice *p = &c->argv[pi];
@@ -64,13 +66,28 @@ static int check_password(struct conn *c, int ui, int pi)
     config_str(cfg.requirepass, pw, sizeof(pw));
     size_t n = strlen(pw);
 
-    if (ui >= 0 && !util_eq_nocase(c->argv[ui].p, c->argv[ui].n, "default"))
+    /* user names are case-sensitive, as in Redis: only "default" exists */
+    if (ui >= 0 && !(c->argv[ui].n == 7 && !memcmp(c->argv[ui].p, "default", 7)))
         return 0;
     /* constant-time-ish comparison */
     int diff = p->n != n;
     for (size_t i = 0; i < p->n && i < n; i++)
         diff |= p->p[i] ^ pw[i];
     return !diff;
+}
+
+/* The ACL log's client-info: this connection's CLIENT INFO line, without the newline. */
+int conn_client_info(struct conn *c, char *out, size_t cap)
+{
+    int n = client_info(c, c, out, cap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= cap)
+        n = (int)cap - 1;
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        n--;
+    out[n] = '\0';
+    return n;
 }
 
 static void set_authed(struct conn *c, int v)
@@ -91,12 +108,13 @@ static void auth_command(struct conn *c)
                        "default user. Are you sure your configuration is correct?");
         return;
     }
-    if ((nopass && c->argc == 3 && util_eq_nocase(c->argv[1].p, c->argv[1].n, "default")) ||
+    if ((nopass && c->argc == 3 && c->argv[1].n == 7 && !memcmp(c->argv[1].p, "default", 7)) ||
         (!nopass && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
         set_authed(c, 1);
         reply_ok(c);
         return;
     }
+    acl_log_auth_failure(c, "AUTH", c->argc == 3 ? &c->argv[1] : NULL);
     reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
 }
 
@@ -138,12 +156,9 @@ static void hello_command(struct conn *c)
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
             int nopass = config_str_empty(cfg.requirepass);
-            if (nopass ? !util_eq_nocase(c->argv[i + 1].p, c->argv[i + 1].n, "default")
+            if (nopass ? !(c->argv[i + 1].n == 7 && !memcmp(c->argv[i + 1].p, "default", 7))
                        : !check_password(c, i + 1, i + 2)) {
-                if (nopass) {
-                    reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                    return;
-                }
+                acl_log_auth_failure(c, "HELLO", &c->argv[i + 1]);
                 reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }

@@ -91,6 +91,7 @@ static void register_commands(void)
     cmd_dump_setup();
     cmd_conn_setup();
     cmd_command_setup();
+    cmd_acl_setup();
     cmd_server_setup();
     cmd_latency_setup();
     cmd_lolwut_setup();

@@ -1,0 +1,59 @@
+"""AUTH and HELLO ... AUTH with the default user against redis-server 7.0: the same replies
+and error texts (WRONGPASS, NOAUTH), user names case-sensitive, with and without requirepass."""
+
+import pytest
+import redis
+
+
+def reply(c, *args):
+    try:
+        return c.cmd(*args)
+    except redis.exceptions.ResponseError as e:
+        return ("error", str(e))
+
+
+CASES = [
+    ("AUTH", "x"),
+    ("AUTH", "default", "x"),
+    ("AUTH", "DEFAULT", "x"),
+    ("AUTH", "nobody", "x"),
+    ("AUTH", "a", "b", "c"),
+    ("AUTH", "pw"),
+    ("AUTH", "default", "pw"),
+    ("AUTH", "Default", "pw"),
+    ("AUTH", "nobody", "pw"),
+    ("HELLO", "2", "AUTH", "default", "pw"),
+    ("HELLO", "2", "AUTH", "DEFAULT", "pw"),
+    ("HELLO", "2", "AUTH", "default", "bad"),
+    ("HELLO", "2", "AUTH", "nobody", "pw"),
+    ("ACL", "WHOAMI"),
+]
+
+
+def per_connection(srv, args, pw):
+    c = srv.client(single_connection_client=True)
+    try:
+        r = reply(c, *args)
+        if isinstance(r, list):  # HELLO's map: only its success matters here
+            r = "hello-ok"
+        after = reply(c, "PING")
+        return r, after
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("pw", ["", "pw"])
+@pytest.mark.parametrize("args", CASES, ids=lambda a: " ".join(a))
+def test_auth_same(tc_server, redis_server, pw, args):
+    admins = [s.client() for s in (tc_server, redis_server)]
+    try:
+        for a in admins:
+            a.cmd("CONFIG", "SET", "requirepass", pw)
+            if pw:
+                a.cmd("AUTH", pw)
+        got = [per_connection(s, args, pw) for s in (tc_server, redis_server)]
+        assert got[0] == got[1]
+    finally:
+        for a in admins:
+            a.cmd("CONFIG", "SET", "requirepass", "")
+            a.close()
