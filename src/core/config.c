@@ -188,7 +188,7 @@ void config_defaults(void)
     cfg.cobl[2][1] = 8LL << 20;
     cfg.cobl[2][2] = 60;
     cfg.protected_mode = 1;
-    cfg.hash_max_listpack_entries = 128;
+    cfg.hash_max_listpack_entries = 512; /* redis-server 7.0 compiled default */
     cfg.hash_max_listpack_value = 64;
     cfg.set_max_intset_entries = 512;
     cfg.set_max_listpack_entries = 128;
