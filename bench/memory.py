@@ -162,18 +162,21 @@ def measure(name, cmd, port, proto, shape, n):
 
 
 def main():
+    global COLL
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=1_000_000)
     ap.add_argument("--twincache", default=os.path.join(ROOT, "build", "twincache"))
+    ap.add_argument("--elements", type=int, default=COLL, help="elements per hash/set/zset (default 100)")
     ap.add_argument("--shape", default="all", help="comma list of a,b,bt,hash,set,zset or all")
     a = ap.parse_args()
+    COLL = a.elements
     allshapes = ["a", "b", "bt", "hash", "set", "zset"]
     shapes = allshapes if a.shape in ("all", "both") else a.shape.split(",")
     labels = {"a": "16-byte keys, 32-byte values", "b": "seed-000 records (48 + 50..400 bytes)",
               "bt": "seed-000 records with a TTL on every key",
-              "hash": "hashes of 100 fields (8 B field, 8 B value), per field",
-              "set": "sets of 100 members (8 B), per member",
-              "zset": "sorted sets of 100 members (8 B, integer scores), per member"}
+              "hash": f"hashes of {COLL} fields (8 B field, 8 B value), per field",
+              "set": f"sets of {COLL} members (8 B), per member",
+              "zset": f"sorted sets of {COLL} members (8 B, integer scores), per member"}
     summary = []
     for shape in shapes:
         rows = []
