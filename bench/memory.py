@@ -3,9 +3,13 @@
 one after the other on free loopback ports, and print RSS growth per item and overhead per item
 = (RSS growth - key and value bytes) / items, with ratios twincache/redis and
 twincache/memcached. Shapes: (a) 16-byte keys, 32-byte values; (b) seed-000 records
-(48 bytes of 2 longs + 4 doubles, plus a 50..400 character string).
+(48 bytes of 2 longs + 4 doubles, plus a 50..400 character string); (bt) as b with a TTL
+(EX 3600 / exptime 3600) on every key; (hash, set, zset) N/100 keys of 100 small
+elements each (8-byte fields with 8-byte values, 8-byte members, 8-byte members with
+integer scores); their overhead is per field/member, the payload counting key bytes once per
+key plus field+value (or member) bytes; memcached has no collections and is left out there.
 
-Usage: bench/memory.py [--items N] [--twincache build/twincache] [--shape a|b|both]
+Usage: bench/memory.py [--items N] [--twincache build/twincache] [--shape a,b,bt,hash,set,zset|all]
                        [--with hazelcast] [--json FILE]
 This is a benchmark, not a test: it prints figures and never fails on them.
 
@@ -19,7 +23,7 @@ servers have no garbage to collect); its heap used after that GC is printed besi
 import argparse, json, os, random, re, shutil, signal, socket, struct, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BATCH = 100  # requests per pipelined batch (Hazelcast stalled on 2000 seed-000 records)
+BATCH = 2000  # requests per pipelined batch; 100 with Hazelcast (it stalled on 2000 seed-000 records)
 
 
 def free_port():
@@ -49,8 +53,28 @@ def wait_port(port, timeout=10):
     raise RuntimeError(f"port {port} did not open")
 
 
+COLL = 100  # elements per collection key
+LETTERS = bytes(b"abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(256))
+_cache = {}
+
+
+def cached(shape, n):
+    """The same records for every server in a run, generated once."""
+    k = ("b" if shape == "bt" else shape, n)
+    if k not in _cache:
+        _cache.clear()
+        _cache[k] = list(records(k[0], n))
+    return _cache[k]
+
+
 def records(shape, n, seed=42):
     rnd = random.Random(seed)
+    if shape in ("hash", "set", "zset"):
+        for k in range(n // COLL):
+            key = b"key:%012d" % k
+            elems = [b"m%07d" % j for j in range(COLL)]  # 8 bytes
+            yield key, elems
+        return
     for i in range(n):
         if shape == "a":
             key = b"key:%012d" % i          # 16 bytes
@@ -58,7 +82,7 @@ def records(shape, n, seed=42):
         else:
             key = b"key:%012d" % i
             head = struct.pack("<qqdddd", i, i * 7, rnd.random(), rnd.random(), rnd.random(), rnd.random())
-            s = bytes(rnd.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(50, 400)))
+            s = rnd.randbytes(rnd.randint(50, 400)).translate(LETTERS)
             val = head + s
         yield key, val
 
@@ -75,7 +99,10 @@ def load(proto, port, shape, n):
             return
         sock.sendall(b"".join(batch))
         got, buf = 0, b""
-        token = b"+OK\r\n" if proto == "redis" else b"STORED\r\n"
+        if shape in ("hash", "set", "zset"):
+            token = b":%d\r\n" % COLL
+        else:
+            token = b"+OK\r\n" if proto == "redis" else b"STORED\r\n"
         while got < expect:
             d = sock.recv(1 << 20)
             if not d:
@@ -84,14 +111,38 @@ def load(proto, port, shape, n):
             got = buf.count(token)
         batch, expect = [], 0
 
-    for key, val in records(shape, n):
-        payload += len(key) + len(val)
-        if proto == "redis":
-            batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(val), val))
+    def bulk(args):
+        return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in args)
+
+    ttl = shape == "bt"
+    for key, val in cached(shape, n):
+        if shape in ("hash", "set", "zset"):
+            if proto != "redis":
+                raise RuntimeError("collections need the redis protocol")
+            payload += len(key)
+            if shape == "hash":
+                args = [b"HSET", key]
+                for m in val:
+                    args += [m, m]
+                    payload += 2 * len(m)
+            elif shape == "set":
+                args = [b"SADD", key] + val
+                payload += sum(len(m) for m in val)
+            else:
+                args = [b"ZADD", key]
+                for j, m in enumerate(val):
+                    args += [b"%d" % j, m]
+                    payload += len(m)
+            batch.append(bulk(args))  # each answers :100
+        elif proto == "redis":
+            args = [b"SET", key, val] + ([b"EX", b"3600"] if ttl else [])
+            batch.append(bulk(args))
+            payload += len(key) + len(val)
         else:
-            batch.append(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(val), val))
+            batch.append(b"set %s 0 %d %d\r\n%s\r\n" % (key, 3600 if ttl else 0, len(val), val))
+            payload += len(key) + len(val)
         expect += 1
-        if expect == BATCH:
+        if expect == (BATCH if shape not in ("hash", "set", "zset") else 50):
             flush()
     flush()
     sock.close()
@@ -121,6 +172,8 @@ def measure(name, cmd, port, proto, shape, n, jvm=False):
         time.sleep(0.5)
         heap1 = jvm_gc(p.pid) if jvm else None
         grown = rss(p.pid) - base
+        if shape in ("hash", "set", "zset"):
+            n = (n // COLL) * COLL  # per field/member
         r = {"name": name, "items": n, "rss_per_item": grown / n, "overhead": (grown - payload) / n,
              "payload_per_item": payload / n}
         if heap0 is not None and heap1 is not None:
@@ -136,20 +189,32 @@ def measure(name, cmd, port, proto, shape, n, jvm=False):
 
 
 def main():
+    global COLL
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=1_000_000)
     ap.add_argument("--twincache", default=os.path.join(ROOT, "build", "twincache"))
-    ap.add_argument("--shape", default="both", choices=["a", "b", "both"])
+    ap.add_argument("--elements", type=int, default=COLL, help="elements per hash/set/zset (default 100)")
+    ap.add_argument("--shape", default="all", help="comma list of a,b,bt,hash,set,zset or all")
     ap.add_argument("--with", dest="with_", action="append", default=[], help="hazelcast: also a Hazelcast member")
     ap.add_argument("--hz-heap", default="8g", help="the Hazelcast member's -Xmx (default 8g)")
     ap.add_argument("--jbench-dir", default=os.path.join(ROOT, "bench", "java", "target"))
     ap.add_argument("--json", help="write the figures here (bench/compare --memory puts them in the HTML report)")
     a = ap.parse_args()
+    global BATCH
+    COLL = a.elements
+    if "hazelcast" in a.with_:
+        BATCH = 100
     result = {"method": "RSS growth per item (VmRSS after minus before loading, same pipelined loader for "
                         "every server); the JVM member gets a full GC (jcmd GC.run) before each reading",
               "items": a.items, "shapes": {}}
-    shapes = ["a", "b"] if a.shape == "both" else [a.shape]
-    labels = {"a": "16-byte keys, 32-byte values", "b": "seed-000 records (48 + 50..400 bytes)"}
+    allshapes = ["a", "b", "bt", "hash", "set", "zset"]
+    shapes = allshapes if a.shape in ("all", "both") else a.shape.split(",")
+    labels = {"a": "16-byte keys, 32-byte values", "b": "seed-000 records (48 + 50..400 bytes)",
+              "bt": "seed-000 records with a TTL on every key",
+              "hash": f"hashes of {COLL} fields (8 B field, 8 B value), per field",
+              "set": f"sets of {COLL} members (8 B), per member",
+              "zset": f"sorted sets of {COLL} members (8 B, integer scores), per member"}
+    summary = []
     for shape in shapes:
         rows = []
         tp, rp, mp = free_port(), free_port(), free_port()
@@ -158,10 +223,10 @@ def main():
         if shutil.which("redis-server"):
             rows.append(measure("redis", ["redis-server", "--port", str(rp), "--save", "",
                                           "--appendonly", "no"], rp, "redis", shape, a.items))
-        if shutil.which("memcached"):
+        if shutil.which("memcached") and shape not in ("hash", "set", "zset"):
             rows.append(measure("memcached", ["memcached", "-p", str(mp), "-U", "0", "-l", "127.0.0.1",
                                               "-m", "4096", "-t", "1"] + (["-u", "root"] if os.geteuid() == 0 else []), mp, "memcache", shape, a.items))
-        if "hazelcast" in a.with_:
+        if "hazelcast" in a.with_ and shape not in ("hash", "set", "zset"):
             hp = free_port()
             cp = os.path.join(a.jbench_dir, "jbench-1.jar") + ":" + os.path.join(a.jbench_dir, "lib", "*")
             rows.append(measure("hazelcast", ["java", "-Xms64m", f"-Xmx{a.hz_heap}", "-XX:+UseG1GC",
@@ -178,6 +243,12 @@ def main():
         tc = rows[0]["overhead"]
         for r in rows[1:]:
             print(f"overhead ratio twincache/{r['name']}: {tc / r['overhead']:.2f}" if r["overhead"] > 0 else "")
+        summary.append((shape, {r["name"]: r["overhead"] for r in rows}))
+    print("\n| dataset | twincache B/item | redis-server B/item | memcached B/item |")
+    print("|---|---:|---:|---:|")
+    for shape, o in summary:
+        cell = lambda k: f"{o[k]:.1f}" if k in o else "n/a"
+        print(f"| {labels[shape]} | {cell('twincache')} | {cell('redis')} | {cell('memcached')} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)

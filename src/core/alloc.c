@@ -1,7 +1,9 @@
 #include "core/alloc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,4 +77,50 @@ void alloc_purge(void)
     snprintf(cmd, sizeof(cmd), "arena.%d.purge", MALLCTL_ARENAS_ALL);
     mallctl(cmd, NULL, NULL, NULL, 0);
 #endif
+}
+
+#ifdef TC_HAVE_JEMALLOC
+static unsigned table_arena; /* 0: not created (arena 0 is jemalloc's first automatic one) */
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_arena_init(void)
+{
+    unsigned a;
+    size_t sz = sizeof(a);
+    if (mallctl("arenas.create", &a, &sz, NULL, 0) != 0)
+        return;
+    char cmd[64];
+    ssize_t zero = 0;
+    snprintf(cmd, sizeof(cmd), "arena.%u.dirty_decay_ms", a);
+    if (mallctl(cmd, NULL, NULL, &zero, sizeof(zero)) != 0)
+        return;
+    snprintf(cmd, sizeof(cmd), "arena.%u.muzzy_decay_ms", a);
+    if (mallctl(cmd, NULL, NULL, &zero, sizeof(zero)) != 0)
+        return;
+    table_arena = a;
+}
+#endif
+
+void *alloc_table(size_t n)
+{
+#ifdef TC_HAVE_JEMALLOC
+    if (n >= ALLOC_TABLE_MIN) {
+        pthread_once(&table_once, table_arena_init);
+        if (table_arena)
+            return mallocx(n, MALLOCX_ARENA(table_arena) | MALLOCX_TCACHE_NONE | MALLOCX_ZERO);
+    }
+#endif
+    return calloc(1, n);
+}
+
+void alloc_table_free(void *p, size_t n)
+{
+#ifdef TC_HAVE_JEMALLOC
+    if (p && n >= ALLOC_TABLE_MIN && table_arena) {
+        dallocx(p, MALLOCX_TCACHE_NONE);
+        return;
+    }
+#endif
+    (void)n;
+    free(p);
 }

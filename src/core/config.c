@@ -263,7 +263,7 @@ void config_defaults(void)
     cfg.replica_priority = 100;
     cfg.replica_announced = 1;
     cfg.replica_ignore_maxmemory = 1;
-    cfg.hash_max_listpack_entries = 128;
+    cfg.hash_max_listpack_entries = 512; /* redis-server 7.0 compiled default */
     cfg.hash_max_listpack_value = 64;
     cfg.set_max_intset_entries = 512;
     cfg.set_max_listpack_entries = 128;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/util.h"
 #include "store/item.h"
 
@@ -92,7 +93,7 @@ static void set_array(struct ht *t, uint64_t *slots, uint32_t size)
 
 static int resize(struct ht *t, uint32_t nslots)
 {
-    uint64_t *ns = calloc(nslots, sizeof(*ns));
+    uint64_t *ns = alloc_table((size_t)nslots * sizeof(*ns));
     uint32_t old = ht_size(t);
 
     if (!ns)
@@ -104,7 +105,7 @@ static int resize(struct ht *t, uint32_t nslots)
             place(ns, nslots, h, s);
         }
     }
-    free(t->slots);
+    alloc_table_free(t->slots, (size_t)old * sizeof(*t->slots));
     set_array(t, ns, nslots);
     return 0;
 }
@@ -156,7 +157,7 @@ void ht_maybe_shrink(struct ht *t)
     uint32_t size = ht_size(t);
 
     if (t->count == 0 && size) {
-        free(t->slots);
+        alloc_table_free(t->slots, (size_t)size * sizeof(*t->slots));
         set_array(t, NULL, 0);
     } else if (size > 16 && (uint64_t)t->count * 4 < size) {
         /* under 25% full: shrink to about 50% */
@@ -167,7 +168,7 @@ void ht_maybe_shrink(struct ht *t)
 
 void ht_deinit(struct ht *t)
 {
-    free(t->slots);
+    alloc_table_free(t->slots, (size_t)t->size * sizeof(*t->slots));
     set_array(t, NULL, 0);
     COUNTER_ADD(t->count, -t->count);
     COUNTER_ADD(t->nvolatile, -t->nvolatile);

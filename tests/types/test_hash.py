@@ -1,4 +1,7 @@
 """Hashes: every command, compared with Debian's redis-server, plus encodings."""
+import tcharness
+from conftest import CLIENT
+
 
 
 def test_basic(d):
@@ -141,11 +144,11 @@ def test_encodings(r):
     r.hset("h", "long", "x" * 65)
     assert r.object("encoding", "h") == "hashtable"
     assert r.hget("h", "long") == "x" * 65
-    r.hset("h2", mapping={"f%d" % i: i for i in range(128)})
+    r.hset("h2", mapping={"f%d" % i: i for i in range(512)})
     assert r.object("encoding", "h2") == "listpack"
     r.hset("h2", "one-more", 1)
     assert r.object("encoding", "h2") == "hashtable"
-    assert r.hlen("h2") == 129
+    assert r.hlen("h2") == 513
     r.hset("h3", "x" * 65, "v")
     assert r.object("encoding", "h3") == "hashtable"
     r.hincrbyfloat("h4", "f", "1.5")
@@ -158,8 +161,8 @@ def test_encodings(r):
     assert r.memory_usage("small") < strings
     assert r.copy("h2", "h5")
     r.hset("h5", "z", "z")
-    assert r.hlen("h2") == 129 and r.hlen("h5") == 130
-    assert r.config_get("hash-max-listpack-*") == {"hash-max-listpack-entries": "128",
+    assert r.hlen("h2") == 513 and r.hlen("h5") == 514
+    assert r.config_get("hash-max-listpack-*") == {"hash-max-listpack-entries": "512",
                                                   "hash-max-listpack-value": "64"}
 
 
@@ -169,3 +172,26 @@ def test_large_values_update(d):
     d("HGETALL", "h", pairs=True)
     d("HSET", "h", "f1", "short", "f2", "x" * 1000)
     d("HMGET", "h", "f1", "f2", "f3")
+
+
+def test_listpack_defaults_match_redis(tc_factory):
+    """The small-collection thresholds a fresh server starts with are a fresh redis-server
+    7.0's (its compiled defaults, no config file), and a hash of 512 fields stays a listpack on
+    both while the 513th field converts both."""
+    names = ["hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+             "zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size"]
+    rsrv = tcharness.start_redis(client_defaults=CLIENT)
+    try:
+        clients = [tc_factory().client(), rsrv.client()]
+        for n in names:
+            tcv, rsv = (c.execute_command("CONFIG", "GET", n)[1] for c in clients)
+            assert tcv == rsv, n
+        got = []
+        for c in clients:
+            c.execute_command("HSET", "hdef", *[x for i in range(512) for x in (b"f%d" % i, b"v")])
+            got.append(c.execute_command("OBJECT", "ENCODING", "hdef"))
+            c.execute_command("HSET", "hdef", "f512", "v")
+            got.append(c.execute_command("OBJECT", "ENCODING", "hdef"))
+        assert got == [b"listpack", b"hashtable"] * 2
+    finally:
+        rsrv.stop()

@@ -408,7 +408,7 @@ def test_random_differential_small_encodings(d, seed):
         for k, v in saved:
             call(d.tc, "CONFIG", "SET", k, v)
         for k, v in SMALL:
-            call(d.rs, "CONFIG", "SET", k, {"hash-max-listpack-entries": "128",
+            call(d.rs, "CONFIG", "SET", k, {"hash-max-listpack-entries": "512",
                                              "hash-max-listpack-value": "64",
                                              "set-max-intset-entries": "512",
                                              "zset-max-listpack-entries": "128",
