@@ -26,7 +26,7 @@
         }                                                                                          \
     } while (0)
 
-#define MAXSET 128
+#define MAXSET 512
 
 struct snapshot {
     char name[MAXSET][64];
