@@ -120,7 +120,7 @@ static int wait_try(struct conn *c)
     long long n;
     if (!util_str2ll(c->argv[1].p, c->argv[1].n, &n))
         return 0;
-    int got = repl_count_acks(repl_woff(c));
+    int got = repl_count_acks(c->woff);
     if (got >= n) {
         reply_int(c, got);
         return 1;
@@ -130,7 +130,7 @@ static int wait_try(struct conn *c)
 
 static void wait_timeout(struct conn *c)
 {
-    reply_int(c, repl_count_acks(repl_woff(c)));
+    reply_int(c, repl_count_acks(c->woff));
 }
 
 static const struct block_spec wait_block_spec = {.try_fn = wait_try, .timeout_fn = wait_timeout,
@@ -150,7 +150,7 @@ static void wait_command(struct conn *c)
         return;
     if (block_arg_ms(c, 2, &ms))
         return;
-    int got = repl_count_acks(repl_woff(c));
+    int got = repl_count_acks(c->woff);
     if (got >= n || (c->tx && tx_active(c)) || store_held) {
         reply_int(c, got); /* inside MULTI or a script: no blocking, as Redis */
         return;

@@ -70,8 +70,6 @@ void repl_info_stats(struct buf *b);
 void repl_role(struct conn *c);
 /* Replicas acknowledging at least c's last write (WAIT). */
 int repl_count_acks(uint64_t off);
-/* The stream offset of c's last write (WAIT's target). */
-uint64_t repl_woff(struct conn *c);
 
 /* persist_host.repl_aux (every stripe held): the ID and offset matching the data, for the
  * RDB's AUX fields. */

@@ -664,13 +664,11 @@ static int sync_write(void *arg)
     (void)arg;
     int tmo = cfg.repl_timeout * 1000;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
-    char line[160], num[32], dbnum[16];
+    char line[160], num[32];
     int live = 0;
     snprintf(num, sizeof(num), "%llu", (unsigned long long)R.sn_off);
-    snprintf(dbnum, sizeof(dbnum), "%d", -1);
     const char *aux[] = {"repl-stream-db", "0", "repl-id", R.sn_replid, "repl-offset", num,
                          NULL};
-    (void)dbnum;
 
     for (int i = 0; i < R.sn_n && R.sn_diskless; i++) {
         int k = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", R.sn_replid,
@@ -1103,11 +1101,6 @@ int repl_count_acks(uint64_t off)
             n++;
     pthread_mutex_unlock(&R.lock);
     return n;
-}
-
-uint64_t repl_woff(struct conn *c)
-{
-    return c->woff;
 }
 
 void repl_ask_acks(void)
