@@ -623,6 +623,8 @@ static void info_command(struct conn *c)
              * the sampled overhead not positive, sums to 0: the allocator's figure then */
             if (used == 0)
                 used = as.allocated;
+            if (used == 0)
+                used = rss; /* no allocator figures (the sanitizer builds run on libc malloc) */
             {
                 size_t p = memory_peak(used);
                 bytes_human(h2, sizeof(h2), (double)p);
