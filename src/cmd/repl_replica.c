@@ -422,10 +422,48 @@ static void send_ack(int fd, uint64_t off)
 }
 
 /* Apply the stream until the link breaks or the thread is stopped. */
+
+/* Parse up to AHEAD_CMDS complete commands of the stream at p[pos..n) (without running them)
+ * and prefetch their first keys' slots and items, so applying them overlaps the cache misses
+ * that would otherwise come one command at a time (the primary's workers do the same for a
+ * pipelined batch). Returns where the look stopped. */
+enum { AHEAD_CMDS = 32 };
+static size_t prefetch_ahead(void *ctx, struct repl_args *a, const char *p, size_t pos, size_t n)
+{
+    struct conn *c = ctx;
+    struct skey keys[AHEAD_CMDS];
+    int nk = 0, db = c->db;
+
+    for (int i = 0; i < AHEAD_CMDS && pos < n; i++) {
+        int argc;
+        size_t used;
+        if (repl_parse(p + pos, n - pos, cfg.proto_max_bulk_len, a, &argc, &used) <= 0)
+            break;
+        pos += used;
+        if (argc < 2)
+            continue;
+        const struct cmd *cmd = cmd_lookup(a->argv[0], a->lens[0]);
+        if (!cmd)
+            continue;
+        if (cmd->first < 1 || cmd->first >= argc) {
+            if (util_eq_nocase(a->argv[0], a->lens[0], "select")) {
+                long long v;
+                if (util_str2ll(a->argv[1], a->lens[1], &v) && v >= 0 && v < conn_store(c)->ndb)
+                    db = (int)v;
+            }
+            continue;
+        }
+        store_key(conn_store(c), &keys[nk++], db, a->argv[cmd->first], a->lens[cmd->first]);
+    }
+    if (nk > 1)
+        store_prefetch(conn_store(c), keys, nk);
+    return pos;
+}
+
 static void stream_loop(int fd, uint64_t gen, void *ctx)
 {
     struct sbuf b = {0};
-    struct repl_args ra = {0};
+    struct repl_args ra = {0}, ahead = {0};
     int64_t last_ack = 0;
     char id[41];
     uint64_t off;
@@ -479,12 +517,16 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         pthread_mutex_unlock(&L.lock);
         int bad = 0;
         size_t feed_from = b.pos; /* applied commands not yet passed on */
+        size_t ahead_end = b.pos;  /* the commands before it had their keys prefetched */
+        int64_t now_ms = util_now_ms(), clk = -1;
         pthread_mutex_lock(&L.apply);
         for (;;) {
             int argc;
             size_t used;
             if (stopped(gen))
                 break;
+            if (b.pos >= ahead_end)
+                ahead_end = prefetch_ahead(ctx, &ahead, b.p, b.pos, b.n);
             int rc = repl_parse(b.p + b.pos, b.n - b.pos, cfg.proto_max_bulk_len, &ra, &argc,
                                 &used);
             const char **argv = ra.argv;
@@ -503,11 +545,10 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 repl_get_id(id, &off);
                 send_ack(fd, off); /* the offset before this command, as Redis */
             } else if (argc > 0) {
+                /* an unknown command: Redis's replica answers the primary an error it
+                 * discards; the stream goes on */
                 repl_applying = 1;
-                if (cmd_aof_replay(ctx, argc, argv, lens) < 0) {
-                    /* an unknown command: Redis's replica answers the primary an error it
-                     * discards; the stream goes on */
-                }
+                cmd_aof_replay_batch(ctx, argc, argv, lens, now_ms, &clk);
                 repl_applying = 0;
             }
             b.pos += used;
@@ -528,6 +569,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
     }
     free(b.p);
     repl_args_free(&ra);
+    repl_args_free(&ahead);
 }
 
 /* ---- the thread ---- */
