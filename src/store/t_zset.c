@@ -178,13 +178,46 @@ static struct znode *zsl_by_rank(const struct zsl *zsl, unsigned long rank)
 
 /* ---- listpack helpers ---- */
 
+/* A score entry: 8 bytes are the double itself; 0..7 bytes a little-endian two's-complement
+ * integer of that many bytes (0 bytes: 0), used for integral scores of magnitude below 2^53,
+ * which a double holds exactly (as Redis's listpack keeps them as integers). */
 static double lp_score_at(const struct lpack *lp, uint32_t off)
 {
     size_t n;
-    double d;
-    const char *p = lp_get(lp, off, &n);
-    memcpy(&d, p, sizeof(d));
-    return d;
+    const unsigned char *p = (const unsigned char *)lp_get(lp, off, &n);
+    if (n == 8) {
+        double d;
+        memcpy(&d, p, sizeof(d));
+        return d;
+    }
+    if (n == 0)
+        return 0;
+    uint64_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        u |= (uint64_t)p[i] << (8 * i);
+    if (p[n - 1] & 0x80)
+        u |= ~0ULL << (8 * n); /* sign-extend */
+    return (double)(int64_t)u;
+}
+
+/* The bytes of score's entry into out[8]; returns their count (see lp_score_at). */
+static size_t score_bytes(double score, char out[8])
+{
+    if (score > -9007199254740992.0 && score < 9007199254740992.0 &&
+        score == (double)(int64_t)score) {
+        int64_t v = (int64_t)score;
+        size_t n = 0;
+        if (v != 0) { /* the fewest bytes whose sign-extension gives v back (7 always do) */
+            n = 1;
+            while (n < 7 && (v < -(1LL << (8 * n - 1)) || v >= (1LL << (8 * n - 1))))
+                n++;
+        }
+        for (size_t i = 0; i < n; i++)
+            out[i] = (char)(uint8_t)((uint64_t)v >> (8 * i));
+        return n;
+    }
+    memcpy(out, &score, 8);
+    return 8;
 }
 
 /* Insert keeping (score, member) order. */
@@ -204,7 +237,9 @@ static int lpz_insert(struct lpack **lpp, double score, const char *p, size_t n)
             break;
         off = lp_next(lp, soff);
     }
-    if (lp_insert(lpp, off, (const char *)&score, sizeof(score)))
+    char sb[8];
+    size_t sn = score_bytes(score, sb);
+    if (lp_insert(lpp, off, sb, sn))
         return -1;
     if (lp_insert(lpp, off, p, n)) {
         lp_delete(*lpp, off, 1);
@@ -651,8 +686,9 @@ int tzset_shrink_if_small(struct tzset *z, size_t maxlen)
         return -1;
     for (struct znode *x = zlv(z->zsl.header)[0].forward; x; x = zlv(x)[0].forward) {
         double sc = x->score == 0 ? 0.0 : x->score; /* -0 becomes 0, as in Redis */
-        if (lp_append(&lp, x->ele, x->d.klen) ||
-            lp_append(&lp, (const char *)&sc, sizeof(sc))) {
+        char sb[8];
+        size_t sn = score_bytes(sc, sb);
+        if (lp_append(&lp, x->ele, x->d.klen) || lp_append(&lp, sb, sn)) {
             free(lp);
             return -1;
         }
