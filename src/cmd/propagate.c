@@ -404,6 +404,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         }
         arg_key(c, cmd->first, &k);
         pthread_mutex_lock(&s->stripes[k.stripe].lock);
+        store_snap_check(s, k.stripe); /* a forkless snapshot copies the stripe first */
         tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
         store_held = tl.bm;
         tl.depth = 1;

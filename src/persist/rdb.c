@@ -759,6 +759,7 @@ int rdb_dump(struct item *it, char **out, size_t *outn)
 }
 
 struct rdb_func_hooks rdb_funcs;
+_Thread_local rdb_walk_fn *rdb_walk;
 
 static void put_function(void *arg, const char *code, size_t n)
 {
@@ -766,6 +767,58 @@ static void put_function(void *arg, const char *code, size_t n)
 
     w_byte(w, OP_FUNCTION2);
     w_str(w, code, n);
+}
+
+int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now,
+                     unsigned char **out, size_t *n)
+{
+    struct rdb_save_opts o = {.compress = compress, .checksum = 0};
+    struct wr w = {.fd = -1, .o = &o};
+    struct stripe *st = &s->stripes[stripe];
+
+    *out = NULL;
+    *n = 0;
+    for (int db = 0; db < s->ndb && !w.err; db++) {
+        struct ht *t = &st->db[db];
+        int selected = 0;
+        if (!t->count || !t->slots)
+            continue;
+        for (uint32_t j = 0; j < t->size && !w.err; j++) {
+            if (!t->slots[j])
+                continue;
+            struct item *it = ht_slot_item(t->slots[j]);
+            int64_t exp = item_expire(it);
+            if (exp && exp <= now)
+                continue;
+            if (!selected) {
+                if (!w.buf) {
+                    w.cap = 4096;
+                    if (!(w.buf = malloc(w.cap)))
+                        return -1;
+                }
+                w_byte(&w, OP_SELECTDB);
+                w_len(&w, (uint64_t)db);
+                selected = 1;
+            }
+            w_key(&w, it, exp);
+        }
+    }
+    free(w.tmp);
+    if (w.err) {
+        free(w.buf);
+        return -1;
+    }
+    *out = w.buf;
+    *n = w.n;
+    return 0;
+}
+
+/* snapshot_walk's sink: under the sink mutex. */
+static int sink_out(void *arg, const void *p, size_t n)
+{
+    struct wr *w = arg;
+    w_put(w, p, n);
+    return w->err ? -1 : 0;
 }
 
 /* The whole file into w: header, AUX fields (aux: name, value pairs ending with NULL), the
@@ -787,7 +840,12 @@ static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts 
         w_aux(w, aux[i], aux[i + 1]);
     if (rdb_funcs.each)
         rdb_funcs.each(put_function, w);
-    for (int db = 0; db < s->ndb && !w->err; db++) {
+    /* a snapshot thread takes the stripes through snapshot_walk (forkless); else the caller
+     * holds them all or owns a private copy */
+    int walked = !rdb_walk ? 0 : w->err ? -1 : rdb_walk(sink_out, w);
+    if (walked < 0 && !w->err)
+        w->err = ECANCELED;
+    for (int db = 0; walked == 0 && db < s->ndb && !w->err; db++) {
         uint64_t keys = 0, vol = 0;
         for (uint32_t i = 0; i < s->nstripes; i++) {
             keys += s->stripes[i].db[db].count;
@@ -848,7 +906,10 @@ int rdb_save_aux(struct store *s, const char *path, const struct rdb_save_opts *
         snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - path), path);
     else
         dir[0] = '\0';
-    snprintf(tmp, sizeof(tmp), "%stemp-%d.rdb", dir, (int)getpid());
+    if (rdb_walk)
+        snprintf(tmp, sizeof(tmp), "%stemp-%d-%d.rdb", dir, (int)getpid(), (int)gettid());
+    else
+        snprintf(tmp, sizeof(tmp), "%stemp-%d.rdb", dir, (int)getpid());
     w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w.fd < 0) {
         saved_errno = errno;

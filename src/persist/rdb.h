@@ -52,6 +52,18 @@ struct rdb_func_hooks {
 };
 extern struct rdb_func_hooks rdb_funcs;
 
+/* Set in a forkless snapshot's thread (snapshot.c): the writer puts out its header, then
+ * rdb_walk(out, w) writes the stripes (each through out(w, bytes), 0 or -1) and returns 1, or
+ * -1 when it stopped; the writer then ends the file. NULL elsewhere: the writer reads the
+ * store itself. Such a thread's temporary file is temp-<pid>-<tid>.rdb. */
+typedef int rdb_walk_fn(int (*out)(void *w, const void *p, size_t n), void *w);
+extern _Thread_local rdb_walk_fn *rdb_walk;
+/* Under a stripe lock: serialize stripe's keys (every database, each part after SELECTDB)
+ * live at now into a malloc'ed buffer (*out, *n; *n 0 and *out NULL when it has none).
+ * Returns 0 or -1 (out of memory). */
+int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now,
+                     unsigned char **out, size_t *n);
+
 /* Write every live key of s to path atomically: a temporary file temp-<pid>.rdb in the same
  * directory, fsync, rename. now (unix ms) decides which keys are expired (not written).
  * Returns 0, or -1 with errno set and a logged reason (the temporary file is removed). The

@@ -12,17 +12,21 @@
 #ifndef TC_SNAPSHOT_H
 #define TC_SNAPSHOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct store;
 
+struct snap_run;
+
 struct snapshot {
-    pid_t pid;     /* running child, 0 = none */
+    pid_t pid;     /* running child, 0 = none (a forkless snapshot: this process's pid) */
     int report_fd; /* read end of the child's report pipe, -1 = none (init to -1) */
+    struct snap_run *run; /* a forkless snapshot's thread, or NULL */
 };
 
-#define SNAPSHOT_INIT {.pid = 0, .report_fd = -1}
+#define SNAPSHOT_INIT {.pid = 0, .report_fd = -1, .run = NULL}
 
 struct snapshot_job {
     const char *title;     /* the child's process name (prctl), e.g. "tc-rdb-bgsave" */
@@ -36,6 +40,13 @@ struct snapshot_job {
     void *arg; /* borrowed by both */
     const int *keep_fds; /* sockets the child keeps open (replication's full sync) */
     int nkeep;
+    /* Forkless (snapshot-fork no): arg is copied (arg_size bytes) before prepare runs on the
+     * copy, and a snapshot thread runs write on it; write's RDB writer (rdb.c) walks the
+     * stripes through snapshot_walk instead of reading the store directly, and the keys are
+     * serialized with these options as of now (unix ms). arg_size 0: this job always forks. */
+    size_t arg_size;
+    int compress;
+    int64_t now;
 };
 
 enum {
@@ -60,6 +71,7 @@ int snapshot_start(struct snapshot *sn, struct store *s, const struct snapshot_j
                    struct snapshot_times *t);
 
 struct snapshot_result {
+    int thread;    /* it was a forkless snapshot (its write removed its own temporary file) */
     pid_t pid;     /* the child that was collected */
     int ok;        /* exited with status 0 */
     int signaled;  /* killed by signal sig */

@@ -18,6 +18,8 @@ _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
 _Thread_local int store_no_touch;
+_Atomic int store_snap_active;
+store_snap_fn *store_snap_hook;
 
 struct store *store_create(uint32_t nstripes, int ndb)
 {
@@ -683,6 +685,11 @@ void store_hold_set(struct store *s, const uint64_t *bm)
 {
     store_held = NULL;
     lock_bitmap(s, bm);
+    if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0)) {
+        for (uint32_t w = 0; w < BITMAP_WORDS(s); w++)
+            for (uint64_t b = bm[w]; b; b &= b - 1)
+                store_snap_hook(s, w * 64 + (uint32_t)__builtin_ctzll(b));
+    }
     store_held = bm;
 }
 

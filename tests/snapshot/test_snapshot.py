@@ -1,0 +1,199 @@
+"""BGSAVE is one point in time, forked (snapshot-fork yes) or written by the snapshot thread
+with copy-before-write (snapshot-fork no), while clients write: the file, checked by
+redis-check-rdb and loaded into redis-server 7.0, holds exactly the data as of the start.
+
+Every key starts at generation A; writers that begin once BGSAVE has answered move keys to
+generation B (SET, HSET, INCR, DEL, new keys), so every key in the file must still be at A.
+A Lua writer that runs across the start numbers its writes from a global counter (INCR seq
+and SET s:<j> <n> in one script): the file's seq is the cut, and each s:<j> must hold the last
+number written to it at or below the cut."""
+
+import os
+import random
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+NKEYS = 200000
+NSMALL = 5000  # hashes, counters, deleted and new keys
+NSEQ = 1000
+
+
+def check_rdb(path):
+    out = subprocess.run(["redis-check-rdb", path], capture_output=True, text=True)
+    assert out.returncode == 0 and "RDB looks OK" in out.stdout, out.stdout + out.stderr
+    return out.stdout
+
+
+def wait_bgsave(r, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if not info["rdb_bgsave_in_progress"]:
+            return info
+        time.sleep(0.01)
+    raise AssertionError("BGSAVE did not finish")
+
+
+def populate(tc):
+    r = tc.client()
+    assert r.execute_command("DEBUG", "POPULATE", NKEYS, "k") == b"OK"
+    p = r.pipeline(transaction=False)
+    for i in range(NSMALL):
+        p.hset("h:%d" % i, mapping={"f": "A", "g": "x" * 30})
+        p.set("c:%d" % i, 100)
+        p.set("d:%d" % i, "A")
+        p.rpush("l:%d" % i, "A", "a")
+        if i % 500 == 499:
+            p.execute()
+    p.set("seq", 0)
+    p.execute()
+    r.config_set("save", "")
+
+
+SEQ_SCRIPT = "local n = redis.call('INCR', KEYS[1]) redis.call('SET', KEYS[2], n) return n"
+
+
+def gen_b_writer(tc, part, nparts, go, stop, counts):
+    w = tc.client()
+    rnd = random.Random(part)
+    keys = list(range(part, NKEYS, nparts))
+    rnd.shuffle(keys)
+    small = list(range(part, NSMALL, nparts))
+    rnd.shuffle(small)
+    go.wait()
+    n = 0
+    p = w.pipeline(transaction=False)
+    for idx, i in enumerate(keys):
+        if stop.is_set():
+            break
+        p.set("k:%d" % i, "B")
+        if idx < len(small):
+            j = small[idx]
+            p.hset("h:%d" % j, "f", "B")
+            p.incr("c:%d" % j)
+            p.delete("d:%d" % j)
+            p.set("n:%d" % j, "B")
+            p.rpush("l:%d" % j, "B")
+        if idx % 100 == 99:
+            p.execute()
+        n += 1
+    p.execute()
+    counts[part] = n
+
+
+def seq_writer(tc, stop, log):
+    w = tc.client()
+    rnd = random.Random(7)
+    while not stop.is_set():
+        j = rnd.randrange(NSEQ)
+        n = w.eval(SEQ_SCRIPT, 2, "seq", "s:%d" % j)
+        log.append((j, n))
+
+
+@pytest.mark.parametrize("fork", ["no", "yes"])
+def test_bgsave_point_in_time(tc_factory, redis_factory, tmp_path, fork):
+    tc = tc_factory("--snapshot-fork", fork, "--enable-debug-command", "yes")
+    populate(tc)
+    r = tc.client()
+    go, stop, stop_seq = threading.Event(), threading.Event(), threading.Event()
+    counts, seqlog = {}, []
+    nw = 4
+    ths = [threading.Thread(target=gen_b_writer, args=(tc, i, nw, go, stop, counts))
+           for i in range(nw)]
+    sq = threading.Thread(target=seq_writer, args=(tc, stop_seq, seqlog))
+    for t in ths:
+        t.start()
+    sq.start()
+    time.sleep(0.3)  # the Lua writer runs across the start
+    try:
+        assert r.bgsave()
+        go.set()
+        info = wait_bgsave(r)
+    finally:
+        go.set()
+        stop.set()
+        stop_seq.set()
+        for t in ths + [sq]:
+            t.join()
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert r.config_get("snapshot-fork") == {"snapshot-fork": fork}
+    assert sum(counts.values()) > 0 and seqlog
+    check_rdb(tc.dump)
+
+    rdir = tmp_path / "redis"
+    rdir.mkdir()
+    shutil.copy(tc.dump, rdir / "dump.rdb")
+    rs = redis_factory(dir=rdir).client()
+    assert rs.dbsize() == NKEYS + 4 * NSMALL + 1 + len({j for j, n in seqlog
+                                                       if n <= int(rs.get("seq"))})
+    bad = []
+    for base in range(0, NKEYS, 2000):
+        names = ["k:%d" % i for i in range(base, min(NKEYS, base + 2000))]
+        for k, v in zip(names, rs.mget(names)):
+            if v != ("value:" + k[2:]).encode():
+                bad.append((k, v))
+    assert not bad, "%d keys not as of the start, e.g. %r" % (len(bad), bad[:5])
+    p = rs.pipeline(transaction=False)
+    for j in range(NSMALL):
+        p.hget("h:%d" % j, "f")
+        p.get("c:%d" % j)
+        p.exists("d:%d" % j)
+        p.exists("n:%d" % j)
+        p.lrange("l:%d" % j, 0, -1)
+    got = p.execute()
+    want = [b"A", b"100", 1, 0, [b"A", b"a"]] * NSMALL
+    bad = [(i // 5, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    assert not bad, "%d values not as of the start, e.g. %r" % (len(bad), bad[:5])
+
+    cut = int(rs.get("seq"))
+    assert 0 < cut <= max(n for _, n in seqlog)
+    last = {}
+    for j, n in seqlog:
+        if n <= cut:
+            last[j] = max(n, last.get(j, 0))
+    names = ["s:%d" % j for j in range(NSEQ)]
+    got = dict(zip(range(NSEQ), rs.mget(names)))
+    bad = [(j, got[j], last.get(j)) for j in range(NSEQ)
+           if got[j] != (str(last[j]).encode() if j in last else None)]
+    assert not bad, "cut %d: sequence keys not as of it, e.g. %r" % (cut, bad[:5])
+
+
+@pytest.mark.parametrize("fork", ["no", "yes"])
+def test_flushall_and_shutdown_during_bgsave(tc_factory, redis_factory, tmp_path, fork):
+    """FLUSHALL while a BGSAVE runs (no save rules: it does not stop the save) leaves the
+    file as of the start; a BGSAVE stopped by SHUTDOWN NOSAVE leaves no temporary file."""
+    tc = tc_factory("--snapshot-fork", fork, "--enable-debug-command", "yes")
+    r = tc.client()
+    assert r.execute_command("DEBUG", "POPULATE", 100000, "k") == b"OK"
+    r.config_set("save", "")
+    assert r.bgsave()
+    r.flushall()
+    r.set("after", "flush")
+    info = wait_bgsave(r)
+    assert info["rdb_last_bgsave_status"] == "ok"
+    check_rdb(tc.dump)
+    rdir = tmp_path / "redis"
+    rdir.mkdir()
+    shutil.copy(tc.dump, rdir / "dump.rdb")
+    rs = redis_factory(dir=rdir).client()
+    assert rs.dbsize() == 100000
+    assert rs.get("k:99999") == b"value:99999"
+    assert rs.get("after") is None
+
+    assert r.execute_command("DEBUG", "POPULATE", 300000, "m") == b"OK"
+    os.unlink(tc.dump)
+    assert r.bgsave()
+    try:
+        r.shutdown(nosave=True)
+    except Exception:
+        pass  # the connection closes
+    tc.stop()
+    left = sorted(f for f in os.listdir(tc.dir) if f.endswith(".rdb"))
+    # the save either finished before the shutdown or was stopped and cleaned up
+    assert left in ([], ["dump.rdb"]), left
+    if left:
+        check_rdb(tc.dump)
