@@ -224,7 +224,7 @@ void config_defaults(void)
     cfg.aof_use_rdb_preamble = 1;
     cfg.rdbcompression = 1;
     cfg.rdbchecksum = 1;
-    cfg.snapshot_fork = 1;
+    cfg.snapshot_fork = 0; /* forkless: bench/results/2026-12-04-09-snapshot.md */
     cfg.stop_writes_on_bgsave_error = 1;
     cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
     cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;

@@ -41,7 +41,7 @@ struct config {
     int appendonly;
     int rdbcompression;     /* LZF-compress strings in RDB snapshots */
     int rdbchecksum;        /* CRC64 trailer on RDB snapshots */
-    int snapshot_fork;      /* 1: BGSAVE & co. fork; 0: a snapshot thread (persist/snapshot.h) */
+    int snapshot_fork;      /* 1: BGSAVE & co. fork; 0 (default): a snapshot thread (snapshot.h) */
     int stop_writes_on_bgsave_error;
     char appendfilename[256];
     int appendfsync;        /* 0 no, 1 everysec, 2 always */

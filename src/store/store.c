@@ -113,8 +113,18 @@ static void lock_bitmap(struct store *s, const uint64_t *bm)
                 }
             }
         }
-        if (failed == UINT32_MAX)
+        if (failed == UINT32_MAX) {
+            /* a forkless snapshot copies each stripe just taken first (store_snap_check) */
+            if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
+                for (uint32_t w2 = 0; w2 < words; w2++)
+                    for (uint64_t b = bm[w2]; b; b &= b - 1) {
+                        uint32_t i = w2 * 64 + (uint32_t)__builtin_ctzll(b);
+                        if (!store_is_held(i))
+                            store_snap_hook(s, i);
+                    }
+            }
             return;
+        }
         /* release what this pass took (the stripes below failed) and the one waited for */
         for (uint32_t w = 0; w <= (failed >> 6); w++) {
             uint64_t b = bm[w];
@@ -685,11 +695,6 @@ void store_hold_set(struct store *s, const uint64_t *bm)
 {
     store_held = NULL;
     lock_bitmap(s, bm);
-    if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0)) {
-        for (uint32_t w = 0; w < BITMAP_WORDS(s); w++)
-            for (uint64_t b = bm[w]; b; b &= b - 1)
-                store_snap_hook(s, w * 64 + (uint32_t)__builtin_ctzll(b));
-    }
     store_held = bm;
 }
 

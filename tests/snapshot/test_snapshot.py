@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -168,7 +169,10 @@ def test_flushall_and_shutdown_during_bgsave(tc_factory, redis_factory, tmp_path
     file as of the start; a BGSAVE stopped by SHUTDOWN NOSAVE leaves no temporary file."""
     tc = tc_factory("--snapshot-fork", fork, "--enable-debug-command", "yes")
     r = tc.client()
-    assert r.execute_command("DEBUG", "POPULATE", 100000, "k") == b"OK"
+    # values long enough that writing a stripe takes longer than freeing it: the flush
+    # overtakes the snapshot thread, so it must write the stripes it reaches first
+    assert r.execute_command("DEBUG", "POPULATE", 100000, "k", 300) == b"OK"
+    want = r.get("k:99999")
     r.config_set("save", "")
     assert r.bgsave()
     r.flushall()
@@ -181,7 +185,7 @@ def test_flushall_and_shutdown_during_bgsave(tc_factory, redis_factory, tmp_path
     shutil.copy(tc.dump, rdir / "dump.rdb")
     rs = redis_factory(dir=rdir).client()
     assert rs.dbsize() == 100000
-    assert rs.get("k:99999") == b"value:99999"
+    assert rs.get("k:99999") == want and len(want) == 300
     assert rs.get("after") is None
 
     assert r.execute_command("DEBUG", "POPULATE", 300000, "m") == b"OK"
@@ -197,3 +201,107 @@ def test_flushall_and_shutdown_during_bgsave(tc_factory, redis_factory, tmp_path
     assert left in ([], ["dump.rdb"]), left
     if left:
         check_rdb(tc.dump)
+
+
+def random_writer(tc, seed, stop, counts):
+    """SET/INCR/DEL/HSET/LPUSH on random keys of the populated space until stop."""
+    w = tc.client()
+    rnd = random.Random(seed)
+    n = 0
+    while not stop.is_set():
+        p = w.pipeline(transaction=False)
+        for _ in range(50):
+            i = rnd.randrange(100000)
+            op = rnd.randrange(5)
+            if op == 0:
+                p.set("k:%d" % i, "w%d-%d" % (seed, n))
+            elif op == 1:
+                p.incr("c:%d" % (i % 2000))
+            elif op == 2:
+                p.delete("k:%d" % i)
+            elif op == 3:
+                p.hset("h:%d" % (i % 2000), "f%d" % (i % 7), n)
+            else:
+                p.lpush("l:%d" % (i % 500), n)
+            n += 1
+        p.execute()
+    counts[seed] = n
+
+
+def with_writers(tc, fn, nw=3):
+    stop, counts = threading.Event(), {}
+    ths = [threading.Thread(target=random_writer, args=(tc, s, stop, counts))
+           for s in range(nw)]
+    for t in ths:
+        t.start()
+    time.sleep(0.1)
+    try:
+        fn()
+    finally:
+        stop.set()
+        for t in ths:
+            t.join()
+    assert sum(counts.values()) > 0
+
+
+def digest(srv):
+    return srv.client().execute_command("DEBUG", "DIGEST")
+
+
+@pytest.mark.parametrize("fork", ["no", "yes"])
+def test_aof_rewrite_under_writes(tc_factory, fork):
+    """BGREWRITEAOF while clients write: the new base plus the incr file that starts at the
+    rewrite's point in time replay to exactly the data the server had."""
+    tc = tc_factory("--snapshot-fork", fork, "--enable-debug-command", "yes",
+                    "--appendonly", "yes", "--appendfsync", "always")
+    r = tc.client()
+    assert r.execute_command("DEBUG", "POPULATE", 100000, "k") == b"OK"
+
+    def rewrite():
+        deadline = time.time() + 30
+        while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
+            time.sleep(0.01)  # the first rewrite (AOF turned on at start)
+        r.bgrewriteaof()
+        time.sleep(0.05)
+        while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # writes after the rewrite, into the new incr file
+
+    with_writers(tc, rewrite)
+    info = r.info("persistence")
+    assert info["aof_last_bgrewrite_status"] == "ok"
+    assert info["aof_rewrite_in_progress"] == 0
+    before, n = digest(tc), r.dbsize()
+    tc.restart()
+    assert tc.client().dbsize() == n
+    assert digest(tc) == before
+
+
+@pytest.mark.parametrize("fork", ["no", "yes"])
+def test_disk_full_sync_under_writes(tc_factory, fork):
+    """A disk-mode full sync while clients write: the replica ends with the primary's data."""
+    tc = tc_factory("--snapshot-fork", fork, "--enable-debug-command", "yes",
+                    "--repl-diskless-sync", "no", "--repl-diskless-sync-delay", "0")
+    r = tc.client()
+    assert r.execute_command("DEBUG", "POPULATE", 100000, "k") == b"OK"
+    rep = tc_factory("--enable-debug-command", "yes", dir=tempfile.mkdtemp(prefix="rep-",
+                                                                          dir=tc.dir))
+    rc = rep.client()
+
+    def sync():
+        assert rc.execute_command("REPLICAOF", "127.0.0.1", tc.port) == b"OK"
+        deadline = time.time() + 30
+        while rc.info("replication").get("master_link_status") != "up":
+            assert time.time() < deadline, "no full sync"
+            time.sleep(0.01)
+        time.sleep(0.2)  # writes after the copy, sent as the stream
+
+    with_writers(tc, sync)
+    deadline = time.time() + 30
+    while rc.info("replication").get("slave_repl_offset") != \
+            r.info("replication").get("master_repl_offset"):
+        assert time.time() < deadline, "the replica did not catch up"
+        time.sleep(0.02)
+    assert r.info("stats")["sync_full"] == 1
+    assert rc.dbsize() == r.dbsize()
+    assert digest(rep) == digest(tc)
