@@ -170,6 +170,10 @@ struct snap_run {
 static struct snap_epoch slots[SNAP_SLOTS];
 static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct snap_epoch *tl_epoch; /* set in a snapshot thread */
+/* Set while snapshot_start holds every stripe: it changes nothing in them, so the epochs
+ * already running need no copy (else starting a second snapshot would write out all that
+ * remains of the first one while every stripe is held). */
+static _Thread_local int tl_starting;
 
 /* Stop e with why (1: a failure, 2: snapshot_kill), keeping the first reason. */
 static void set_abort(struct snap_epoch *e, int why)
@@ -222,6 +226,8 @@ static void dump_stripe(struct snap_epoch *e, uint32_t stripe)
 /* store_snap_hook: a thread has just taken stripe. */
 static void copy_before_write(struct store *s, uint32_t stripe)
 {
+    if (tl_starting)
+        return;
     for (int i = 0; i < SNAP_SLOTS; i++) {
         struct snap_epoch *e = &slots[i];
         if (!atomic_load_explicit(&e->active, memory_order_acquire) || e->s != s ||
@@ -404,7 +410,9 @@ static int start_thread(struct snapshot *sn, struct store *s, const struct snaps
     r->job = *job;
     r->job.arg = r->arg;
     t0 = util_mono_us();
+    tl_starting = 1;
     bm = snapshot_hold_all(s, &oom);
+    tl_starting = 0;
     if (oom || !bm) {
         free(r->arg);
         free(r);
@@ -479,7 +487,9 @@ int snapshot_start(struct snapshot *sn, struct store *s, const struct snapshot_j
         return SNAPSHOT_ERR_PIPE;
     }
     t0 = util_mono_us();
+    tl_starting = 1; /* the child walks the store without locks: no copy needed */
     bm = snapshot_hold_all(s, &oom);
+    tl_starting = 0;
     if (oom) {
         close(p[0]);
         close(p[1]);

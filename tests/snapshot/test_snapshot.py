@@ -261,9 +261,11 @@ def test_aof_rewrite_under_writes(tc_factory, fork):
         deadline = time.time() + 30
         while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
             time.sleep(0.01)  # the first rewrite (AOF turned on at start)
+        r.bgsave()  # two snapshots at once
         r.bgrewriteaof()
         time.sleep(0.05)
-        while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
+        while (r.info("persistence")["aof_rewrite_in_progress"] or
+               r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
             time.sleep(0.01)
         time.sleep(0.1)  # writes after the rewrite, into the new incr file
 
@@ -271,6 +273,8 @@ def test_aof_rewrite_under_writes(tc_factory, fork):
     info = r.info("persistence")
     assert info["aof_last_bgrewrite_status"] == "ok"
     assert info["aof_rewrite_in_progress"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok" and info["rdb_saves"] == 1
+    check_rdb(tc.dump)
     before, n = digest(tc), r.dbsize()
     tc.restart()
     assert tc.client().dbsize() == n
