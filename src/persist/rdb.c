@@ -769,15 +769,34 @@ static void put_function(void *arg, const char *code, size_t n)
     w_str(w, code, n);
 }
 
-int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now,
-                     unsigned char **out, size_t *n)
+/* Append n bytes to a growable buffer (*b, *len, *cap). 0 or -1 (out of memory). */
+static int arena_put(unsigned char **b, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (*len + n > *cap) {
+        size_t nc = *cap ? *cap : 16384;
+        while (nc < *len + n)
+            nc *= 2;
+        unsigned char *nb = realloc(*b, nc);
+        if (!nb)
+            return -1;
+        *b = nb;
+        *cap = nc;
+    }
+    memcpy(*b + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
+                    struct rdb_copy *cp)
 {
     struct rdb_save_opts o = {.compress = compress, .checksum = 0};
     struct wr w = {.fd = -1, .o = &o};
     struct stripe *st = &s->stripes[stripe];
+    size_t cap = 0;
+    static const unsigned char pad[8];
 
-    *out = NULL;
-    *n = 0;
+    memset(cp, 0, sizeof(*cp));
     for (int db = 0; db < s->ndb && !w.err; db++) {
         struct ht *t = &st->db[db];
         int selected = 0;
@@ -790,11 +809,21 @@ int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now
             int64_t exp = item_expire(it);
             if (exp && exp <= now)
                 continue;
+            if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
+                uint32_t h[2] = {(uint32_t)db, (uint32_t)item_total_size(it)};
+                if (arena_put(&cp->items, &cp->itemsn, &cap, h, sizeof(h)) ||
+                    arena_put(&cp->items, &cp->itemsn, &cap, it, h[1]) ||
+                    arena_put(&cp->items, &cp->itemsn, &cap, pad, (8 - h[1] % 8) % 8))
+                    w.err = ENOMEM;
+                continue;
+            }
             if (!selected) {
                 if (!w.buf) {
                     w.cap = 4096;
-                    if (!(w.buf = malloc(w.cap)))
-                        return -1;
+                    if (!(w.buf = malloc(w.cap))) {
+                        w.err = ENOMEM;
+                        break;
+                    }
                 }
                 w_byte(&w, OP_SELECTDB);
                 w_len(&w, (uint64_t)db);
@@ -804,6 +833,39 @@ int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now
         }
     }
     free(w.tmp);
+    cp->raw = w.buf;
+    cp->rawn = w.n;
+    if (w.err) {
+        rdb_copy_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
+int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n)
+{
+    struct rdb_save_opts o = {.compress = compress, .checksum = 0};
+    struct wr w = {.fd = -1, .o = &o, .cap = cp->rawn + cp->itemsn + 64};
+    int db = -1;
+
+    *out = NULL;
+    *n = 0;
+    if (!(w.buf = malloc(w.cap)))
+        return -1;
+    w_put(&w, cp->raw, cp->rawn);
+    for (size_t off = 0; off < cp->itemsn && !w.err;) {
+        uint32_t h[2];
+        memcpy(h, cp->items + off, sizeof(h));
+        struct item *it = (struct item *)(void *)(cp->items + off + sizeof(h));
+        if ((int)h[0] != db) {
+            db = (int)h[0];
+            w_byte(&w, OP_SELECTDB);
+            w_len(&w, (uint64_t)db);
+        }
+        w_key(&w, it, item_expire(it));
+        off += sizeof(h) + h[1] + (8 - h[1] % 8) % 8;
+    }
+    free(w.tmp);
     if (w.err) {
         free(w.buf);
         return -1;
@@ -811,6 +873,13 @@ int rdb_stripe_chunk(struct store *s, uint32_t stripe, int compress, int64_t now
     *out = w.buf;
     *n = w.n;
     return 0;
+}
+
+void rdb_copy_free(struct rdb_copy *cp)
+{
+    free(cp->raw);
+    free(cp->items);
+    memset(cp, 0, sizeof(*cp));
 }
 
 /* snapshot_walk's sink: under the sink mutex. */

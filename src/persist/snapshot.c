@@ -135,27 +135,24 @@ static void child_main(const struct snapshot_job *job, int wfd)
 
 struct snap_chunk {
     struct snap_chunk *next;
-    unsigned char *p;
-    size_t n;
+    struct rdb_copy cp;
 };
 
 struct snap_epoch {
     _Atomic int active;   /* copy-before-write applies */
-    _Atomic int abort;    /* snapshot_kill, or the sink failed: stop */
+    _Atomic int abort;    /* snapshot_kill, or a failure: stop */
     int used;             /* slot taken (slots_mu) */
     struct store *s;      /* set when activated, with every stripe held */
     uint8_t *dumped;      /* per stripe, read and written under that stripe's lock */
     uint32_t ndumped;
     int compress;
     int64_t now;
-    pthread_mutex_t mu;   /* the sink */
-    int state;            /* 0: queueing, 1: writing through out, 2: closed (dropped) */
+    pthread_mutex_t mu;   /* the queue of copies made by other threads, and the statistics */
+    int closed;           /* copies arriving now are dropped */
     struct snap_chunk *head, **tail;
-    int (*out)(void *w, const void *p, size_t n);
-    void *w;
-    /* statistics (under mu) */
-    uint64_t cow_stripes;     /* stripes written by another thread first */
-    int64_t cow_max_us;       /* the longest of those serializations */
+    size_t queued, peak;  /* bytes of copies waiting (now, at most) */
+    uint64_t cow_stripes; /* stripes copied by another thread first */
+    int64_t cow_max_us;   /* the longest of those copies */
 };
 
 struct snap_run {
@@ -167,7 +164,7 @@ struct snap_run {
     int rc;
 };
 
-static struct snap_epoch slots[SNAP_SLOTS];
+static struct snap_epoch slots[SNAP_SLOTS] = {[0 ... SNAP_SLOTS - 1] = {.mu = PTHREAD_MUTEX_INITIALIZER}};
 static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct snap_epoch *tl_epoch; /* set in a snapshot thread */
 /* Set while snapshot_start holds every stripe: it changes nothing in them, so the epochs
@@ -183,58 +180,65 @@ static void set_abort(struct snap_epoch *e, int why)
                                             memory_order_relaxed);
 }
 
-static void sink_put(struct snap_epoch *e, unsigned char *p, size_t n)
+/* Under the stripe's lock (so the walk finds it queued once it takes the stripe): hand a
+ * copy to the snapshot thread. */
+static void enqueue(struct snap_epoch *e, struct rdb_copy *cp)
 {
+    struct snap_chunk *c = malloc(sizeof(*c));
+
     pthread_mutex_lock(&e->mu);
-    if (e->state == 0) {
-        struct snap_chunk *c = malloc(sizeof(*c));
-        if (c) {
-            c->next = NULL;
-            c->p = p;
-            c->n = n;
-            *e->tail = c;
-            e->tail = &c->next;
-            p = NULL;
-        } else {
-            set_abort(e, 1);
-        }
-    } else if (e->state == 1) {
-        if (e->out(e->w, p, n))
-            set_abort(e, 1);
+    if (c && !e->closed) {
+        c->next = NULL;
+        c->cp = *cp;
+        *e->tail = c;
+        e->tail = &c->next;
+        e->queued += cp->rawn + cp->itemsn;
+        if (e->queued > e->peak)
+            e->peak = e->queued;
+        pthread_mutex_unlock(&e->mu);
+        return;
     }
     pthread_mutex_unlock(&e->mu);
-    free(p);
+    if (!c)
+        set_abort(e, 1);
+    free(c);
+    rdb_copy_free(cp);
 }
 
-/* Under stripe's lock: write it into e and mark it. */
-static void dump_stripe(struct snap_epoch *e, uint32_t stripe)
+/* Under stripe's lock: copy its keys as of e's point in time and mark it. compress: LZF for
+ * the strings inside structures as configured (the snapshot thread), or not (a client's
+ * copy-before-write: its client waits meanwhile). Strings are copied verbatim either way and
+ * serialized by the snapshot thread, without the lock. */
+static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, struct rdb_copy *cp)
 {
-    unsigned char *p = NULL;
-    size_t n = 0;
-
     e->dumped[stripe] = 1;
     if (atomic_load_explicit(&e->abort, memory_order_relaxed))
-        return;
-    if (rdb_stripe_chunk(e->s, stripe, e->compress, e->now, &p, &n)) {
+        return -1;
+    if (rdb_stripe_copy(e->s, stripe, compress && e->compress, e->now, cp)) {
         set_abort(e, 1);
-        return;
+        return -1;
     }
-    if (n)
-        sink_put(e, p, n);
+    return 0;
 }
 
 /* store_snap_hook: a thread has just taken stripe. */
 static void copy_before_write(struct store *s, uint32_t stripe)
 {
-    if (tl_starting)
+    if (tl_starting || store_snap_readonly)
         return;
     for (int i = 0; i < SNAP_SLOTS; i++) {
         struct snap_epoch *e = &slots[i];
+        struct rdb_copy cp;
         if (!atomic_load_explicit(&e->active, memory_order_acquire) || e->s != s ||
             e->dumped[stripe])
             continue;
         int64_t t0 = util_mono_us();
-        dump_stripe(e, stripe);
+        if (copy_stripe(e, stripe, 0, &cp) == 0) {
+            if (cp.rawn || cp.itemsn)
+                enqueue(e, &cp);
+            else
+                rdb_copy_free(&cp);
+        }
         int64_t us = util_mono_us() - t0;
         pthread_mutex_lock(&e->mu);
         e->cow_stripes++;
@@ -274,11 +278,10 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     e->s = s;
     e->compress = job->compress;
     e->now = job->now;
-    e->state = 0;
+    e->closed = 0;
     e->head = NULL;
     e->tail = &e->head;
-    e->out = NULL;
-    e->w = NULL;
+    e->queued = e->peak = 0;
     e->cow_stripes = 0;
     e->cow_max_us = 0;
     atomic_store_explicit(&e->abort, 0, memory_order_relaxed);
@@ -287,20 +290,21 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     return e;
 }
 
-/* Close e's sink (queued chunks dropped) and stop copy-before-write. Any thread. */
+/* Drop e's queued copies, refuse new ones and stop copy-before-write. Any thread. */
 static void epoch_close(struct snap_epoch *e)
 {
     struct snap_chunk *c;
 
     pthread_mutex_lock(&e->mu);
-    e->state = 2;
+    e->closed = 1;
     c = e->head;
     e->head = NULL;
     e->tail = &e->head;
+    e->queued = 0;
     pthread_mutex_unlock(&e->mu);
     while (c) {
         struct snap_chunk *nx = c->next;
-        free(c->p);
+        rdb_copy_free(&c->cp);
         free(c);
         c = nx;
     }
@@ -316,36 +320,62 @@ static void epoch_free(struct snap_epoch *e)
     pthread_mutex_unlock(&slots_mu);
 }
 
-/* rdb_walk in a snapshot thread: hand out the sink (out, under the sink mutex) and write
- * every stripe no other thread wrote first. */
+/* The snapshot thread: cp as RDB bytes into the file (out), then freed. */
+static void emit(struct snap_epoch *e, struct rdb_copy *cp,
+                 int (*out)(void *w, const void *p, size_t n), void *w)
+{
+    unsigned char *p;
+    size_t n;
+
+    if (!atomic_load_explicit(&e->abort, memory_order_relaxed) && (cp->rawn || cp->itemsn)) {
+        if (rdb_copy_bytes(cp, e->compress, &p, &n)) {
+            set_abort(e, 1);
+        } else {
+            if (out(w, p, n))
+                set_abort(e, 1);
+            free(p);
+        }
+    }
+    rdb_copy_free(cp);
+}
+
+/* The snapshot thread: write the copies other threads queued. */
+static void drain(struct snap_epoch *e, int (*out)(void *w, const void *p, size_t n), void *w)
+{
+    struct snap_chunk *c;
+
+    pthread_mutex_lock(&e->mu);
+    c = e->head;
+    e->head = NULL;
+    e->tail = &e->head;
+    pthread_mutex_unlock(&e->mu);
+    while (c) {
+        struct snap_chunk *nx = c->next;
+        size_t bytes = c->cp.rawn + c->cp.itemsn;
+        emit(e, &c->cp, out, w);
+        free(c);
+        c = nx;
+        pthread_mutex_lock(&e->mu);
+        e->queued -= bytes;
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+/* rdb_walk in a snapshot thread: take every stripe in turn and copy those no other thread
+ * copied first; write each copy (and the queued ones) into the file without a lock held. */
 static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
 {
     struct snap_epoch *e = tl_epoch;
-    struct snap_chunk *c;
     struct store *s;
-    int rc = 0;
+    int rc;
 
     if (!e)
         return 0;
     s = e->s;
-    pthread_mutex_lock(&e->mu);
-    for (c = e->head; c && !rc; c = c->next)
-        rc = out(w, c->p, c->n);
-    while ((c = e->head)) {
-        e->head = c->next;
-        free(c->p);
-        free(c);
-    }
-    e->tail = &e->head;
-    e->out = out;
-    e->w = w;
-    e->state = 1;
-    pthread_mutex_unlock(&e->mu);
-    if (rc)
-        set_abort(e, 1);
     for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct rdb_copy cp;
         struct timespec ts;
-        int r;
+        int r, have = 0;
         /* the stripe may be held by a thread that waits for this one to stop (FLUSHALL
          * inside EXEC kills a running save): wait in slices, looking at abort */
         do {
@@ -362,15 +392,20 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         if (r)
             goto out;
         if (!e->dumped[i])
-            dump_stripe(e, i);
+            have = copy_stripe(e, i, 1, &cp) == 0;
         pthread_mutex_unlock(&s->stripes[i].lock);
+        if (have)
+            emit(e, &cp, out, w);
+        drain(e, out, w);
     }
+    drain(e, out, w); /* every stripe was copied, under its lock: nothing more comes */
 out:
     rc = atomic_load_explicit(&e->abort, memory_order_relaxed) ? -1 : 1;
     pthread_mutex_lock(&e->mu);
-    log_verbose("Snapshot: %llu of %u stripes written first by the threads that changed them "
-                "(longest %lld us)", (unsigned long long)e->cow_stripes, s->nstripes,
-                (long long)e->cow_max_us);
+    log_verbose("Snapshot: %llu of %u stripes copied first by the threads that took them "
+                "(longest %lld us), at most %zu bytes of copies waiting",
+                (unsigned long long)e->cow_stripes, s->nstripes, (long long)e->cow_max_us,
+                e->peak);
     pthread_mutex_unlock(&e->mu);
     epoch_close(e);
     return rc;
@@ -458,6 +493,9 @@ static int reap_thread(struct snapshot *sn, int block, struct snapshot_result *r
     res->thread = 1;
     res->pid = sn->pid;
     res->ok = r->rc == 0;
+    pthread_mutex_lock(&r->e->mu);
+    res->cow = (int64_t)r->e->peak; /* rdb_last_cow_size: the copies that waited at most */
+    pthread_mutex_unlock(&r->e->mu);
     if (!res->ok && atomic_load_explicit(&r->e->abort, memory_order_relaxed) == 2) {
         res->signaled = 1; /* stopped by snapshot_kill: reported as the child's SIGUSR1 */
         res->sig = SIGUSR1;

@@ -132,6 +132,11 @@ static inline void store_gone(int why, int db, const char *key, size_t klen)
 typedef void store_snap_fn(struct store *s, uint32_t stripe);
 extern _Atomic int store_snap_active;
 extern store_snap_fn *store_snap_hook;
+/* Set by the command layer around a read-only command (CMD_READONLY) while a snapshot runs:
+ * its stripes need no copy, as it changes nothing a snapshot holds (access times, hit
+ * counters, a HyperLogLog's cached count are not part of it, or equal). The one change a
+ * read makes, removing an expired key, copies the stripe first (store.c lookup). */
+extern _Thread_local int store_snap_readonly;
 static inline void store_snap_check(struct store *s, uint32_t stripe)
 {
     if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0))
