@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -52,7 +53,7 @@ def start(kind, d, cpus, extra):
                 "--save", "", "--appendonly", "no"]
     else:
         argv = [TC, "--port", str(port), "--memcache-port", "0", "--bind", "127.0.0.1",
-                "--dir", d, "--save", "", "--threads", "1"] + extra
+                "--dir", d, "--save", "", "--threads", "1", "--loglevel", "verbose"] + extra
     argv = ["taskset", "-c", cpus] + argv
     log = open(os.path.join(d, "server-%d.log" % port), "w")
     p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -191,9 +192,17 @@ def run_target(name, kind, extra, args, loadfile, tmp):
         rss0 = rss_tree(p.pid)
         during, dt, peak, fork_us = bgsave_under_load(c, p.pid, port, args.keys,
                                                       args.client_cpus, cal + 0.4, tmp)
+        cow = ""
+        for fn in os.listdir(d):  # forkless: the snapshot thread's summary (loglevel verbose)
+            if fn.startswith("server-"):
+                with open(os.path.join(d, fn), errors="replace") as f:
+                    m = re.findall(r"Snapshot: (\d+) of (\d+) stripes copied first .*?"
+                                   r"\(longest (\d+) us\)", f.read())
+                if m:
+                    cow = "%s/%s, longest %s us" % m[-1]
         return {"name": name, "base": base, "during": during, "bgsave_s": dt, "cal_s": cal,
                 "rss0": rss0, "peak_extra": max(0, peak - rss0), "used": used,
-                "fork_us": fork_us}
+                "fork_us": fork_us, "cow": cow or "-"}
     finally:
         stop(p)
         shutil.rmtree(d, ignore_errors=True)
@@ -231,16 +240,16 @@ def main():
                                                      args.client_cpus, args.base_time), "",
              "| server | max no snap | max during | p99.9 no snap | p99.9 during | p99 no snap "
              "| p99 during | ops/s no snap | ops/s during | BGSAVE s | start pause us "
-             "| peak extra MB | dataset MB | extra/dataset |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| peak extra MB | dataset MB | extra/dataset | stripes copied by clients |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b, d = r["base"], r["during"]
         lines.append("| %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f | %.2f | %d "
-                     "| %.0f | %.0f | %.0f %% |" % (
+                     "| %.0f | %.0f | %.0f %% | %s |" % (
                          r["name"], b["max"], d["max"], b["p999"], d["p999"], b["p99"],
                          d["p99"], b["ops"], d["ops"], r["bgsave_s"], r["fork_us"],
                          r["peak_extra"] / 2**20, r["used"] / 2**20,
-                         100.0 * r["peak_extra"] / max(1, r["used"])))
+                         100.0 * r["peak_extra"] / max(1, r["used"]), r["cow"]))
     text = "\n".join(lines)
     print(text)
     if args.out:
