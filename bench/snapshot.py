@@ -197,9 +197,9 @@ def run_target(name, kind, extra, args, loadfile, tmp):
             if fn.startswith("server-"):
                 with open(os.path.join(d, fn), errors="replace") as f:
                     m = re.findall(r"Snapshot: (\d+) of (\d+) stripes copied first .*?"
-                                   r"\(longest (\d+) us\)", f.read())
+                                   r"\(longest (\d+) us, mean (\d+) us\)", f.read())
                 if m:
-                    cow = "%s/%s, longest %s us" % m[-1]
+                    cow = "%s/%s, longest %s us, mean %s us" % m[-1]
         return {"name": name, "base": base, "during": during, "bgsave_s": dt, "cal_s": cal,
                 "rss0": rss0, "peak_extra": max(0, peak - rss0), "used": used,
                 "fork_us": fork_us, "cow": cow or "-"}

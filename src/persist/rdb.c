@@ -797,6 +797,17 @@ int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
     static const unsigned char pad[8];
 
     memset(cp, 0, sizeof(*cp));
+    /* one allocation for the strings: sized by a first pass (cheaper than growing) */
+    for (int db = 0; db < s->ndb; db++) {
+        struct ht *t = &st->db[db];
+        for (uint32_t j = 0; t->count && t->slots && j < t->size; j++) {
+            struct item *it = t->slots[j] ? ht_slot_item(t->slots[j]) : NULL;
+            if (it && it->type == OBJ_STRING)
+                cap += 8 + (item_total_size(it) + 7) / 8 * 8;
+        }
+    }
+    if (cap && !(cp->items = malloc(cap)))
+        return -1;
     for (int db = 0; db < s->ndb && !w.err; db++) {
         struct ht *t = &st->db[db];
         int selected = 0;
