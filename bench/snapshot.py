@@ -214,7 +214,7 @@ def main():
     ap.add_argument("--base-time", type=float, default=5.0)
     ap.add_argument("--server-cpus", default="0")
     ap.add_argument("--client-cpus", default="1")
-    ap.add_argument("--targets", default="fork,forkless,redis")
+    ap.add_argument("--targets", default="fork,forkless,forkless8k,redis")
     ap.add_argument("--out", help="also append the table to this markdown file")
     args = ap.parse_args()
     for tool in ("redis-cli", "redis-server"):
@@ -226,6 +226,8 @@ def main():
         gen_load(loadfile, args.keys)
         targets = {"fork": ("twincache fork", "twincache", ["--snapshot-fork", "yes"]),
                    "forkless": ("twincache forkless", "twincache", ["--snapshot-fork", "no"]),
+                   "forkless8k": ("twincache forkless, 8192 stripes", "twincache",
+                                  ["--snapshot-fork", "no", "--stripes", "8192"]),
                    "redis": ("redis-server 7.0", "redis", [])}
         rows = []
         for t in args.targets.split(","):
