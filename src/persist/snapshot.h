@@ -1,4 +1,10 @@
-/* Point-in-time copies of the store by fork(): the one place the server forks. BGSAVE
+/* Point-in-time copies of the store, by a snapshot thread (snapshot-fork no, the default, for
+ * jobs that allow it: see arg_size below and docs/threads.md "Snapshot thread") or by fork(). A
+ * forkless snapshot marks the point in time with every stripe held, then its thread copies the
+ * stripes one by one while any thread that takes a stripe not copied yet copies it first
+ * (store_snap_check); its result comes back through snapshot_reap like a child's.
+ *
+ * By fork(): the one place the server forks. BGSAVE
  * (persist.c) and the AOF rewrite (aof_rewrite.c) describe a job; snapshot_start holds every
  * stripe (ascending order, store_hold_set), runs the job's prepare step, forks and releases
  * the stripes in the parent at once. The child owns a private copy of memory: it closes the
