@@ -83,6 +83,7 @@ static struct setting settings[] = {
     {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
     {"rdbchecksum", C_BOOL, &cfg.rdbchecksum, 0, 0, 1, 0, NULL},
     {"snapshot-fork", C_BOOL, &cfg.snapshot_fork, 0, 0, 1, 1, NULL},
+    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, 0, 1000000, 1, NULL},
     {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},

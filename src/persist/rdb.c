@@ -820,6 +820,7 @@ int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
             int64_t exp = item_expire(it);
             if (exp && exp <= now)
                 continue;
+            cp->nkeys++;
             if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
                 uint32_t h[2] = {(uint32_t)db, (uint32_t)item_total_size(it)};
                 if (arena_put(&cp->items, &cp->itemsn, &cap, h, sizeof(h)) ||

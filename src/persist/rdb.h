@@ -67,6 +67,7 @@ struct rdb_copy {
     size_t rawn;
     unsigned char *items;
     size_t itemsn;
+    uint32_t nkeys;
 };
 /* Under the stripe lock: copy stripe's keys live at now (compress: LZF for the structures'
  * strings). 0 or -1 (out of memory: nothing kept). */

@@ -396,6 +396,10 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         if (!e->dumped[i])
             have = copy_stripe(e, i, 1, &cp) == 0;
         pthread_mutex_unlock(&s->stripes[i].lock);
+        int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
+        if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
+            usleep((useconds_t)((int64_t)delay * cp.nkeys > 1000000 ? 1000000
+                                                                    : delay * (int)cp.nkeys));
         if (have)
             emit(e, &cp, out, w);
         drain(e, out, w);

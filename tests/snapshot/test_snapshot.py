@@ -309,3 +309,30 @@ def test_disk_full_sync_under_writes(tc_factory, fork):
     assert r.info("stats")["sync_full"] == 1
     assert rc.dbsize() == r.dbsize()
     assert digest(rep) == digest(tc)
+
+
+def test_read_of_expired_key_copies_first(tc_factory):
+    """A read-only command skips copy-before-write, but not when its lookup removes a key
+    that expired after the snapshot's start: the file still holds every such key (slowed by
+    rdb-key-save-delay so that the reads come before the snapshot thread)."""
+    tc = tc_factory("--snapshot-fork", "no", "--enable-debug-command", "yes")
+    r = tc.client()
+    assert r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0) == b"OK"
+    assert r.execute_command("DEBUG", "POPULATE", 20000, "k") == b"OK"
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.set("e:%d" % i, "v", px=400)
+    p.execute()
+    r.config_set("rdb-key-save-delay", 100)  # ~2 s for 22000 keys
+    assert r.bgsave()
+    time.sleep(0.7)
+    assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.get("e:%d" % i)
+    assert p.execute() == [None] * 2000  # expired: removed by the reads
+    r.config_set("rdb-key-save-delay", 0)
+    info = wait_bgsave(r)
+    assert info["rdb_last_bgsave_status"] == "ok"
+    out = check_rdb(tc.dump)
+    assert "[info] 22000 keys read" in out and "[info] 2000 expires" in out, out
