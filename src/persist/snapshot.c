@@ -124,11 +124,11 @@ static void child_main(const struct snapshot_job *job, int wfd)
  *
  * An epoch is one point in time being written. It starts with every stripe held: the
  * per-stripe dumped flags are cleared and the epoch is marked active, so from then on any
- * thread that takes a stripe lock (store_snap_check) writes that stripe into the epoch's sink
- * before it can change anything (copy_before_write), and the snapshot thread walks the
- * stripes in order writing those nobody wrote yet. A stripe is serialized into a private
- * buffer under its lock, then appended to the sink under the sink mutex (lock order: stripe,
- * then sink). Chunks that arrive before the writer has its header out are queued. */
+ * thread that takes a stripe lock (store_snap_check) copies that stripe before it can change
+ * anything (copy_before_write: rdb_stripe_copy, string items verbatim) and queues the copy
+ * under the epoch's mutex while it still holds the stripe (lock order: stripe, then epoch).
+ * The snapshot thread walks the stripes in order, copies those nobody copied yet, and
+ * serializes every copy into the file without a lock held: it alone writes the file. */
 
 #define SNAP_SLOTS 4
 
