@@ -24,7 +24,7 @@ TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
 
 echo "== integration tests (release build) =="
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration
-for suite in tests/mc tests/types tests/persist tests/repl; do
+for suite in tests/mc tests/types tests/persist tests/snapshot tests/repl; do
     if [ -d "$suite" ]; then
         echo "== $suite (release build) =="
         TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider "$suite"

@@ -405,6 +405,13 @@ static void run_logged(struct conn *c, const struct cmd *cmd)
     cmd_errors += errs;
 }
 
+void cmd_exec_readonly(struct conn *c, const struct cmd *cmd)
+{
+    store_snap_readonly = 1;
+    cmd->fn(c);
+    store_snap_readonly = 0;
+}
+
 void aof_exec(struct conn *c, const struct cmd *cmd)
 {
     struct store *s;
@@ -412,7 +419,11 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
 
     if (!(cmd->flags & CMD_WRITE) ||
         (repl_applying && !atomic_load_explicit(&aof_on, memory_order_relaxed))) {
-        cmd->fn(c); /* a replica applying its primary's stream passes the bytes on itself */
+        if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed)) &&
+            (cmd->flags & CMD_READONLY))
+            cmd_exec_readonly(c, cmd);
+        else
+            cmd->fn(c); /* a replica applying its primary's stream passes the bytes on */
         if (TC_UNLIKELY(cmd->flags & CMD_PUBSUB) && !(cmd->flags & CMD_WRITE) &&
             !strncmp(cmd->name + (cmd->name[0] == 's'), "publish", 8))
             repl_publish(c); /* PUBLISH reaches the replicas' subscribers (not the AOF) */
@@ -445,6 +456,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         }
         arg_key(c, cmd->first, &k);
         pthread_mutex_lock(&s->stripes[k.stripe].lock);
+        store_snap_check(s, k.stripe); /* a forkless snapshot copies the stripe first */
         tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
         store_held = tl.bm;
         tl.depth = 1;

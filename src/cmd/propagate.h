@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "persist/aof_log.h" /* aof_on, aof_loading */
+#include "store/store.h"        /* store_snap_active */
 
 /* 1 once replication has a stream to feed (cmd/repl.h). */
 extern _Atomic int repl_on;
@@ -30,10 +31,16 @@ struct srv;
 
 /* Run cmd on c, logging it when the AOF is on (see above). Owner worker. */
 void aof_exec(struct conn *c, const struct cmd *cmd);
+/* A read-only command while a forkless snapshot runs: with store_snap_readonly set (its
+ * stripes need no copy-before-write, store.h). */
+void cmd_exec_readonly(struct conn *c, const struct cmd *cmd);
 static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
 {
     if (TC_UNLIKELY(prop_active()))
         aof_exec(c, cmd);
+    else if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed)) &&
+             (cmd->flags & CMD_READONLY))
+        cmd_exec_readonly(c, cmd);
     else
         cmd->fn(c);
 }

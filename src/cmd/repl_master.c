@@ -659,9 +659,15 @@ static int sync_prepare(void *arg)
     return R.sn_n ? 0 : -1;
 }
 
+/* The full sync's point in time; in disk mode the job may run forkless (snapshot.h), in
+ * diskless mode it always forks (the sockets are written from the child). */
+struct sync_job {
+    int64_t now; /* unix ms: which keys have expired */
+};
+
 static int sync_write(void *arg)
 {
-    (void)arg;
+    const struct sync_job *sj = arg;
     int tmo = cfg.repl_timeout * 1000;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
     char line[160], num[32];
@@ -681,7 +687,7 @@ static int sync_write(void *arg)
         for (int i = 0; i < R.sn_n; i++)
             if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], line, (size_t)k, tmo))
                 R.sn_fds[i] = -1;
-        if (rdb_save_stream(repl_srv->store, R.sn_fds, R.sn_n, tmo, &o, util_now_ms(), aux))
+        if (rdb_save_stream(repl_srv->store, R.sn_fds, R.sn_n, tmo, &o, sj->now, aux))
             return 1;
         for (int i = 0; i < R.sn_n; i++)
             if (R.sn_fds[i] >= 0 && sock_write_all(R.sn_fds[i], R.sn_mark, 40, tmo))
@@ -690,7 +696,7 @@ static int sync_write(void *arg)
         /* disk mode: the file alone; the parent sends it through each connection */
         char path[2048];
         sync_file_path(path, sizeof(path));
-        if (rdb_save(repl_srv->store, path, &o, util_now_ms()))
+        if (rdb_save(repl_srv->store, path, &o, sj->now))
             return 1;
         return 0;
     }
@@ -726,6 +732,7 @@ static void maybe_start_sync(int64_t now)
         return;
     R.sn_diskless = diskless;
     repl_random_id(R.sn_mark);
+    struct sync_job sj = {.now = util_now_ms()};
     struct snapshot_job job = {
         .title = "tc-repl-sync",
         .what = "Replication full sync",
@@ -734,6 +741,10 @@ static void maybe_start_sync(int64_t now)
         .write = sync_write,
         .keep_fds = R.sn_fds,
         .nkeep = MAX_REPLICAS,
+        .arg = &sj,
+        .arg_size = diskless ? 0 : sizeof(sj), /* diskless: forked */
+        .compress = cfg.rdbcompression,
+        .now = sj.now,
     };
     int rc = snapshot_start(&R.sn, repl_srv->store, &job, NULL);
     R.first_wait_ms = 0;

@@ -82,6 +82,8 @@ static struct setting settings[] = {
     {"appendonly", C_BOOL, &cfg.appendonly, 0, 0, 1, 1, NULL},
     {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
     {"rdbchecksum", C_BOOL, &cfg.rdbchecksum, 0, 0, 1, 0, NULL},
+    {"snapshot-fork", C_BOOL, &cfg.snapshot_fork, 0, 0, 1, 1, NULL},
+    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, 0, 1000000, 1, NULL},
     {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
@@ -223,6 +225,7 @@ void config_defaults(void)
     cfg.aof_use_rdb_preamble = 1;
     cfg.rdbcompression = 1;
     cfg.rdbchecksum = 1;
+    cfg.snapshot_fork = 0; /* forkless: bench/results/2026-12-04-09-snapshot.md */
     cfg.stop_writes_on_bgsave_error = 1;
     cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
     cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;

@@ -41,6 +41,8 @@ struct config {
     int appendonly;
     int rdbcompression;     /* LZF-compress strings in RDB snapshots */
     int rdbchecksum;        /* CRC64 trailer on RDB snapshots */
+    int rdb_key_save_delay; /* tests, as Redis's: us the snapshot thread sleeps per key */
+    int snapshot_fork;      /* 1: BGSAVE & co. fork; 0 (default): a snapshot thread (snapshot.h) */
     int stop_writes_on_bgsave_error;
     char appendfilename[256];
     int appendfsync;        /* 0 no, 1 everysec, 2 always */

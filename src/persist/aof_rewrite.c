@@ -73,6 +73,8 @@ struct rewrite_job {
     char incr_path[2048];   /* the incr file appends switch to */
     struct aof_manifest nm; /* the manifest listing it */
     long base_seq, incr_seq;
+    char base_path[2048];   /* the new base file (set by prepare) */
+    int64_t now;            /* the point in time (unix ms): which keys have expired */
 };
 
 /* Parent, every stripe held: the point in time of the fork is where the new incr file
@@ -92,20 +94,19 @@ static int rewrite_prepare(void *arg)
         return -1;
     aof_st.m = j->nm;
     aof_name_base(aof_st.child_base, sizeof(aof_st.child_base), j->base_seq);
+    aof_file_path(j->base_path, sizeof(j->base_path), aof_st.child_base);
     aof_st.child_base_seq = j->base_seq;
     aof_st.child_incr_seq = j->incr_seq;
     return 0;
 }
 
-/* Child: the store as the new base file. */
+/* Child (or the snapshot thread): the store as the new base file. */
 static int rewrite_write(void *arg)
 {
+    struct rewrite_job *j = arg;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
-    char bp[2048];
 
-    (void)arg;
-    aof_file_path(bp, sizeof(bp), aof_st.child_base);
-    return rdb_save(persist_host.store, bp, &o, util_now_ms()) ? 1 : 0;
+    return rdb_save(persist_host.store, j->base_path, &o, j->now) ? 1 : 0;
 }
 
 /* Parent, AOF off: nothing is appended, so no incr file; only the base's name. */
@@ -114,6 +115,7 @@ static int rewrite_prepare_off(void *arg)
     struct rewrite_job *j = arg;
 
     aof_name_base(aof_st.child_base, sizeof(aof_st.child_base), j->base_seq);
+    aof_file_path(j->base_path, sizeof(j->base_path), aof_st.child_base);
     aof_st.child_base_seq = j->base_seq;
     aof_st.child_incr_seq = LONG_MAX; /* no incr file stays */
     return 0;
@@ -124,10 +126,12 @@ int aof_rewrite_off_start_locked(void)
     struct rewrite_job j = {.discard = 1};
     struct snapshot_job job = {.title = "tc-aof-rewrite",
                                .what = "Can't rewrite append only file in background",
-                               .prepare = rewrite_prepare_off, .write = rewrite_write, .arg = &j};
+                               .prepare = rewrite_prepare_off, .write = rewrite_write, .arg = &j,
+                               .arg_size = sizeof(j), .compress = cfg.rdbcompression};
 
     j.base_seq = aof_st.m.base_seq + 1;
     aof_st.last_try_ms = util_now_ms();
+    j.now = job.now = aof_st.last_try_ms;
     if (aof_make_dir())
         return -1;
     if (snapshot_start(&aof_st.sn, persist_host.store, &job, NULL))
@@ -143,13 +147,15 @@ int aof_rewrite_start_locked(int discard)
     struct rewrite_job j = {.discard = discard};
     struct snapshot_job job = {.title = "tc-aof-rewrite",
                                .what = "Can't rewrite append only file in background",
-                               .prepare = rewrite_prepare, .write = rewrite_write, .arg = &j};
+                               .prepare = rewrite_prepare, .write = rewrite_write, .arg = &j,
+                               .arg_size = sizeof(j), .compress = cfg.rdbcompression};
     char incr[AOF_NAME_MAX];
     int rc;
 
     j.incr_seq = aof_st.m.nincr ? aof_st.m.incr_seq[aof_st.m.nincr - 1] + 1 : 1;
     j.base_seq = aof_st.m.base_seq + 1;
     aof_st.last_try_ms = util_now_ms();
+    j.now = job.now = aof_st.last_try_ms;
     if (aof_make_dir())
         return -1;
     if (aof_st.m.nincr == AOF_MAX_INCR) {

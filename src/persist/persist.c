@@ -196,11 +196,13 @@ static int bgsave_start_locked(void)
     struct bgsave_job j;
     struct snapshot_job job = {.title = "tc-rdb-bgsave", .what = "Can't save in background",
                                .cow_label = "RDB", .prepare = bgsave_prepare,
-                               .write = bgsave_write, .arg = &j};
+                               .write = bgsave_write, .arg = &j, .arg_size = sizeof(j),
+                               .compress = cfg.rdbcompression};
     struct snapshot_times t;
     int rc;
 
     j.now = util_now_ms();
+    job.now = j.now;
     dump_path(j.path, sizeof(j.path));
     ps.last_try_s = j.now / 1000;
     rc = snapshot_start(&ps.sn, persist_host.store, &job, &t);
@@ -239,7 +241,8 @@ static void reap_locked(int block)
         log_warn("Background saving terminated by signal %d", r.sig);
         config_str(cfg.dir, d, sizeof(d));
         snprintf(tmp, sizeof(tmp), "%s/temp-%d.rdb", d, (int)r.pid);
-        unlink(tmp);
+        if (!r.thread) /* a snapshot thread removed its own */
+            unlink(tmp);
     } else {
         log_warn("Background saving error");
     }

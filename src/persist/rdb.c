@@ -759,6 +759,7 @@ int rdb_dump(struct item *it, char **out, size_t *outn)
 }
 
 struct rdb_func_hooks rdb_funcs;
+_Thread_local rdb_walk_fn *rdb_walk;
 
 static void put_function(void *arg, const char *code, size_t n)
 {
@@ -766,6 +767,139 @@ static void put_function(void *arg, const char *code, size_t n)
 
     w_byte(w, OP_FUNCTION2);
     w_str(w, code, n);
+}
+
+/* Append n bytes to a growable buffer (*b, *len, *cap). 0 or -1 (out of memory). */
+static int arena_put(unsigned char **b, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (*len + n > *cap) {
+        size_t nc = *cap ? *cap : 16384;
+        while (nc < *len + n)
+            nc *= 2;
+        unsigned char *nb = realloc(*b, nc);
+        if (!nb)
+            return -1;
+        *b = nb;
+        *cap = nc;
+    }
+    memcpy(*b + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
+                    struct rdb_copy *cp)
+{
+    struct rdb_save_opts o = {.compress = compress, .checksum = 0};
+    struct wr w = {.fd = -1, .o = &o};
+    struct stripe *st = &s->stripes[stripe];
+    size_t cap = 0;
+    static const unsigned char pad[8];
+
+    memset(cp, 0, sizeof(*cp));
+    /* one allocation for the strings: sized by a first pass (cheaper than growing) */
+    for (int db = 0; db < s->ndb; db++) {
+        struct ht *t = &st->db[db];
+        for (uint32_t j = 0; t->count && t->slots && j < t->size; j++) {
+            struct item *it = t->slots[j] ? ht_slot_item(t->slots[j]) : NULL;
+            if (it && it->type == OBJ_STRING)
+                cap += 8 + (item_total_size(it) + 7) / 8 * 8;
+        }
+    }
+    if (cap && !(cp->items = malloc(cap)))
+        return -1;
+    for (int db = 0; db < s->ndb && !w.err; db++) {
+        struct ht *t = &st->db[db];
+        int selected = 0;
+        if (!t->count || !t->slots)
+            continue;
+        for (uint32_t j = 0; j < t->size && !w.err; j++) {
+            if (!t->slots[j])
+                continue;
+            struct item *it = ht_slot_item(t->slots[j]);
+            int64_t exp = item_expire(it);
+            if (exp && exp <= now)
+                continue;
+            cp->nkeys++;
+            if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
+                uint32_t h[2] = {(uint32_t)db, (uint32_t)item_total_size(it)};
+                if (arena_put(&cp->items, &cp->itemsn, &cap, h, sizeof(h)) ||
+                    arena_put(&cp->items, &cp->itemsn, &cap, it, h[1]) ||
+                    arena_put(&cp->items, &cp->itemsn, &cap, pad, (8 - h[1] % 8) % 8))
+                    w.err = ENOMEM;
+                continue;
+            }
+            if (!selected) {
+                if (!w.buf) {
+                    w.cap = 4096;
+                    if (!(w.buf = malloc(w.cap))) {
+                        w.err = ENOMEM;
+                        break;
+                    }
+                }
+                w_byte(&w, OP_SELECTDB);
+                w_len(&w, (uint64_t)db);
+                selected = 1;
+            }
+            w_key(&w, it, exp);
+        }
+    }
+    free(w.tmp);
+    cp->raw = w.buf;
+    cp->rawn = w.n;
+    if (w.err) {
+        rdb_copy_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
+int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n)
+{
+    struct rdb_save_opts o = {.compress = compress, .checksum = 0};
+    struct wr w = {.fd = -1, .o = &o, .cap = cp->rawn + cp->itemsn + 64};
+    int db = -1;
+
+    *out = NULL;
+    *n = 0;
+    if (!(w.buf = malloc(w.cap)))
+        return -1;
+    w_put(&w, cp->raw, cp->rawn);
+    for (size_t off = 0; off < cp->itemsn && !w.err;) {
+        uint32_t h[2];
+        memcpy(h, cp->items + off, sizeof(h));
+        struct item *it = (struct item *)(void *)(cp->items + off + sizeof(h));
+        if ((int)h[0] != db) {
+            db = (int)h[0];
+            w_byte(&w, OP_SELECTDB);
+            w_len(&w, (uint64_t)db);
+        }
+        w_key(&w, it, item_expire(it));
+        off += sizeof(h) + h[1] + (8 - h[1] % 8) % 8;
+    }
+    free(w.tmp);
+    if (w.err) {
+        free(w.buf);
+        return -1;
+    }
+    *out = w.buf;
+    *n = w.n;
+    return 0;
+}
+
+void rdb_copy_free(struct rdb_copy *cp)
+{
+    free(cp->raw);
+    free(cp->items);
+    memset(cp, 0, sizeof(*cp));
+}
+
+/* snapshot_walk's sink: under the sink mutex. */
+static int sink_out(void *arg, const void *p, size_t n)
+{
+    struct wr *w = arg;
+    w_put(w, p, n);
+    return w->err ? -1 : 0;
 }
 
 /* The whole file into w: header, AUX fields (aux: name, value pairs ending with NULL), the
@@ -787,7 +921,12 @@ static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts 
         w_aux(w, aux[i], aux[i + 1]);
     if (rdb_funcs.each)
         rdb_funcs.each(put_function, w);
-    for (int db = 0; db < s->ndb && !w->err; db++) {
+    /* a snapshot thread takes the stripes through snapshot_walk (forkless); else the caller
+     * holds them all or owns a private copy */
+    int walked = !rdb_walk ? 0 : w->err ? -1 : rdb_walk(sink_out, w);
+    if (walked < 0 && !w->err)
+        w->err = ECANCELED;
+    for (int db = 0; walked == 0 && db < s->ndb && !w->err; db++) {
         uint64_t keys = 0, vol = 0;
         for (uint32_t i = 0; i < s->nstripes; i++) {
             keys += s->stripes[i].db[db].count;
@@ -848,7 +987,10 @@ int rdb_save_aux(struct store *s, const char *path, const struct rdb_save_opts *
         snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - path), path);
     else
         dir[0] = '\0';
-    snprintf(tmp, sizeof(tmp), "%stemp-%d.rdb", dir, (int)getpid());
+    if (rdb_walk)
+        snprintf(tmp, sizeof(tmp), "%stemp-%d-%d.rdb", dir, (int)getpid(), (int)gettid());
+    else
+        snprintf(tmp, sizeof(tmp), "%stemp-%d.rdb", dir, (int)getpid());
     w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w.fd < 0) {
         saved_errno = errno;

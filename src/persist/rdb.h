@@ -52,6 +52,31 @@ struct rdb_func_hooks {
 };
 extern struct rdb_func_hooks rdb_funcs;
 
+/* Set in a forkless snapshot's thread (snapshot.c): the writer puts out its header, then
+ * rdb_walk(out, w) writes the stripes (each through out(w, bytes), 0 or -1) and returns 1, or
+ * -1 when it stopped; the writer then ends the file. NULL elsewhere: the writer reads the
+ * store itself. Such a thread's temporary file is temp-<pid>-<tid>.rdb. */
+typedef int rdb_walk_fn(int (*out)(void *w, const void *p, size_t n), void *w);
+extern _Thread_local rdb_walk_fn *rdb_walk;
+/* A stripe's keys copied under its lock for a forkless snapshot, quickly: keys whose values
+ * are structures serialized (raw: RDB bytes, each database's part after SELECTDB), strings
+ * copied verbatim (items: records of database, size and the item's bytes), serialized later
+ * without the lock by rdb_copy_bytes. */
+struct rdb_copy {
+    unsigned char *raw;
+    size_t rawn;
+    unsigned char *items;
+    size_t itemsn;
+    uint32_t nkeys;
+};
+/* Under the stripe lock: copy stripe's keys live at now (compress: LZF for the structures'
+ * strings). 0 or -1 (out of memory: nothing kept). */
+int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
+                    struct rdb_copy *cp);
+/* Any time after: the copy as RDB bytes into a malloc'ed buffer (*out, *n). 0 or -1. */
+int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n);
+void rdb_copy_free(struct rdb_copy *cp);
+
 /* Write every live key of s to path atomically: a temporary file temp-<pid>.rdb in the same
  * directory, fsync, rename. now (unix ms) decides which keys are expired (not written).
  * Returns 0, or -1 with errno set and a logged reason (the temporary file is removed). The

@@ -1,4 +1,10 @@
-/* Point-in-time copies of the store by fork(): the one place the server forks. BGSAVE
+/* Point-in-time copies of the store, by a snapshot thread (snapshot-fork no, the default, for
+ * jobs that allow it: see arg_size below and docs/threads.md "Snapshot thread") or by fork(). A
+ * forkless snapshot marks the point in time with every stripe held, then its thread copies the
+ * stripes one by one while any thread that takes a stripe not copied yet copies it first
+ * (store_snap_check); its result comes back through snapshot_reap like a child's.
+ *
+ * By fork(): the one place the server forks. BGSAVE
  * (persist.c) and the AOF rewrite (aof_rewrite.c) describe a job; snapshot_start holds every
  * stripe (ascending order, store_hold_set), runs the job's prepare step, forks and releases
  * the stripes in the parent at once. The child owns a private copy of memory: it closes the
@@ -12,17 +18,21 @@
 #ifndef TC_SNAPSHOT_H
 #define TC_SNAPSHOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct store;
 
+struct snap_run;
+
 struct snapshot {
-    pid_t pid;     /* running child, 0 = none */
+    pid_t pid;     /* running child, 0 = none (a forkless snapshot: this process's pid) */
     int report_fd; /* read end of the child's report pipe, -1 = none (init to -1) */
+    struct snap_run *run; /* a forkless snapshot's thread, or NULL */
 };
 
-#define SNAPSHOT_INIT {.pid = 0, .report_fd = -1}
+#define SNAPSHOT_INIT {.pid = 0, .report_fd = -1, .run = NULL}
 
 struct snapshot_job {
     const char *title;     /* the child's process name (prctl), e.g. "tc-rdb-bgsave" */
@@ -36,6 +46,13 @@ struct snapshot_job {
     void *arg; /* borrowed by both */
     const int *keep_fds; /* sockets the child keeps open (replication's full sync) */
     int nkeep;
+    /* Forkless (snapshot-fork no): arg is copied (arg_size bytes) before prepare runs on the
+     * copy, and a snapshot thread runs write on it; write's RDB writer (rdb.c) walks the
+     * stripes through snapshot_walk instead of reading the store directly, and the keys are
+     * serialized with these options as of now (unix ms). arg_size 0: this job always forks. */
+    size_t arg_size;
+    int compress;
+    int64_t now;
 };
 
 enum {
@@ -60,6 +77,7 @@ int snapshot_start(struct snapshot *sn, struct store *s, const struct snapshot_j
                    struct snapshot_times *t);
 
 struct snapshot_result {
+    int thread;    /* it was a forkless snapshot (its write removed its own temporary file) */
     pid_t pid;     /* the child that was collected */
     int ok;        /* exited with status 0 */
     int signaled;  /* killed by signal sig */

@@ -18,6 +18,9 @@ _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
 _Thread_local int store_no_touch;
+_Atomic int store_snap_active;
+store_snap_fn *store_snap_hook;
+_Thread_local int store_snap_readonly;
 
 struct store *store_create(uint32_t nstripes, int ndb)
 {
@@ -111,8 +114,18 @@ static void lock_bitmap(struct store *s, const uint64_t *bm)
                 }
             }
         }
-        if (failed == UINT32_MAX)
+        if (failed == UINT32_MAX) {
+            /* a forkless snapshot copies each stripe just taken first (store_snap_check) */
+            if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
+                for (uint32_t w2 = 0; w2 < words; w2++)
+                    for (uint64_t b = bm[w2]; b; b &= b - 1) {
+                        uint32_t i = w2 * 64 + (uint32_t)__builtin_ctzll(b);
+                        if (!store_is_held(i))
+                            store_snap_hook(s, i);
+                    }
+            }
             return;
+        }
         /* release what this pass took (the stripes below failed) and the one waited for */
         for (uint32_t w = 0; w <= (failed >> 6); w++) {
             uint64_t b = bm[w];
@@ -205,9 +218,10 @@ void store_prefetch(struct store *s, const struct skey *keys, int n)
     for (int i = 0; i < n; i++)
         ht_prefetch_slot(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
     for (int i = 0; i < n; i++) {
-        store_lock(s, keys[i].stripe);
+        /* the lock alone, without a snapshot's copy-before-write: nothing changes here */
+        pthread_mutex_lock(&s->stripes[keys[i].stripe].lock);
         ht_prefetch(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
-        store_unlock(s, keys[i].stripe);
+        pthread_mutex_unlock(&s->stripes[keys[i].stripe].lock);
     }
 }
 
@@ -223,6 +237,11 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now) {
+        if (TC_UNLIKELY(store_snap_readonly)) { /* a read changes the stripe: copy it first */
+            store_snap_readonly = 0;
+            store_snap_check(s, k->stripe);
+            store_snap_readonly = 1;
+        }
         COUNTER_ADD(st->expired, 1);
         store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);

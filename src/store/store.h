@@ -125,6 +125,24 @@ static inline void store_gone(int why, int db, const char *key, size_t klen)
         store_event_hook(why, db, key, klen);
 }
 
+/* Forkless snapshots (persist/snapshot.c): store_snap_active is nonzero while one runs, and a
+ * thread that has just taken a stripe lock then calls store_snap_hook, which writes the stripe
+ * into the snapshot first when it was not written yet (copy-before-write). With none running
+ * the cost is one relaxed load and a predictable branch per lock. */
+typedef void store_snap_fn(struct store *s, uint32_t stripe);
+extern _Atomic int store_snap_active;
+extern store_snap_fn *store_snap_hook;
+/* Set by the command layer around a read-only command (CMD_READONLY) while a snapshot runs:
+ * its stripes need no copy, as it changes nothing a snapshot holds (access times, hit
+ * counters, a HyperLogLog's cached count are not part of it, or equal). The one change a
+ * read makes, removing an expired key, copies the stripe first (store.c lookup). */
+extern _Thread_local int store_snap_readonly;
+static inline void store_snap_check(struct store *s, uint32_t stripe)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0))
+        store_snap_hook(s, stripe);
+}
+
 static inline int store_is_held(uint32_t stripe)
 {
     return store_held && ((store_held[stripe >> 6] >> (stripe & 63)) & 1);
@@ -135,12 +153,16 @@ static inline void store_lock(struct store *s, uint32_t stripe)
     if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
         return;
     pthread_mutex_lock(&s->stripes[stripe].lock);
+    store_snap_check(s, stripe);
 }
 
 /* Take a stripe only if it is free: 0 when taken (the caller marks it held), else busy. */
 static inline int store_trylock(struct store *s, uint32_t stripe)
 {
-    return pthread_mutex_trylock(&s->stripes[stripe].lock);
+    int r = pthread_mutex_trylock(&s->stripes[stripe].lock);
+    if (r == 0)
+        store_snap_check(s, stripe);
+    return r;
 }
 
 static inline void store_unlock(struct store *s, uint32_t stripe)
