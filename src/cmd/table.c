@@ -8,6 +8,7 @@
 #include "cmd/notify.h"
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/acl.h"
 #include "cmd/coll.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
@@ -281,6 +282,21 @@ static __attribute__((noinline)) void call_hooks_after(struct conn *c, const str
     notify_flush(c->w->idx);
 }
 
+/* The ACL check of a user not allowed everything: 1 after a NOPERM reply (and its log entry) */
+static __attribute__((noinline)) int acl_denied(struct conn *c, const struct cmd *cmd)
+{
+    char msg[160];
+    int pos, r;
+
+    r = acl_check_conn(c, cmd, c->argc, c->argv,
+                       c->tx != NULL && tx_active(c) ? "multi" : "toplevel", &pos);
+    if (r == ACL_OK)
+        return 0;
+    acl_denied_text(r, cmd, msg, sizeof(msg));
+    reply_errorf(c, "%s", msg);
+    return 1;
+}
+
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
@@ -382,6 +398,13 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         tx_flag_error(c);
         return;
     }
+    if (TC_UNLIKELY(c->user != NULL) &&
+        TC_UNLIKELY(!atomic_load_explicit(&c->user->allperm, memory_order_relaxed)) &&
+        acl_denied(c, cmd)) {
+        cmdstats_reject(cmd);
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(c->ps != NULL) && c->resp == 2 && pubsub_count(c) > 0 &&
         !(cmd->flags & CMD_SUBSCRIBED)) {
         cmdstats_reject(cmd);
@@ -477,7 +500,9 @@ void cmd_call(struct conn *c)
 void cmd_resp_open(struct conn *c)
 {
     c->resp = 2;
-    c->authed = config_str_empty(cfg.requirepass);
+    c->authed = acl_default_nopass();
+    if (c->fd >= 0)
+        acl_conn_set_user(c, acl_default_user());
     c->rp.max_bulk = cfg.proto_max_bulk_len;
     c->rp.unauth = !c->authed;
     resp_parser_reset(&c->rp);
@@ -505,6 +530,8 @@ void cmd_resp_close(struct conn *c)
     free(c->argv);
     c->argv = NULL;
     resp_parser_deinit(&c->rp);
+    acl_user_unref(c->user);
+    c->user = NULL;
 }
 
 /* Commands of a pipeline parsed ahead of execution, so the keys of all of them are
