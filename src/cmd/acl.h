@@ -84,6 +84,8 @@ int acl_body_check(const struct acl_body *b, const struct cmd *cmd, int argc,
                    const struct slice *argv, int *pos);
 int acl_user_flag_count(void);
 const char *acl_user_flag(int i, unsigned *bit);
+int acl_body_full_key_access(const struct acl_body *b, const struct cmd *cmd, int argc,
+                             const struct slice *argv);
 void acl_sha256_hex(const char *p, size_t n, char out[65]);
 /* 1 when s has a space or control character (names, patterns) */
 int acl_has_spaces(const char *p, size_t n);
@@ -121,5 +123,8 @@ int acl_users_count(void);
 void acl_requirepass_changed(void);
 /* Kill connections authenticated as u (another worker's: through their kill flag) */
 void acl_kill_user_conns(struct conn *c, struct acl_user *u);
+/* SORT BY / GET patterns: 1 when c may read every key through cmd (a selector that allows the
+ * command has allkeys or a read pattern "*"), as Redis 7.0 requires */
+int acl_full_key_access(struct conn *c, const struct cmd *cmd);
 
 #endif

@@ -342,6 +342,8 @@ static const char *sel_apply(struct acl_sel *s, const char *op, size_t n)
                     return E_SYNTAX;
                 }
             }
+            if (!flags)
+                return E_SYNTAX;
         } else {
             flags = ACL_KEY_RW;
         }
@@ -534,7 +536,9 @@ const char *acl_body_apply(struct acl_body *b, const char *op, size_t n)
     char hex[65];
 
 #define IS(lit) (n == sizeof(lit) - 1 && !strncasecmp(op, lit, n))
-    if (IS("on")) {
+    if (n == 0) {
+        return NULL;
+    } else if (IS("on")) {
         b->flags = (b->flags | USER_ON) & ~USER_OFF;
     } else if (IS("off")) {
         b->flags = (b->flags | USER_OFF) & ~USER_ON;
@@ -956,4 +960,18 @@ int acl_body_check(const struct acl_body *b, const struct cmd *cmd, int argc,
     }
     *pos = bestpos;
     return best;
+}
+
+int acl_body_full_key_access(const struct acl_body *b, const struct cmd *cmd, int argc,
+                             const struct slice *argv)
+{
+    for (int i = 0; i < b->nsels; i++) {
+        const struct acl_sel *s = &b->sels[i];
+        int pos, full = (s->flags & SEL_ALLKEYS) != 0;
+        for (int k = 0; k < s->nkeys && !full; k++)
+            full = (s->keys[k]->flags & ACL_KEY_R) && s->keys[k]->n == 1 && s->keys[k]->p[0] == '*';
+        if (full && sel_check(s, cmd, argc, argv, &pos) == ACL_OK)
+            return 1;
+    }
+    return 0;
 }

@@ -391,3 +391,16 @@ int acl_default_has_nopass(void)
     pthread_mutex_unlock(&users_lock);
     return r;
 }
+
+int acl_full_key_access(struct conn *c, const struct cmd *cmd)
+{
+    struct acl_user *u = c->user;
+    int r;
+
+    if (!u || !cmd || atomic_load_explicit(&u->allperm, memory_order_relaxed))
+        return 1;
+    pthread_rwlock_rdlock(&u->lock);
+    r = acl_body_full_key_access(u->b, cmd, c->argc, c->argv);
+    pthread_rwlock_unlock(&u->lock);
+    return r;
+}
