@@ -926,7 +926,9 @@ static int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
     }
     if (!(s->flags & SEL_ALLKEYS) && cmd_has_keys(cmd)) {
         struct key_walk w = {s, argv, 0};
-        cmd_keys(cmd, argc, argv, key_cb, &w);
+        /* as Redis, a command line that does not fit one of the specs has no keys at all */
+        if (cmd->nks < 2 || cmd_keys(cmd, argc, argv, NULL, NULL) > 0)
+            cmd_keys(cmd, argc, argv, key_cb, &w);
         if (w.denied) {
             *pos = w.denied;
             return ACL_DENIED_KEY;

@@ -285,9 +285,15 @@ static __attribute__((noinline)) void call_hooks_after(struct conn *c, const str
 /* The ACL check of a user not allowed everything: 1 after a NOPERM reply (and its log entry) */
 static __attribute__((noinline)) int acl_denied(struct conn *c, const struct cmd *cmd)
 {
+    const struct cmd *top = cmd->parent ? cmd->parent : cmd;
     char msg[160];
     int pos, r;
 
+    /* as Redis, the protected commands' own refusal comes first (the handler answers it) */
+    if ((!strcmp(top->name, "debug") && !cmd_protected_allowed(c, cfg.enable_debug_command)) ||
+        (!strcmp(top->name, "module") && strcmp(cmd->name, "module|list") &&
+         strcmp(cmd->name, "module|help") && !cmd_protected_allowed(c, cfg.enable_module_command)))
+        return 0;
     r = acl_check_conn(c, cmd, c->argc, c->argv,
                        c->tx != NULL && tx_active(c) ? "multi" : "toplevel", &pos);
     if (r == ACL_OK)
