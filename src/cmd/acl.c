@@ -23,7 +23,6 @@ static void sub_syntax_error(struct conn *c)
  * to the front, as Redis 7.0 does. At most acllog-max-len entries; the oldest is dropped. The
  * lock is the log's own, taken only on a denial or by ACL LOG. */
 enum { ACL_LOG_CAP = 4096, ACL_LOG_USER_MAX = 512, ACL_LOG_GROUP_MS = 60000 };
-int acl_log_max = 128;
 
 struct acl_log_entry {
     long long count;
@@ -60,7 +59,7 @@ static void log_add(struct conn *c, int reason, const char *ctx, const char *obj
     char cinfo[1024];
     int64_t now = util_now_ms();
     struct acl_log_entry *e = NULL;
-    int at, max = acl_log_max < ACL_LOG_CAP ? acl_log_max : ACL_LOG_CAP;
+    int at, max = cfg.acllog_max_len < ACL_LOG_CAP ? cfg.acllog_max_len : ACL_LOG_CAP;
 
     if (ul > ACL_LOG_USER_MAX)
         ul = ACL_LOG_USER_MAX;
@@ -437,13 +436,42 @@ static void acl_genpass_command(struct conn *c)
     reply_bulk(c, hex, chars);
 }
 
-/* ACL SAVE / LOAD: no aclfile is configured (the setting does not exist yet). */
-static void acl_file_command(struct conn *c)
+/* ACL SAVE / LOAD: the aclfile, or Redis's error when none is configured. */
+static int no_aclfile(struct conn *c)
 {
+    if (!config_str_empty(cfg.aclfile))
+        return 0;
     reply_error(c, "ERR This Redis instance is not configured to use an ACL file. You may want to "
                    "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
                    "(assuming you have a Redis configuration file set) in order to store users in "
                    "the Redis configuration.");
+    return 1;
+}
+
+static void acl_save_command(struct conn *c)
+{
+    if (no_aclfile(c))
+        return;
+    if (acl_save_file())
+        reply_error(c, "ERR There was an error trying to save the ACLs. Please check the server "
+                       "logs for more information");
+    else
+        reply_ok(c);
+}
+
+static void acl_load_command(struct conn *c)
+{
+    struct buf errs = {0};
+
+    if (no_aclfile(c))
+        return;
+    if (acl_load_file(c, &errs)) {
+        buf_append(&errs, "", 1);
+        reply_errorf(c, "ERR %s", errs.data + errs.rpos);
+    } else {
+        reply_ok(c);
+    }
+    buf_deinit(&errs);
 }
 
 static void acl_help_command(struct conn *c)
@@ -487,8 +515,8 @@ static struct cmd acl_subs[] = {
     {"acl|list", acl_list_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "List the current ACL rules in ACL config file format"},
     {"acl|getuser", acl_getuser_command, 3, "admin noscript loading stale", "@slow", NULL, "server", "Get the rules for a specific ACL user"},
     {"acl|dryrun", acl_dryrun_command, -4, "admin noscript loading stale", "@slow", NULL, "server", "Returns whether the user can execute the given command without executing the command"},
-    {"acl|save", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Save the current ACL rules in the configured ACL file"},
-    {"acl|load", acl_file_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Reload the ACLs from the configured ACL file"},
+    {"acl|save", acl_save_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Save the current ACL rules in the configured ACL file"},
+    {"acl|load", acl_load_command, 2, "admin noscript loading stale", "@slow", NULL, "server", "Reload the ACLs from the configured ACL file"},
     {"acl|log", acl_log_command, -2, "admin noscript loading stale", "@slow", NULL, "server", "List latest events denied because of ACLs in place"},
     {"acl|help", acl_help_command, 2, "loading stale", "@slow", NULL, "server", "Show helpful text about the different subcommands"},
     {NULL},

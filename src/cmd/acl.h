@@ -127,4 +127,17 @@ void acl_kill_user_conns(struct conn *c, struct acl_user *u);
  * command has allkeys or a read pattern "*"), as Redis 7.0 requires */
 int acl_full_key_access(struct conn *c, const struct cmd *cmd);
 
+void acl_users_replace(struct conn *c, struct acl_user **nu, int n);
+struct acl_user *acl_user_new(const char *name, size_t n, struct acl_body *b);
+void acl_sync_pubsub_default(void);
+
+/* ---- acl_file.c: aclfile, `user` config lines, ACL SAVE / LOAD ---- */
+/* Start-up, once the command table is complete: the config file's users, then the aclfile.
+ * 0, or -1 with the reason in err */
+int acl_startup(char *err, size_t cap);
+/* ACL LOAD: 0, or -1 with Redis's error text (without "ERR ") in *errs */
+int acl_load_file(struct conn *c, struct buf *errs);
+/* ACL SAVE: 0, or -1 */
+int acl_save_file(void);
+
 #endif

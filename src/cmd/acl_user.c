@@ -3,6 +3,7 @@
  * user closed. The table has its own lock, taken by AUTH and the ACL command only; a user's
  * rules are read under the user's read lock by the check, which dispatch runs only for users
  * not allowed everything (acl_user.allperm). */
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,7 @@ const char *acl_setuser(const char *name, size_t nlen, int nargs, const struct s
     struct buf op = {0};
     int at;
 
+    acl_sync_pubsub_default();
     pthread_mutex_lock(&users_lock);
     sync_requirepass();
     at = find(name, nlen);
@@ -403,4 +405,66 @@ int acl_full_key_access(struct conn *c, const struct cmd *cmd)
     r = acl_body_full_key_access(u->b, cmd, c->argc, c->argv);
     pthread_rwlock_unlock(&u->lock);
     return r;
+}
+
+/* ACL LOAD: the users of nu (sorted, unique, n of them; "default" among them or not) replace
+ * the table's. The default user object stays (connections point at it) and takes the loaded
+ * rules, or the initial ones; every other old user is dropped and its connections closed. */
+void acl_users_replace(struct conn *c, struct acl_user **nu, int n)
+{
+    struct acl_user **old, *def = NULL;
+    int nold;
+    struct acl_body *b;
+
+    for (int i = 0; i < n; i++)
+        if (nu[i]->nlen == 7 && !memcmp(nu[i]->name, "default", 7))
+            def = nu[i];
+    if (def) {
+        b = def->b;
+        def->b = NULL;
+    } else if (!c) {
+        b = NULL; /* start-up: the default user keeps its rules (requirepass) */
+    } else {
+        static const char *rules[] = {"+@all", "~*", "&*", "on", "nopass"};
+        b = acl_body_new();
+        for (size_t i = 0; b && i < sizeof(rules) / sizeof(rules[0]); i++)
+            acl_body_apply(b, rules[i], strlen(rules[i]));
+    }
+    pthread_mutex_lock(&users_lock);
+    old = users;
+    nold = nusers;
+    users = nu;
+    nusers = n;
+    if (def) {
+        for (int i = 0; i < n; i++)
+            if (nu[i] == def)
+                nu[i] = default_user;
+    } else {
+        insert(default_user);
+    }
+    if (b)
+        user_set_body(default_user, b);
+    pthread_mutex_unlock(&users_lock);
+    if (def)
+        acl_user_unref(def);
+    for (int i = 0; i < nold; i++) {
+        if (old[i] == default_user)
+            continue;
+        atomic_store(&old[i]->deleted, 1);
+        if (c)
+            acl_kill_user_conns(c, old[i]);
+        acl_user_unref(old[i]);
+    }
+    free(old);
+}
+
+/* A new user outside the table (ACL LOAD, start-up) */
+struct acl_user *acl_user_new(const char *name, size_t n, struct acl_body *b)
+{
+    return user_new(name, n, b);
+}
+
+void acl_sync_pubsub_default(void)
+{
+    acl_pubsub_default_all = cfg.acl_pubsub_default == 1;
 }
