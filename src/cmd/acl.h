@@ -22,9 +22,12 @@ enum { ACL_OK = 0, ACL_DENIED_CMD = 1, ACL_DENIED_KEY = 2, ACL_DENIED_AUTH = 3,
 /* Limits checked before anything is allocated */
 enum { ACL_MAX_PATS = 4096, ACL_MAX_PASS = 4096, ACL_MAX_SELS = 1024, ACL_MAX_FARGS = 4096 };
 
+enum { PAT_GLOB, PAT_PREFIX, PAT_EXACT };
 struct acl_pat {
     uint32_t n;
+    uint32_t lit;  /* bytes before the first glob character: a key must start with them */
     uint8_t flags; /* ACL_KEY_* (keys); channels: 0 */
+    uint8_t kind;  /* PAT_PREFIX: "lit*"; PAT_EXACT: no glob character */
     char p[];
 };
 
@@ -37,8 +40,12 @@ struct acl_farg { /* +cmd|firstarg of a command without subcommands */
 struct acl_sel {
     unsigned flags; /* SEL_* */
     uint64_t bits[ACL_CMD_WORDS];
-    struct acl_pat **keys;
+    struct acl_pat **keys; /* in the order given (descriptions) */
     int nkeys;
+    /* the same patterns by the first byte of their literal prefix (the check): bucket c is
+     * kidx[kstart[c] .. kstart[c + 1]), bucket 256 the patterns starting with a glob */
+    struct acl_pat **kidx;
+    uint16_t kstart[258];
     struct acl_pat **chans;
     int nchans;
     struct acl_farg **fargs;
@@ -90,7 +97,38 @@ void acl_sha256_hex(const char *p, size_t n, char out[65]);
 /* 1 when s has a space or control character (names, patterns) */
 int acl_has_spaces(const char *p, size_t n);
 
+/* One selector's check (acl_body_check for users of one selector) */
+int acl_sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
+                  const struct slice *argv, int *pos);
+
 /* ---- acl_user.c: users table, AUTH, dispatch check ---- */
+/* The dispatch check reads a user's rules without a lock: each worker's counter is odd while
+ * its check runs; a writer publishes new rules, then waits until no check that began before
+ * is still running (acl_user.c) before it frees the old ones. */
+#define ACL_EPOCH_SLOTS 256
+struct acl_epoch {
+    _Atomic uint64_t v;
+    char pad[56];
+};
+extern struct acl_epoch acl_epochs[ACL_EPOCH_SLOTS];
+
+/* The check at dispatch for a user not allowed everything: ACL_OK or a denial (not logged) */
+static inline int acl_check_fast(struct conn *c, const struct cmd *cmd, int *pos)
+{
+    _Atomic uint64_t *e = &acl_epochs[(unsigned)c->w->idx % ACL_EPOCH_SLOTS].v;
+    uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
+    const struct acl_body *b;
+    int r;
+
+    atomic_store(e, v + 1); /* seq_cst: before the load of the rules */
+    b = __atomic_load_n(&c->user->b, __ATOMIC_ACQUIRE);
+    *pos = 0;
+    r = b->nsels == 1 ? acl_sel_check(&b->sels[0], cmd, c->argc, c->argv, pos)
+                      : acl_body_check(b, cmd, c->argc, c->argv, pos);
+    atomic_store_explicit(e, v + 2, memory_order_release);
+    return r;
+}
+
 void acl_users_init(void);
 /* A user by name with a reference taken, or NULL */
 struct acl_user *acl_user_get(const char *name, size_t n);
@@ -105,7 +143,7 @@ int acl_authenticate(const char *name, size_t nlen, const char *p, size_t n,
 /* c now runs as u (takes a reference, drops the old) */
 void acl_conn_set_user(struct conn *c, struct acl_user *u);
 /* The check of cmd for c's user (slow path of the dispatch), with ctx for the log
- * ("toplevel", "multi", "lua"): ACL_OK, or the reason after logging it. */
+ * ("toplevel", "multi", "lua"; NULL: the caller logs): ACL_OK, or the reason. */
 int acl_check_conn(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv,
                    const char *ctx, int *pos);
 /* The NOPERM error for a denial (Redis 7.0.15's texts) into out */

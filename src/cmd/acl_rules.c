@@ -118,10 +118,47 @@ static void fargs_clear(struct acl_sel *s)
     s->nfargs = 0;
 }
 
+/* Rebuild s->kidx / kstart from s->keys (after any change of the key patterns). */
+static const char *sel_index(struct acl_sel *s)
+{
+    struct acl_pat **v = NULL;
+    int at = 0;
+
+    free(s->kidx);
+    s->kidx = NULL;
+    memset(s->kstart, 0, sizeof(s->kstart));
+    if (!s->nkeys)
+        return NULL;
+    if (!(v = malloc(sizeof(*v) * (size_t)s->nkeys))) {
+        pats_free(s->keys, s->nkeys); /* fail closed: no key allowed */
+        s->keys = NULL;
+        s->nkeys = 0;
+        return E_OOM;
+    }
+    /* a counting sort: O(patterns), as a huge SETUSER adds them one by one */
+    uint16_t fill[257];
+    for (int i = 0; i < s->nkeys; i++) {
+        const struct acl_pat *p = s->keys[i];
+        s->kstart[(p->lit ? (unsigned char)p->p[0] : 256) + 1]++;
+    }
+    for (int b = 0; b < 257; b++) {
+        at += s->kstart[b + 1];
+        s->kstart[b + 1] = (uint16_t)at;
+        fill[b] = s->kstart[b];
+    }
+    for (int i = 0; i < s->nkeys; i++) {
+        const struct acl_pat *p = s->keys[i];
+        v[fill[p->lit ? (unsigned char)p->p[0] : 256]++] = s->keys[i];
+    }
+    s->kidx = v;
+    return NULL;
+}
+
 static void sel_deinit(struct acl_sel *s)
 {
     pats_free(s->keys, s->nkeys);
     pats_free(s->chans, s->nchans);
+    free(s->kidx);
     fargs_clear(s);
     memset(s, 0, sizeof(*s));
 }
@@ -158,6 +195,7 @@ static int sel_copy(struct acl_sel *d, const struct acl_sel *s)
     int ok = 1;
 
     *d = *s;
+    d->kidx = NULL;
     d->keys = pats_dup(s->keys, s->nkeys, &ok);
     d->chans = pats_dup(s->chans, s->nchans, &ok);
     d->fargs = NULL;
@@ -180,6 +218,8 @@ static int sel_copy(struct acl_sel *d, const struct acl_sel *s)
         d->nchans = 0;
     if (!d->fargs)
         d->nfargs = 0;
+    if (sel_index(d))
+        ok = 0;
     return ok;
 }
 
@@ -270,6 +310,10 @@ static struct acl_pat *pat_new(const char *p, size_t n, int flags)
     x->flags = (uint8_t)flags;
     memcpy(x->p, p, n);
     x->p[n] = 0;
+    x->lit = 0;
+    while (x->lit < n && !strchr("*?[\\", p[x->lit]))
+        x->lit++;
+    x->kind = x->lit == n ? PAT_EXACT : x->lit == n - 1 && p[n - 1] == '*' ? PAT_PREFIX : PAT_GLOB;
     return x;
 }
 
@@ -300,11 +344,13 @@ static const char *sel_apply(struct acl_sel *s, const char *op, size_t n)
         pats_free(s->keys, s->nkeys);
         s->keys = NULL;
         s->nkeys = 0;
+        sel_index(s);
     } else if (IS("resetkeys")) {
         s->flags &= ~SEL_ALLKEYS;
         pats_free(s->keys, s->nkeys);
         s->keys = NULL;
         s->nkeys = 0;
+        sel_index(s);
     } else if (IS("allchannels") || (n == 2 && !memcmp(op, "&*", 2))) {
         s->flags |= SEL_ALLCHANNELS;
         pats_free(s->chans, s->nchans);
@@ -349,7 +395,10 @@ static const char *sel_apply(struct acl_sel *s, const char *op, size_t n)
         }
         if (acl_has_spaces(op + off, n - off))
             return E_SYNTAX;
-        return pats_add(&s->keys, &s->nkeys, op + off, n - off, flags);
+        const char *e = pats_add(&s->keys, &s->nkeys, op + off, n - off, flags);
+        const char *e2 = sel_index(s);
+        s->flags &= ~SEL_ALLKEYS;
+        return e ? e : e2;
     } else if (n && op[0] == '&') {
         if (s->flags & SEL_ALLCHANNELS)
             return E_ALLCHANNELS;
@@ -845,13 +894,37 @@ int acl_body_check_pass(const struct acl_body *b, const char *p, size_t n)
 }
 
 /* ---- the check ---- */
+/* util_glob_match, after a test of the literal prefix (most patterns are "prefix*") */
+static inline int pat_match(const struct acl_pat *p, const char *k, size_t n)
+{
+    uint32_t i = 0;
+
+    if (n < p->lit)
+        return 0;
+    for (; i + 4 <= p->lit; i += 4) {
+        uint32_t a, b;
+        memcpy(&a, p->p + i, 4);
+        memcpy(&b, k + i, 4);
+        if (a != b)
+            return 0;
+    }
+    for (; i < p->lit; i++)
+        if (p->p[i] != k[i])
+            return 0;
+    if (p->kind == PAT_PREFIX)
+        return 1;
+    if (p->kind == PAT_EXACT)
+        return n == p->lit;
+    return util_glob_match(p->p, p->n, k, n, 0);
+}
+
 struct key_walk {
     const struct acl_sel *s;
     const struct slice *argv;
     int denied;
 };
 
-static int key_allowed(const struct acl_sel *s, const char *k, size_t n, unsigned ksflags)
+static inline __attribute__((always_inline)) int key_allowed(const struct acl_sel *s, const char *k, size_t n, unsigned ksflags)
 {
     int need = 0;
 
@@ -859,11 +932,17 @@ static int key_allowed(const struct acl_sel *s, const char *k, size_t n, unsigne
         need |= ACL_KEY_R;
     if (ksflags & (KS_INSERT | KS_DELETE | KS_UPDATE))
         need |= ACL_KEY_W;
-    for (int i = 0; i < s->nkeys; i++) {
-        const struct acl_pat *p = s->keys[i];
-        if ((p->flags & need) != need)
-            continue;
-        if (util_glob_match(p->p, p->n, k, n, 0))
+    if (n) {
+        unsigned b = (unsigned char)k[0];
+        for (int i = s->kstart[b]; i < s->kstart[b + 1]; i++) {
+            const struct acl_pat *p = s->kidx[i];
+            if ((p->flags & need) == need && pat_match(p, k, n))
+                return 1;
+        }
+    }
+    for (int i = s->kstart[256]; i < s->kstart[257]; i++) {
+        const struct acl_pat *p = s->kidx[i];
+        if ((p->flags & need) == need && pat_match(p, k, n))
             return 1;
     }
     return 0;
@@ -885,7 +964,7 @@ static int chan_allowed(const struct acl_sel *s, const struct slice *ch, int is_
     for (int i = 0; i < s->nchans; i++) {
         const struct acl_pat *p = s->chans[i];
         if (is_pattern ? (p->n == ch->n && !memcmp(p->p, ch->p, ch->n))
-                       : util_glob_match(p->p, p->n, ch->p, ch->n, 0))
+                       : pat_match(p, ch->p, ch->n))
             return 1;
     }
     return 0;
@@ -912,7 +991,7 @@ static int cmd_channels(const struct cmd *cmd, int argc, int *first, int *last, 
     return argc > 1;
 }
 
-static int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
+static inline __attribute__((always_inline)) int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
                      const struct slice *argv, int *pos)
 {
     if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NOAUTH) && !bit_get(s->bits, cmd->id)) {
@@ -924,7 +1003,15 @@ static int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
         if (!ok)
             return ACL_DENIED_CMD;
     }
-    if (!(s->flags & SEL_ALLKEYS) && cmd_has_keys(cmd)) {
+    if (!(s->flags & SEL_ALLKEYS) && ((cmd->flags & CMD_ONE_KEY) || cmd_has_keys(cmd))) {
+        if (cmd->flags & CMD_ONE_KEY) {
+            if (cmd->first < argc &&
+                !key_allowed(s, argv[cmd->first].p, argv[cmd->first].n, cmd->ks[0].flags)) {
+                *pos = cmd->first;
+                return ACL_DENIED_KEY;
+            }
+            goto keys_done;
+        }
         struct key_walk w = {s, argv, 0};
         /* as Redis, a command line that does not fit one of the specs has no keys at all */
         if (cmd->nks < 2 || cmd_keys(cmd, argc, argv, NULL, NULL) > 0)
@@ -934,6 +1021,7 @@ static int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
             return ACL_DENIED_KEY;
         }
     }
+keys_done:
     if (!(s->flags & SEL_ALLCHANNELS) && (cmd->flags & CMD_PUBSUB)) {
         int first, last, pat;
         if (cmd_channels(cmd, argc, &first, &last, &pat))
@@ -946,11 +1034,19 @@ static int sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
     return ACL_OK;
 }
 
+int acl_sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
+                  const struct slice *argv, int *pos)
+{
+    return sel_check(s, cmd, argc, argv, pos);
+}
+
 int acl_body_check(const struct acl_body *b, const struct cmd *cmd, int argc,
                    const struct slice *argv, int *pos)
 {
     int best = ACL_OK, bestpos = 0;
 
+    if (b->nsels == 1)
+        return sel_check(&b->sels[0], cmd, argc, argv, pos);
     for (int i = 0; i < b->nsels; i++) {
         int p = 0, r = sel_check(&b->sels[i], cmd, argc, argv, &p);
         if (r == ACL_OK)

@@ -5,6 +5,7 @@
  * not allowed everything (acl_user.allperm). */
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,19 @@ static struct acl_user **users;
 static int nusers;
 static struct acl_user *default_user;
 static char last_requirepass[sizeof(cfg.requirepass)]; /* as the default user last took it */
+
+struct acl_epoch acl_epochs[ACL_EPOCH_SLOTS];
+
+static void wait_readers(void)
+{
+    for (int i = 0; i < ACL_EPOCH_SLOTS; i++) {
+        uint64_t v = atomic_load(&acl_epochs[i].v);
+        if (!(v & 1))
+            continue;
+        while (atomic_load(&acl_epochs[i].v) == v)
+            sched_yield();
+    }
+}
 
 static void user_update_flags(struct acl_user *u)
 {
@@ -100,9 +114,10 @@ static void user_set_body(struct acl_user *u, struct acl_body *b)
     struct acl_body *old;
     pthread_rwlock_wrlock(&u->lock);
     old = u->b;
-    u->b = b;
+    __atomic_store_n(&u->b, b, __ATOMIC_SEQ_CST);
     user_update_flags(u);
     pthread_rwlock_unlock(&u->lock);
+    wait_readers();
     acl_body_free(old);
 }
 
@@ -233,13 +248,15 @@ int acl_check_conn(struct conn *c, const struct cmd *cmd, int argc, const struct
                    const char *ctx, int *pos)
 {
     struct acl_user *u = c->user;
+    _Atomic uint64_t *e = &acl_epochs[(unsigned)c->w->idx % ACL_EPOCH_SLOTS].v;
+    uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
     int r;
 
     *pos = 0;
-    pthread_rwlock_rdlock(&u->lock);
-    r = acl_body_check(u->b, cmd, argc, argv, pos);
-    pthread_rwlock_unlock(&u->lock);
-    if (r != ACL_OK)
+    atomic_store(e, v + 1); /* seq_cst: before the load of the rules */
+    r = acl_body_check(__atomic_load_n(&u->b, __ATOMIC_ACQUIRE), cmd, argc, argv, pos);
+    atomic_store_explicit(e, v + 2, memory_order_release);
+    if (r != ACL_OK && ctx)
         acl_log_denial(c, r, ctx, cmd, r == ACL_DENIED_CMD ? NULL : &argv[*pos], u);
     return r;
 }

@@ -283,21 +283,23 @@ static __attribute__((noinline)) void call_hooks_after(struct conn *c, const str
 }
 
 /* The ACL check of a user not allowed everything: 1 after a NOPERM reply (and its log entry) */
-static __attribute__((noinline)) int acl_denied(struct conn *c, const struct cmd *cmd)
+static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const struct cmd *cmd,
+                                                      int pos)
 {
     const struct cmd *top = cmd->parent ? cmd->parent : cmd;
     char msg[160];
-    int pos, r;
+    int r;
 
+    r = acl_check_conn(c, cmd, c->argc, c->argv, NULL, &pos);
+    if (r == ACL_OK)
+        return 0;
     /* as Redis, the protected commands' own refusal comes first (the handler answers it) */
     if ((!strcmp(top->name, "debug") && !cmd_protected_allowed(c, cfg.enable_debug_command)) ||
         (!strcmp(top->name, "module") && strcmp(cmd->name, "module|list") &&
          strcmp(cmd->name, "module|help") && !cmd_protected_allowed(c, cfg.enable_module_command)))
         return 0;
-    r = acl_check_conn(c, cmd, c->argc, c->argv,
-                       c->tx != NULL && tx_active(c) ? "multi" : "toplevel", &pos);
-    if (r == ACL_OK)
-        return 0;
+    acl_log_denial(c, r, c->tx != NULL && tx_active(c) ? "multi" : "toplevel", cmd,
+                   r == ACL_DENIED_CMD ? NULL : &c->argv[pos], c->user);
     acl_denied_text(r, cmd, msg, sizeof(msg));
     reply_errorf(c, "%s", msg);
     return 1;
@@ -343,6 +345,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
 {
     const struct cmd *cmd;
     int64_t start = *clk;
+    int acl_pos;
 
     *clk = -1; /* a command that returns early leaves no end time */
 
@@ -406,7 +409,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
     }
     if (TC_UNLIKELY(c->user != NULL) &&
         TC_UNLIKELY(!atomic_load_explicit(&c->user->allperm, memory_order_relaxed)) &&
-        acl_denied(c, cmd)) {
+        (acl_pos = 0, acl_check_fast(c, cmd, &acl_pos)) != ACL_OK && acl_denied(c, cmd, acl_pos)) {
         cmdstats_reject(cmd);
         tx_flag_error(c);
         return;

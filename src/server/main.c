@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, const char **config_file)
     }
     while (i < argc) {
         const char *name = argv[i];
-        const char *vals[16];
+        const char *vals[64];
         int n = 0;
         if (strncmp(name, "--", 2) != 0) {
             fprintf(stderr, "*** FATAL CONFIG ERROR *** unexpected argument '%s'\n", name);
@@ -143,7 +143,7 @@ static int parse_args(int argc, char **argv, const char **config_file)
         }
         name += 2;
         i++;
-        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 16)
+        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 64)
             vals[n++] = argv[i++];
         if (n == 0) {
             /* "--save" alone, or a flag followed directly by another: empty value */
