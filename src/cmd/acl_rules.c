@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd/acl.h"
 
@@ -436,9 +437,8 @@ static const char *sel_apply(struct acl_sel *s, const char *op, size_t n)
                 sel_change(s, sub, 1);
             } else {
                 for (int i = 0; i < s->nfargs; i++)
-                    if (s->fargs[i]->id == cmd->id &&
-                        util_eq_nocase(s->fargs[i]->p, s->fargs[i]->n, bar + 1) &&
-                        s->fargs[i]->n == sublen)
+                    if (s->fargs[i]->id == cmd->id && s->fargs[i]->n == sublen &&
+                        !strncasecmp(s->fargs[i]->p, bar + 1, sublen))
                         return NULL;
                 if (s->nfargs >= ACL_MAX_FARGS)
                     return E_LIMIT;

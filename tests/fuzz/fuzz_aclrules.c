@@ -110,17 +110,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         acl_body_apply(b, (const char *)data + i, j - i);
         i = j < size && data[j] == 0 ? j + 1 : j;
     }
-    /* the command rules describe back to the same bitmap */
+    /* the command rules describe back to the same bitmap (unless a first-arg holds a space:
+     * Redis accepts those and describes them as they are, so they cannot load back) */
+    int spaced = 0;
+    for (int k = 0; k < b->sels[0].nfargs; k++)
+        spaced |= acl_has_spaces(b->sels[0].fargs[k]->p, b->sels[0].fargs[k]->n);
     acl_sel_describe_commands(&b->sels[0], &d1);
     buf_append(&d1, "", 1);
     CHECK((r = acl_body_new()) != NULL);
-    for (char *p = d1.data + d1.rpos; *p;) {
+    for (char *p = d1.data + d1.rpos; *p && !spaced;) {
         char *sp = strchr(p, ' ');
         size_t n = sp ? (size_t)(sp - p) : strlen(p);
         CHECK(acl_body_apply(r, p, n) == NULL);
         p += n + (sp != NULL);
     }
-    CHECK(!memcmp(r->sels[0].bits, b->sels[0].bits, sizeof(r->sels[0].bits)));
+    CHECK(spaced || !memcmp(r->sels[0].bits, b->sels[0].bits, sizeof(r->sels[0].bits)));
     acl_body_free(r);
     /* a copy describes as the original */
     if ((cp = acl_body_copy(b)) != NULL) {
