@@ -161,6 +161,9 @@ int acl_users_count(void);
 void acl_requirepass_changed(void);
 /* Kill connections authenticated as u (another worker's: through their kill flag) */
 void acl_kill_user_conns(struct conn *c, struct acl_user *u);
+/* EXEC: a queued command its user may no longer run is answered Redis's NOPERM (and logged,
+ * context "multi"): 1, else 0 */
+int acl_exec_denied(struct conn *c, const struct cmd *cmd);
 /* SORT BY / GET patterns: 1 when c may read every key through cmd (a selector that allows the
  * command has allkeys or a read pattern "*"), as Redis 7.0 requires */
 int acl_full_key_access(struct conn *c, const struct cmd *cmd);

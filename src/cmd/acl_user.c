@@ -485,3 +485,19 @@ void acl_sync_pubsub_default(void)
 {
     acl_pubsub_default_all = cfg.acl_pubsub_default == 1;
 }
+
+int acl_exec_denied(struct conn *c, const struct cmd *cmd)
+{
+    const char *why;
+    int pos, r = acl_check_conn(c, cmd, c->argc, c->argv, "multi", &pos);
+
+    if (r == ACL_OK)
+        return 0;
+    why = r == ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+          : r == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                : "no permission to access one of the channels used as arguments";
+    reply_errorf(c, "NOPERM ACLs rules changed between the moment the transaction was "
+                    "accumulated and the EXEC call. This command is no longer allowed for the "
+                    "following reason: %s", why);
+    return 1;
+}

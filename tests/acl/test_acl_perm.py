@@ -244,3 +244,25 @@ def test_permission_matrix(tc_server, redis_server, user, filler):
     assert diff == {}
     denied = sum(1 for v in got[1].values() if v != "-")
     assert denied > (100 if filler == "x" and user == "app" else 0 if user == "app" else 20)
+
+
+def test_exec_rechecks_and_off_keeps_connection(tc_server, redis_server):
+    """EXEC checks each queued command again (Redis's "ACLs rules changed" NOPERM, logged with
+    context multi); SETUSER off does not close the user's connections in Redis 7.0."""
+    got = []
+    for s in (tc_server, redis_server):
+        a = setup_users(s)
+        a.cmd("ACL", "SETUSER", "pu", "reset", "on", ">pw", "~*", "&*", "+@all")
+        c = s.client(single_connection_client=True)
+        r = [reply(c, "AUTH", "pu", "pw"), reply(c, "MULTI"), reply(c, "GET", "x"),
+             reply(c, "SET", "k:1", "v"), reply(c, "PUBLISH", "ch", "m"), reply(c, "PING")]
+        a.cmd("ACL", "SETUSER", "pu", "-get", "resetkeys", "~j:*", "resetchannels")
+        r.append([("error", str(x)) if isinstance(x, Exception) else x for x in reply(c, "EXEC")])
+        a.cmd("ACL", "SETUSER", "pu", "off")
+        r.append(reply(c, "PING"))
+        r.append(log_of(a))
+        a.cmd("ACL", "DELUSER", "pu")
+        got.append(r)
+        a.close()
+        c.close()
+    assert got[0] == got[1]
