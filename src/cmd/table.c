@@ -539,8 +539,13 @@ void cmd_resp_close(struct conn *c)
     free(c->argv);
     c->argv = NULL;
     resp_parser_deinit(&c->rp);
-    acl_user_unref(c->user);
-    c->user = NULL;
+    if (c->user) {
+        struct acl_user *u = c->user;
+        pthread_mutex_lock(&c->w->list_lock); /* CLIENT LIST elsewhere reads its name */
+        c->user = NULL;
+        pthread_mutex_unlock(&c->w->list_lock);
+        acl_user_unref(u);
+    }
 }
 
 /* Commands of a pipeline parsed ahead of execution, so the keys of all of them are

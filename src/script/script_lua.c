@@ -876,6 +876,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
         reply_failure(L, c, run->sha);
     lua_settop(L, base);
     s->run = NULL;
+    s->fake.user = NULL; /* borrowed for the run only */
     conn_reset_output(&s->fake);
     if (s->fake.wbuf.cap > (1 << 20))
         buf_shrink(&s->fake.wbuf, 16384);
