@@ -291,7 +291,8 @@ const char *acl_setuser(const char *name, size_t nlen, int nargs, const struct s
             buf_append(&op, a->p, a->n);
             while (++j < nargs) {
                 buf_append(&op, " ", 1);
-                buf_append(&op, args[j].p, args[j].n);
+                if (args[j].n)
+                    buf_append(&op, args[j].p, args[j].n);
                 if (args[j].n && args[j].p[args[j].n - 1] == ')')
                     break;
             }
@@ -302,7 +303,7 @@ const char *acl_setuser(const char *name, size_t nlen, int nargs, const struct s
                 break;
             }
             i = j;
-        } else {
+        } else if (a->n) {
             buf_append(&op, a->p, a->n);
         }
         const char *r = acl_body_apply(b, op.data ? op.data + op.rpos : "", buf_len(&op));
