@@ -97,6 +97,8 @@ void acl_sha256_hex(const char *p, size_t n, char out[65]);
 /* 1 when s has a space or control character (names, patterns) */
 int acl_has_spaces(const char *p, size_t n);
 
+/* 1 when a key pattern of s allows key k with the access of key spec flags ksflags */
+int acl_sel_key_allowed(const struct acl_sel *s, const char *k, size_t n, unsigned ksflags);
 /* One selector's check (acl_body_check for users of one selector) */
 int acl_sel_check(const struct acl_sel *s, const struct cmd *cmd, int argc,
                   const struct slice *argv, int *pos);
@@ -161,6 +163,9 @@ int acl_users_count(void);
 void acl_requirepass_changed(void);
 /* Kill connections authenticated as u (another worker's: through their kill flag) */
 void acl_kill_user_conns(struct conn *c, struct acl_user *u);
+/* The memcached port: 1 when c's ACL user may read (write: write) key k; k NULL: every key
+ * (flush_all). A denied key is logged (reason key, object the key). */
+int acl_mc_key_allowed(struct conn *c, const char *k, size_t n, int write);
 /* EXEC: a queued command its user may no longer run is answered Redis's NOPERM (and logged,
  * context "multi"): 1, else 0 */
 int acl_exec_denied(struct conn *c, const struct cmd *cmd);

@@ -1073,3 +1073,8 @@ int acl_body_full_key_access(const struct acl_body *b, const struct cmd *cmd, in
     }
     return 0;
 }
+
+int acl_sel_key_allowed(const struct acl_sel *s, const char *k, size_t n, unsigned ksflags)
+{
+    return key_allowed(s, k, n, ksflags);
+}

@@ -502,3 +502,30 @@ int acl_exec_denied(struct conn *c, const struct cmd *cmd)
                     "following reason: %s", why);
     return 1;
 }
+
+int acl_mc_key_allowed(struct conn *c, const char *k, size_t n, int write)
+{
+    struct acl_user *u = c->user;
+    _Atomic uint64_t *e = &acl_epochs[(unsigned)c->w->idx % ACL_EPOCH_SLOTS].v;
+    uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
+    const struct acl_body *b;
+    int ok = 0;
+
+    if (!u)
+        return 1;
+    atomic_store(e, v + 1);
+    b = __atomic_load_n(&u->b, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < b->nsels && !ok; i++) {
+        const struct acl_sel *s = &b->sels[i];
+        if (s->flags & SEL_ALLKEYS)
+            ok = 1;
+        else if (k)
+            ok = acl_sel_key_allowed(s, k, n, write ? KS_RW | KS_UPDATE : KS_RO | KS_ACCESS);
+    }
+    atomic_store_explicit(e, v + 2, memory_order_release);
+    if (!ok) {
+        struct slice obj = {k ? k : "*", k ? n : 1};
+        acl_log_denial(c, ACL_DENIED_KEY, "toplevel", NULL, &obj, u);
+    }
+    return ok;
+}

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cmd/acl.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
 #include "mc/mc_int.h"
@@ -344,6 +345,28 @@ static int auth_check(const char *user, size_t un, const char *pass, size_t pn)
     return ok;
 }
 
+/* A memcached login (ASCII auth): a line of the auth file, or an ACL user and its password.
+ * When an ACL user has the name, the connection runs as it: its key patterns apply on the
+ * memcached port (mc_acl_denied). */
+static int mc_login(struct conn *c, const char *user, size_t un, const char *pass, size_t pn)
+{
+    struct acl_user *u = NULL;
+    int ok = auth_check(user, un, pass, pn);
+
+    if (!ok && acl_authenticate(user, un, pass, pn, &u))
+        ok = 1;
+    else if (ok)
+        u = acl_user_get(user, un);
+    if (ok && u) {
+        struct acl_user *old = c->user;
+        pthread_mutex_lock(&c->w->list_lock);
+        c->user = u; /* the reference taken above */
+        pthread_mutex_unlock(&c->w->list_lock);
+        acl_user_unref(old);
+    }
+    return ok;
+}
+
 /* ---- memcached 1.6's ASCII authentication (-Y) on text connections ---- */
 
 #define AUTH_LINE_MAX 2048 /* a first line longer than this without newline: close */
@@ -407,7 +430,7 @@ int mc_text_auth(struct conn *c)
             continue;
         }
         STAT_INC(mc_ws(c)->auth_cmds);
-        if (auth_check(u.p, u.n, pw.p, pw.n)) {
+        if (mc_login(c, u.p, u.n, pw.p, pw.n)) {
             m->auth_need = 0;
             auth_reply(c, "STORED");
         } else {
