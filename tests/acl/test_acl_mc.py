@@ -112,3 +112,54 @@ def test_rules_changed_apply_to_logged_in_mc_connection(srv):
     r.cmd("ACL", "SETUSER", "mcu", "resetkeys", "~app:*", "%R~ro:*")
     s.close()
     r.close()
+
+
+def bin_req(op, key=b"", val=b"", extras=b""):
+    import struct
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), len(extras), 0, 0,
+                       len(key) + len(extras) + len(val), 0, 0) + extras + key + val
+
+
+def bin_statuses(data):
+    import struct
+    out = []
+    while len(data) >= 24:
+        status, body = struct.unpack(">H", data[6:8])[0], struct.unpack(">I", data[8:12])[0]
+        out.append(status)
+        data = data[24 + body:]
+    return out
+
+
+def test_sasl_plain_login_of_acl_user():
+    """Binary SASL PLAIN: the same mapping; a key outside the patterns answers Auth error."""
+    d = tempfile.mkdtemp(prefix="acl2-mcb-")
+    f = os.path.join(d, "auth")
+    with open(f, "w") as fh:
+        fh.write("fileuser:fp\n")
+    args = ("--memcache-sasl", "yes", "--memcache-auth-file", f, "--user", "mcu", "on", ">pw",
+            "~app:*", "+@all")
+
+    def make(ports):
+        return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args), port=ports[0],
+                                mc_port=ports[1], check=True, client_defaults=CLIENT,
+                                ready=[(ports[0], "resp"), (ports[1], "tcp")])
+    tcharness.require_twincache()
+    srv = tcharness.start_fresh(make, 2)
+    try:
+        ext = b"\0\0\0\0\0\0\0\0"
+        got = talk(srv.mc_port,
+                   bin_req(0x21, b"PLAIN", b"\0mcu\0pw") +
+                   bin_req(0x01, b"app:1", b"v", ext) +    # SET allowed
+                   bin_req(0x01, b"other", b"v", ext) +    # SET denied
+                   bin_req(0x00, b"app:1") +               # GET allowed
+                   bin_req(0x00, b"other") +               # GET denied
+                   bin_req(0x04, b"other") +               # DELETE denied
+                   bin_req(0x08, b"", b"", b""))           # FLUSH denied
+        assert bin_statuses(got) == [0, 0, 0x20, 0, 0x20, 0x20, 0x20], got
+        got = talk(srv.mc_port, bin_req(0x21, b"PLAIN", b"\0fileuser\0fp") +
+                   bin_req(0x01, b"other", b"v", ext))
+        assert bin_statuses(got) == [0, 0]
+        got = talk(srv.mc_port, bin_req(0x21, b"PLAIN", b"\0mcu\0bad"))
+        assert bin_statuses(got) == [0x20]
+    finally:
+        srv.stop()
