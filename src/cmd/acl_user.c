@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/acl.h"
+#include "cmd/pubsub.h"
 #include "core/config.h"
 
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,6 +32,9 @@ static void wait_readers(void)
             sched_yield();
     }
 }
+
+static void kill_pubsub_if_needed(struct acl_user *u, const struct acl_body *old,
+                                  const struct acl_body *b);
 
 static void user_update_flags(struct acl_user *u)
 {
@@ -117,6 +121,8 @@ static void user_set_body(struct acl_user *u, struct acl_body *b)
     __atomic_store_n(&u->b, b, __ATOMIC_SEQ_CST);
     user_update_flags(u);
     pthread_rwlock_unlock(&u->lock);
+    if (old)
+        kill_pubsub_if_needed(u, old, b);
     wait_readers();
     acl_body_free(old);
 }
@@ -226,7 +232,7 @@ void acl_conn_set_user(struct conn *c, struct acl_user *u)
     acl_user_ref(u);
     /* CLIENT LIST on another worker reads the name under the list lock */
     pthread_mutex_lock(&c->w->list_lock);
-    c->user = u;
+    __atomic_store_n(&c->user, u, __ATOMIC_RELEASE); /* pubsub_each_sub reads it elsewhere */
     pthread_mutex_unlock(&c->w->list_lock);
     acl_user_unref(old);
 }
@@ -528,4 +534,55 @@ int acl_mc_key_allowed(struct conn *c, const char *k, size_t n, int write)
         acl_log_denial(c, ACL_DENIED_KEY, "toplevel", NULL, &obj, u);
     }
     return ok;
+}
+
+/* ---- subscribers of channels their user may no longer use (Redis 7.0 closes them) ---- */
+struct unsub_arg {
+    struct acl_user *u;
+    const struct acl_sel *s;
+};
+
+static int unsub_one(struct conn *x, const char *p, size_t n, int pattern, void *arg)
+{
+    struct unsub_arg *a = arg;
+    int ok = 0;
+
+    if (__atomic_load_n(&x->user, __ATOMIC_ACQUIRE) != a->u)
+        return 0;
+    for (int i = 0; i < a->s->nchans && !ok; i++) {
+        const struct acl_pat *q = a->s->chans[i];
+        ok = pattern ? (q->n == n && !memcmp(q->p, p, n)) : util_glob_match(q->p, q->n, p, n, 0);
+    }
+    if (!ok) {
+        atomic_store(&x->kill, 1);
+        worker_wake(x->w);
+    }
+    return 0;
+}
+
+/* After u's rules changed to b (users_lock held): when its root selector's channels got
+ * narrower, close its connections subscribed to a channel or pattern they no longer allow. */
+static void kill_pubsub_if_needed(struct acl_user *u, const struct acl_body *old,
+                                  const struct acl_body *b)
+{
+    const struct acl_sel *o = &old->sels[0], *s = &b->sels[0];
+    int narrower = 0;
+
+    if (s->flags & SEL_ALLCHANNELS)
+        return;
+    if (o->flags & SEL_ALLCHANNELS) {
+        narrower = 1;
+    } else {
+        for (int i = 0; i < o->nchans && !narrower; i++) {
+            int found = 0;
+            for (int j = 0; j < s->nchans && !found; j++)
+                found = o->chans[i]->n == s->chans[j]->n &&
+                        !memcmp(o->chans[i]->p, s->chans[j]->p, s->chans[j]->n);
+            narrower = !found;
+        }
+    }
+    if (narrower && pubsub_active()) {
+        struct unsub_arg a = {u, s};
+        pubsub_each_sub(unsub_one, &a);
+    }
 }

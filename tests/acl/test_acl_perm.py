@@ -266,3 +266,38 @@ def test_exec_rechecks_and_off_keeps_connection(tc_server, redis_server):
         a.close()
         c.close()
     assert got[0] == got[1]
+
+
+def test_subscribers_of_disallowed_channels_closed(tc_server, redis_server):
+    """SETUSER narrowing a user's channels closes its connections subscribed to a channel (or
+    pattern) they no longer allow, as Redis 7.0; others, and allowed subscribers, stay."""
+    import socket
+    import time
+
+    def raw(s, *a):
+        s.sendall(("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode())
+        time.sleep(0.1)
+        try:
+            return s.recv(65536)
+        except OSError:
+            return b"error"
+
+    got = []
+    for srv in (tc_server, redis_server):
+        a = srv.client()
+        a.cmd("ACL", "SETUSER", "psu", "reset", "on", ">pw", "~*", "&ch*", "&keep", "+@all")
+        conns = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(4)]
+        for c in conns:
+            c.settimeout(0.5)
+            raw(c, "AUTH", "psu", "pw")
+        r = [raw(conns[0], "SUBSCRIBE", "ch1"), raw(conns[1], "PSUBSCRIBE", "ch*"),
+             raw(conns[2], "SUBSCRIBE", "keep")]
+        a.cmd("ACL", "SETUSER", "psu", "resetchannels", "&keep", "&ch1")
+        r += [raw(c, "PING") for c in conns]
+        a.cmd("ACL", "DELUSER", "psu")
+        for c in conns:
+            c.close()
+        a.close()
+        got.append(r)
+    assert got[0] == got[1]
+    assert got[0][3] != b"" and got[0][4] == b""  # ch1 allowed still; the pattern ch* is not
