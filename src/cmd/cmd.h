@@ -224,6 +224,9 @@ size_t cmd_resp_read_hint(struct conn *c);
 int cmd_resp_may_time_out(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */
 void cmd_call(struct conn *c);
+/* cmd_call for a run of commands on one thread: *clk (-1 at first) is the monotonic time the
+ * previous command ended, used as this one's start, so each command reads the clock once. */
+void cmd_call_clk(struct conn *c, int64_t *clk);
 /* The RESP protocol close hook: forget transactions, subscriptions, blocking; free the
  * parser and the arguments. */
 void cmd_resp_close(struct conn *c);
@@ -419,9 +422,18 @@ static inline int64_t conn_now(struct conn *c)
 {
     return c->w->now_ms;
 }
+/* The key the AOF / replication path already resolved for the running command (propagate.c
+ * aof_exec, which locks its stripe first), so the handler does not hash it again; p is NULL
+ * outside such a command. */
+extern _Thread_local struct skey cmd_key_memo;
 /* Resolve argv[i] as a key of the client's database. */
 static inline void arg_key(struct conn *c, int i, struct skey *k)
 {
+    if (TC_UNLIKELY(c->argv[i].p == cmd_key_memo.p) && c->argv[i].n == cmd_key_memo.n &&
+        c->db == cmd_key_memo.db) {
+        *k = cmd_key_memo;
+        return;
+    }
     store_key(conn_store(c), k, c->db, c->argv[i].p, c->argv[i].n);
 }
 

@@ -103,10 +103,8 @@ void *cmd_aof_replay_open(struct srv *srv)
     return c;
 }
 
-int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
+static int set_args(struct conn *c, int argc, const char **argv, const size_t *lens)
 {
-    struct conn *c = rctx;
-
     if (argc > c->argv_cap) {
         struct slice *a = realloc(c->argv, sizeof(*a) * (size_t)argc);
         if (!a)
@@ -119,17 +117,42 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
         c->argv[i].n = lens[i];
     }
     c->argc = argc;
+    return 0;
+}
+
+static void run_and_drop(struct conn *c, int64_t *clk)
+{
+    cmd_call_clk(c, clk);
+    c->argc = 0;
+    conn_reset_output(c);
+}
+
+int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
+{
+    struct conn *c = rctx;
+    int64_t clk = -1;
+
+    if (set_args(c, argc, argv, lens))
+        return -1;
     if (!cmd_lookup(argv[0], lens[0]) && !cmd_lookup_internal(argv[0], lens[0])) {
         log_warn("Unknown command '%.*s' reading the append only file",
                  (int)(lens[0] > 64 ? 64 : lens[0]), argv[0]);
         return -1;
     }
     c->w->now_ms = util_now_ms();
-    cmd_call(c);
-    c->argc = 0;
-    conn_reset_output(c);
-    c->wbuf.rpos = c->wbuf.wpos = 0;
+    run_and_drop(c, &clk);
     return 0;
+}
+
+void cmd_aof_replay_batch(void *rctx, int argc, const char **argv, const size_t *lens,
+                          int64_t now_ms, int64_t *clk)
+{
+    struct conn *c = rctx;
+
+    if (set_args(c, argc, argv, lens))
+        return;
+    c->w->now_ms = now_ms;
+    run_and_drop(c, clk);
 }
 
 void cmd_aof_replay_close(void *rctx)

@@ -26,6 +26,8 @@
 
 /* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ---- */
 
+_Thread_local struct skey cmd_key_memo;
+
 static _Thread_local struct {
     struct buf pend;   /* records of the running command */
     int depth;         /* >0: inside a logged command (nested calls log into pend) */
@@ -106,6 +108,45 @@ static void rec_slices(int db, int argc, const struct slice *argv)
     for (int i = 0; i < argc; i++)
         rec_bulk(argv[i].p, argv[i].n);
     rec_close(at);
+}
+
+/* The digits of n (decimal). */
+static size_t ndigits(size_t n)
+{
+    size_t d = 1;
+    for (size_t p = 10; n >= p && d < 20; p *= 10)
+        d++;
+    return d;
+}
+
+/* c's command as received when its RESP frame is laid out exactly as rec_slices would write
+ * it (every argument where the canonical encoding puts it, the same total length): the frame
+ * is then copied whole instead of being formatted again. Anything else (an inline command,
+ * argv rewritten or replaced: EXEC, a blocked command's retry) is formatted. */
+static void rec_command(struct conn *c, int db)
+{
+    const char *f = c->frame;
+    size_t pos;
+
+    if (f && f[0] == '*') {
+        pos = 3 + ndigits((size_t)c->argc);
+        for (int i = 0; i < c->argc && f; i++) {
+            pos += 3 + ndigits(c->argv[i].n);
+            if (c->argv[i].p != f + pos || f[pos - 1] != '\n' || f[pos - 2] != '\r')
+                f = NULL;
+            pos += c->argv[i].n + 2;
+        }
+        if (f && pos == c->frame_n && f[pos - 2] == '\r' && f[pos - 1] == '\n') {
+            size_t at = rec_open(db);
+            if (buf_reserve(&tl.pend, pos))
+                return;
+            memcpy(tl.pend.data + tl.pend.wpos, f, pos);
+            tl.pend.wpos += pos;
+            rec_close(at);
+            return;
+        }
+    }
+    rec_slices(db, c->argc, c->argv);
 }
 
 /* One more record propagated by the running command (its start at is a pend offset). */
@@ -312,7 +353,7 @@ static void log_command(struct conn *c, const struct cmd *cmd)
     else if ((f & CMD_PROP_STATE) || ((f & CMD_PROP_ARGV3) && c->argc != 3))
         log_state(c, c->db, c->argv[1].p, c->argv[1].n, 0);
     else
-        rec_slices(c->db, c->argc, c->argv);
+        rec_command(c, c->db);
 }
 
 static int stripe_cb(void *arg, int i, unsigned flags)
@@ -408,7 +449,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         store_held = tl.bm;
         tl.depth = 1;
         tl.nprop = 0;
+        cmd_key_memo = k;
         run_logged(c, cmd);
+        cmd_key_memo.p = NULL;
         if (tl.nprop > 1)
             wrap_multi();
         commit(c);

@@ -86,6 +86,12 @@ void cmd_prop_gone_install(void);
 void *cmd_aof_replay_open(struct srv *srv);
 int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens);
 void cmd_aof_replay_close(void *rctx);
+/* cmd_aof_replay for a stream applied in batches (a replica's link): the caller reads the
+ * wall clock once per batch (now_ms) and carries clk (start -1) from one command to the next,
+ * so a command costs at most one clock read. An unknown command is run as any other (its
+ * error reply is dropped), not logged. */
+void cmd_aof_replay_batch(void *rctx, int argc, const char **argv, const size_t *lens,
+                          int64_t now_ms, int64_t *clk);
 /* BGREWRITEAOF and TC.MCSET into the command table. */
 void cmd_aof_setup(void);
 

@@ -19,6 +19,10 @@ struct repl_args {
  * *used its bytes), 0 incomplete (feed more), -1 malformed (the link must be dropped). */
 int repl_parse(const char *p, size_t n, long long max_bulk, struct repl_args *a, int *argc,
                size_t *used);
+/* repl_parse writing the arguments at a->argv[base..] and a->lens[base..] (the arrays grow
+ * to hold them): a batch of commands parsed one after the other into one array. */
+int repl_parse_at(const char *p, size_t n, long long max_bulk, struct repl_args *a, int base,
+                  int *argc, size_t *used);
 void repl_args_free(struct repl_args *a);
 
 #endif

@@ -422,10 +422,81 @@ static void send_ack(int fd, uint64_t off)
 }
 
 /* Apply the stream until the link breaks or the thread is stopped. */
+
+/* A batch of stream commands parsed ahead of running them: their keys are prefetched
+ * together, so the cache misses of a batch overlap instead of coming one command at a time
+ * (the primary's workers do the same for a pipelined batch), and each command is parsed once.
+ * The arguments point into the link's buffer: a batch is used up before the next read. */
+enum { AHEAD_CMDS = 32, AHEAD_ARGS = 1024 };
+struct ahead {
+    struct repl_args a; /* the arguments of every command of the batch */
+    int n, next;        /* commands parsed, the next to run */
+    int stop;           /* what the parse after the last one returned: 0 more needed, -1 bad */
+    int argc[AHEAD_CMDS];
+    int first[AHEAD_CMDS]; /* index of the command's first argument in a */
+    size_t used[AHEAD_CMDS];
+    const struct cmd *last; /* the entry of the last name looked up (streams repeat one) */
+    char last_name[16];
+    size_t last_len;
+};
+
+/* Parse the commands at p[pos..n) into h, at most AHEAD_CMDS (and about AHEAD_ARGS
+ * arguments), and prefetch their first keys' table slots and items. */
+static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, size_t n)
+{
+    struct conn *c = ctx;
+    struct store *s = conn_store(c);
+    struct skey keys[AHEAD_CMDS];
+    int nk = 0, db = c->db, base = 0;
+
+    h->n = h->next = 0;
+    h->stop = 0;
+    while (h->n < AHEAD_CMDS && base < AHEAD_ARGS) {
+        int argc;
+        size_t used;
+        int rc = repl_parse_at(p + pos, n - pos, cfg.proto_max_bulk_len, &h->a, base, &argc,
+                               &used);
+        if (rc <= 0) {
+            h->stop = rc;
+            break;
+        }
+        const char **av = h->a.argv + base;
+        const size_t *al = h->a.lens + base;
+        h->argc[h->n] = argc;
+        h->first[h->n] = base;
+        h->used[h->n] = used;
+        h->n++;
+        pos += used;
+        base += argc;
+        if (argc < 2)
+            continue;
+        const struct cmd *cmd = h->last;
+        if (!cmd || al[0] != h->last_len || memcmp(av[0], h->last_name, al[0])) {
+            if (!(cmd = cmd_lookup(av[0], al[0])))
+                continue;
+            if (al[0] <= sizeof(h->last_name)) {
+                h->last = cmd;
+                h->last_len = al[0];
+                memcpy(h->last_name, av[0], al[0]);
+            }
+        }
+        if (cmd->first < 1 || cmd->first >= argc) {
+            long long v;
+            if (al[0] == 6 && util_eq_nocase(av[0], al[0], "select") &&
+                util_str2ll(av[1], al[1], &v) && v >= 0 && v < s->ndb)
+                db = (int)v;
+            continue;
+        }
+        store_key(s, &keys[nk++], db, av[cmd->first], al[cmd->first]);
+    }
+    if (nk > 1)
+        store_prefetch(s, keys, nk);
+}
+
 static void stream_loop(int fd, uint64_t gen, void *ctx)
 {
     struct sbuf b = {0};
-    struct repl_args ra = {0};
+    struct ahead ah = {0};
     int64_t last_ack = 0;
     char id[41];
     uint64_t off;
@@ -479,23 +550,35 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         pthread_mutex_unlock(&L.lock);
         int bad = 0;
         size_t feed_from = b.pos; /* applied commands not yet passed on */
+        int64_t now_ms = util_now_ms(), clk = -1;
+        ah.n = ah.next = 0; /* the buffer moved: nothing parsed ahead is valid */
         pthread_mutex_lock(&L.apply);
         for (;;) {
-            int argc;
-            size_t used;
+            int argc = 0, rc = 1;
+            size_t used = 0;
+            const char **argv = NULL;
+            const size_t *lens = NULL;
             if (stopped(gen))
                 break;
-            int rc = repl_parse(b.p + b.pos, b.n - b.pos, cfg.proto_max_bulk_len, &ra, &argc,
-                                &used);
-            const char **argv = ra.argv;
-            const size_t *lens = ra.lens;
+            if (ah.next == ah.n)
+                ahead_fill(ctx, &ah, b.p, b.pos, b.n);
+            if (ah.next == ah.n) {
+                rc = ah.stop;
+            } else {
+                argc = ah.argc[ah.next];
+                argv = ah.a.argv + ah.first[ah.next];
+                lens = ah.a.lens + ah.first[ah.next];
+                used = ah.used[ah.next];
+                ah.next++;
+            }
             if (rc == 0)
                 break;
             if (rc < 0) {
                 bad = 1;
                 break;
             }
-            if (argc >= 2 && util_eq_nocase(argv[0], lens[0], "replconf") &&
+            if (argc >= 2 && lens[0] == 8 && lens[1] == 6 &&
+                util_eq_nocase(argv[0], lens[0], "replconf") &&
                 util_eq_nocase(argv[1], lens[1], "getack")) {
                 if (b.pos > feed_from)
                     repl_feed_raw(b.p + feed_from, b.pos - feed_from);
@@ -503,11 +586,10 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 repl_get_id(id, &off);
                 send_ack(fd, off); /* the offset before this command, as Redis */
             } else if (argc > 0) {
+                /* an unknown command: Redis's replica answers the primary an error it
+                 * discards; the stream goes on */
                 repl_applying = 1;
-                if (cmd_aof_replay(ctx, argc, argv, lens) < 0) {
-                    /* an unknown command: Redis's replica answers the primary an error it
-                     * discards; the stream goes on */
-                }
+                cmd_aof_replay_batch(ctx, argc, argv, lens, now_ms, &clk);
                 repl_applying = 0;
             }
             b.pos += used;
@@ -527,7 +609,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         }
     }
     free(b.p);
-    repl_args_free(&ra);
+    repl_args_free(&ah.a);
 }
 
 /* ---- the thread ---- */

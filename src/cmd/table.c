@@ -506,6 +506,11 @@ void cmd_call(struct conn *c)
     call(c, &clk);
 }
 
+void cmd_call_clk(struct conn *c, int64_t *clk)
+{
+    call(c, clk);
+}
+
 void cmd_resp_open(struct conn *c)
 {
     c->resp = 2;
@@ -690,7 +695,10 @@ void cmd_resp_input(struct conn *c)
         c->rbuf.rpos += used;
         if (argc == 0)
             continue;
+        c->frame = base;
+        c->frame_n = used;
         call(c, &clk);
+        c->frame = NULL;
         c->argc = 0;
     }
     if (c->rbuf.rpos == c->rbuf.wpos)

@@ -85,6 +85,10 @@ struct conn {
     struct resp_parser rp; /* RESP parser state */
     struct slice *argv;    /* the current command's arguments */
     int argc;
+    /* the RESP frame argv was parsed from, while the command runs (cmd layer), or NULL: the
+     * AOF and replication copy it as it is when it is laid out as they would write it */
+    const char *frame;
+    size_t frame_n;
     int argv_cap;
     void *mc;              /* memcached protocol state (owned by the mc module) */
     void *tx;              /* MULTI/WATCH state (owned by cmd_multi.c), NULL when unused */

@@ -4,6 +4,7 @@ stream from a fake primary, and redis-cli's --rdb / --replica. The Sentinel fail
 test_sentinel.py. Every comparison reads both datasets key by key."""
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -692,3 +693,52 @@ def test_primary_restarted_from_its_rdb_keeps_its_replicas_partial(servers, tmp_
     assert st["sync_full"] == 0 and st["sync_partial_ok"] == 1, st
     cli(p).set("after", "1")
     wait_for(lambda: cli(r).get("after") == b"1", what="the stream")
+
+
+@pytest.mark.parametrize("replica_kind", ["tc", "redis"])
+def test_frames_copied_as_sent_and_reformatted(servers, replica_kind):
+    """The primary copies a client's RESP frame into the stream as it came when it is laid out
+    as the stream's own encoding, and formats the command otherwise: inline commands, EXEC,
+    commands rewritten for the stream (SET EX, INCRBYFLOAT). Pipelined batches of many frames
+    (the replica prefetches their keys), binary values holding CRLF and bulk headers, values
+    larger than a read, lowercase and mixed-case names, SELECT between them: the replica, a
+    twincache or a redis-server, ends with the same data."""
+    p = servers.tc()
+    rep = servers.tc() if replica_kind == "tc" else servers.redis()
+    follow(rep, p)
+    frames = []
+    rnd = random.Random(7)
+    for i in range(3000):
+        v = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 1, 9, 10, 99, 100, 1000])))
+        if i % 97 == 0:
+            v = b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\ny\r\n" * 3
+        name = [b"SET", b"set", b"SeT"][i % 3]
+        args = [name, b"f:%d" % (i % 700), v]
+        frames.append(b"*%d\r\n" % len(args) +
+                      b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args))
+        if i % 50 == 0:
+            frames.append(b"SET inline:%d value-%d\r\n" % (i, i))
+            frames.append(b"*2\r\n$6\r\nSELECT\r\n$1\r\n%d\r\n" % (i % 4))
+        if i % 71 == 0:
+            frames.append(b"*4\r\n$6\r\nINCRBY\r\n$3\r\nctr\r\n$2\r\n10\r\n$1\r\nx\r\n")  # arity
+            frames.append(b"*3\r\n$6\r\nINCRBY\r\n$3\r\nctr\r\n$2\r\n10\r\n")
+            frames.append(b"*5\r\n$3\r\nSET\r\n$2\r\nex\r\n$1\r\n1\r\n$2\r\nEX\r\n$4\r\n1000\r\n")
+            frames.append(b"*3\r\n$11\r\nINCRBYFLOAT\r\n$2\r\nfl\r\n$3\r\n1.5\r\n")
+            frames.append(b"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$2\r\ntx\r\n$1\r\n%d\r\n"
+                          b"*1\r\n$4\r\nEXEC\r\n" % (i % 10))
+    big = b"B" * 300000
+    frames.append(b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n%s\r\n" % (len(big), big))
+    blob = b"".join(frames)
+    with socket.create_connection(("127.0.0.1", p.port), timeout=30) as s:
+        s.sendall(blob + b"*1\r\n$4\r\nPING\r\n")
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            chunk = s.recv(1 << 20)
+            assert chunk, "the primary closed the connection"
+            data += chunk
+    wait_for(lambda: in_sync(p, rep) if replica_kind == "tc" else
+             info(rep)["master_repl_offset"] == info(p)["master_repl_offset"], 30,
+             "the replica to catch up")
+    want = dataset(p)
+    assert want and sum(len(d) for d in want.values()) > 700
+    assert dataset(rep) == want
