@@ -4,6 +4,7 @@
 
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/acl.h"
 #include "cmd/multi.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
@@ -59,23 +60,6 @@ static void select_command(struct conn *c)
 
 static int client_info(struct conn *c, struct conn *x, char *out, size_t cap);
 
-static int check_password(struct conn *c, int ui, int pi)
-{
-    const struct slice *p = &c->argv[pi];
-    char pw[sizeof(cfg.requirepass)];
-    config_str(cfg.requirepass, pw, sizeof(pw));
-    size_t n = strlen(pw);
-
-    /* user names are case-sensitive, as in Redis: only "default" exists */
-    if (ui >= 0 && !(c->argv[ui].n == 7 && !memcmp(c->argv[ui].p, "default", 7)))
-        return 0;
-    /* constant-time-ish comparison */
-    int diff = p->n != n;
-    for (size_t i = 0; i < p->n && i < n; i++)
-        diff |= p->p[i] ^ pw[i];
-    return !diff;
-}
-
 /* The ACL log's client-info: this connection's CLIENT INFO line, without the newline. */
 int conn_client_info(struct conn *c, char *out, size_t cap)
 {
@@ -96,21 +80,31 @@ static void set_authed(struct conn *c, int v)
     c->rp.unauth = !v;
 }
 
+/* AUTH [user] pass against the ACL users: c runs as the user from now on. */
+static int auth_user(struct conn *c, const struct slice *user, const struct slice *pass)
+{
+    struct acl_user *u;
+
+    if (!acl_authenticate(user ? user->p : "default", user ? user->n : 7, pass->p, pass->n, &u))
+        return 0;
+    acl_conn_set_user(c, u);
+    acl_user_unref(u);
+    set_authed(c, 1);
+    return 1;
+}
+
 static void auth_command(struct conn *c)
 {
     if (c->argc > 3) {
         reply_error(c, ERR_SYNTAX);
         return;
     }
-    int nopass = config_str_empty(cfg.requirepass);
-    if (c->argc == 2 && nopass) {
+    if (c->argc == 2 && acl_default_has_nopass()) {
         reply_error(c, "ERR AUTH <password> called without any password configured for the "
                        "default user. Are you sure your configuration is correct?");
         return;
     }
-    if ((nopass && c->argc == 3 && c->argv[1].n == 7 && !memcmp(c->argv[1].p, "default", 7)) ||
-        (!nopass && check_password(c, c->argc == 3 ? 1 : -1, c->argc - 1))) {
-        set_authed(c, 1);
+    if (auth_user(c, c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1])) {
         reply_ok(c);
         return;
     }
@@ -155,14 +149,11 @@ static void hello_command(struct conn *c)
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
-            int nopass = config_str_empty(cfg.requirepass);
-            if (nopass ? !(c->argv[i + 1].n == 7 && !memcmp(c->argv[i + 1].p, "default", 7))
-                       : !check_password(c, i + 1, i + 2)) {
+            if (!auth_user(c, &c->argv[i + 1], &c->argv[i + 2])) {
                 acl_log_auth_failure(c, "HELLO", &c->argv[i + 1]);
                 reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }
-            set_authed(c, 1);
             i += 2;
         } else if (arg_is(c, i, "setname") && more >= 1) {
             if (!valid_name(&c->argv[i + 1])) {
@@ -212,7 +203,9 @@ static void reset_command(struct conn *c)
     block_reset(c);
     __atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&c->resp, (uint8_t)2, __ATOMIC_RELAXED);
-    set_authed(c, config_str_empty(cfg.requirepass));
+    set_authed(c, acl_default_nopass());
+    if (c->user)
+        acl_conn_set_user(c, acl_default_user());
     pthread_mutex_lock(&c->w->list_lock);
     c->name[0] = '\0';
     pthread_mutex_unlock(&c->w->list_lock);
@@ -272,14 +265,15 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                     "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
                     "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
-                    "cmd=%s%s%.*s user=default redir=-1 resp=%d io-thread=%d\n",
+                    "cmd=%s%s%.*s user=%s redir=-1 resp=%d io-thread=%d\n",
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
                     (long long)((now - x->ctime_ms) / 1000),
                     (long long)((now - LOAD(x->last_ms)) / 1000),
                     flags,
                     LOAD(x->db), nsub, npsub, qbuf, qfree, qcap, obl, oll, ocap,
                     qcap + ocap + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
-                    subn, subn ? sub : "", (int)LOAD(x->resp), x->w->idx);
+                    subn, subn ? sub : "", x->user ? x->user->name : "default", (int)LOAD(x->resp),
+                    x->w->idx);
 }
 
 /* Visit every connection of every worker under its list lock. */

@@ -4,6 +4,7 @@
 #include "cmd/monitor.h"
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/acl.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
 #include "cmd/propagate.h"
@@ -360,6 +361,10 @@ static void exec_command(struct conn *c)
             continue;
         }
         cmd = cmd_resolve(c->argc, c->argv, &container); /* checked when it was queued */
+        if (TC_UNLIKELY(c->user != NULL) &&
+            !atomic_load_explicit(&c->user->allperm, memory_order_relaxed) &&
+            acl_exec_denied(c, cmd))
+            continue; /* the rules changed since it was queued: answered NOPERM */
         STAT_INC(c->w->st.commands);
         cmd_modified_reset();
         cmd_current = cmd;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/acl.h"
 #include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
@@ -321,7 +322,15 @@ static int parse_opts(struct conn *c, int readonly, struct sort_opts *o, int *ge
             o->by = ++j;
             /* no '*' (as a C string): no sorting at all */
             o->dontsort = memchr(c->argv[j].p, '*', strnlen(c->argv[j].p, c->argv[j].n)) == NULL;
+            if (!o->dontsort && !acl_full_key_access(c, cmd_current)) {
+                reply_error(c, "ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
         } else if (arg_is(c, j, "get") && left >= 1) {
+            if (!acl_full_key_access(c, cmd_current)) {
+                reply_error(c, "ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
             o->gets[o->ngets++] = ++j;
         } else {
             reply_error(c, ERR_SYNTAX);

@@ -673,3 +673,14 @@ void pubsub_fork_child(void)
 {
     atomic_store_explicit(&ps_subs, 0, memory_order_relaxed);
 }
+
+void pubsub_each_sub(int (*fn)(struct conn *c, const char *p, size_t n, int pattern, void *arg),
+                     void *arg)
+{
+    pthread_mutex_lock(&ps_lock);
+    for (int k = 0; k < PS_KINDS; k++)
+        for (struct ps_entry *e = tables[k].list; e; e = e->lnext)
+            for (int i = 0; i < e->nsubs; i++)
+                fn(e->subs[i], e->name, e->n, k == PS_PAT, arg);
+    pthread_mutex_unlock(&ps_lock);
+}

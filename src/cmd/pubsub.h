@@ -39,6 +39,11 @@ int pubsub_active(void);
  * mailboxes are the parent's (their locks may be held by threads the child does not have), so
  * PUBLISH there reaches nobody. */
 void pubsub_fork_child(void);
+/* Every subscription of every connection (channel or pattern name, and whether it is a
+ * pattern), under the registry lock: the connections stay alive meanwhile (ACL: the
+ * subscribers of channels a user may no longer use are closed). */
+void pubsub_each_sub(int (*fn)(struct conn *c, const char *p, size_t n, int pattern, void *arg),
+                     void *arg);
 /* Install the worker mailbox hooks in srv (main thread, before the workers start). */
 void pubsub_setup(struct srv *srv);
 void cmd_pubsub_setup(void);

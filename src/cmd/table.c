@@ -8,6 +8,7 @@
 #include "cmd/notify.h"
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/acl.h"
 #include "cmd/coll.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
@@ -281,6 +282,29 @@ static __attribute__((noinline)) void call_hooks_after(struct conn *c, const str
     notify_flush(c->w->idx);
 }
 
+/* The ACL check of a user not allowed everything: 1 after a NOPERM reply (and its log entry) */
+static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const struct cmd *cmd,
+                                                      int pos)
+{
+    const struct cmd *top = cmd->parent ? cmd->parent : cmd;
+    char msg[160];
+    int r;
+
+    r = acl_check_conn(c, cmd, c->argc, c->argv, NULL, &pos);
+    if (r == ACL_OK)
+        return 0;
+    /* as Redis, the protected commands' own refusal comes first (the handler answers it) */
+    if ((!strcmp(top->name, "debug") && !cmd_protected_allowed(c, cfg.enable_debug_command)) ||
+        (!strcmp(top->name, "module") && strcmp(cmd->name, "module|list") &&
+         strcmp(cmd->name, "module|help") && !cmd_protected_allowed(c, cfg.enable_module_command)))
+        return 0;
+    acl_log_denial(c, r, c->tx != NULL && tx_active(c) ? "multi" : "toplevel", cmd,
+                   r == ACL_DENIED_CMD ? NULL : &c->argv[pos], c->user);
+    acl_denied_text(r, cmd, msg, sizeof(msg));
+    reply_errorf(c, "%s", msg);
+    return 1;
+}
+
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
@@ -321,6 +345,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
 {
     const struct cmd *cmd;
     int64_t start = *clk;
+    int acl_pos;
 
     *clk = -1; /* a command that returns early leaves no end time */
 
@@ -379,6 +404,13 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
     if (TC_UNLIKELY(c->tx != NULL) && (cmd->flags & CMD_NO_MULTI) && tx_active(c)) {
         cmdstats_reject(cmd);
         reply_error(c, "ERR Command not allowed inside a transaction");
+        tx_flag_error(c);
+        return;
+    }
+    if (TC_UNLIKELY(c->user != NULL) &&
+        TC_UNLIKELY(!atomic_load_explicit(&c->user->allperm, memory_order_relaxed)) &&
+        (acl_pos = 0, acl_check_fast(c, cmd, &acl_pos)) != ACL_OK && acl_denied(c, cmd, acl_pos)) {
+        cmdstats_reject(cmd);
         tx_flag_error(c);
         return;
     }
@@ -482,7 +514,9 @@ void cmd_call_clk(struct conn *c, int64_t *clk)
 void cmd_resp_open(struct conn *c)
 {
     c->resp = 2;
-    c->authed = config_str_empty(cfg.requirepass);
+    c->authed = acl_default_nopass();
+    if (c->fd >= 0)
+        acl_conn_set_user(c, acl_default_user());
     c->rp.max_bulk = cfg.proto_max_bulk_len;
     c->rp.unauth = !c->authed;
     resp_parser_reset(&c->rp);
@@ -510,6 +544,13 @@ void cmd_resp_close(struct conn *c)
     free(c->argv);
     c->argv = NULL;
     resp_parser_deinit(&c->rp);
+    if (c->user) {
+        struct acl_user *u = c->user;
+        pthread_mutex_lock(&c->w->list_lock); /* CLIENT LIST elsewhere reads its name */
+        c->user = NULL;
+        pthread_mutex_unlock(&c->w->list_lock);
+        acl_user_unref(u);
+    }
 }
 
 /* Commands of a pipeline parsed ahead of execution, so the keys of all of them are

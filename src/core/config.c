@@ -17,6 +17,37 @@
 #include "core/util.h"
 
 struct config cfg;
+char **config_user_lines;
+int config_user_nlines;
+
+/* A `user` line at start-up: kept for the ACL module (CONFIG SET has no such setting). */
+static int add_user_line(const char **argv, int argc, char *err, size_t errcap)
+{
+    size_t len = 1;
+    char *line, **nl;
+
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    if (argc < 1 || config_user_nlines >= 100000) {
+        snprintf(err, errcap, "wrong number of arguments");
+        return -1;
+    }
+    if (!(line = malloc(len)) ||
+        !(nl = realloc(config_user_lines, sizeof(*nl) * (size_t)(config_user_nlines + 1)))) {
+        free(line);
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    line[0] = '\0';
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strcat(line, " ");
+        strcat(line, argv[i]);
+    }
+    config_user_lines = nl;
+    nl[config_user_nlines++] = line;
+    return 0;
+}
 int (*config_tls_apply)(char *err, size_t errcap);
 
 enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY };
@@ -55,6 +86,7 @@ static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 static const char *const tls_auth[] = {"no", "yes", "optional", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
+static const char *const acl_pubsub[] = {"resetchannels", "allchannels", NULL};
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 
 #define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
@@ -69,6 +101,9 @@ static struct setting settings[] = {
     {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
     {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL},
     S("requirepass", requirepass, 1),
+    S("aclfile", aclfile, 0),
+    {"acllog-max-len", C_INT, &cfg.acllog_max_len, 0, 0, 0x7fffffff, 1, NULL},
+    {"acl-pubsub-default", C_ENUM, &cfg.acl_pubsub_default, 0, 0, 0, 1, acl_pubsub},
     {"timeout", C_INT, &cfg.timeout, 0, 0, 0x7fffffff, 1, NULL},
     {"tcp-keepalive", C_INT, &cfg.tcp_keepalive, 0, 0, 0x7fffffff, 1, NULL},
     {"tcp-backlog", C_INT, &cfg.tcp_backlog, 0, 0, 0x7fffffff, 0, NULL},
@@ -217,6 +252,7 @@ void config_defaults(void)
     strcpy(cfg.dbfilename, "dump.rdb");
     strcpy(cfg.appendfilename, "appendonly.aof");
     strcpy(cfg.save, "");
+    cfg.acllog_max_len = 128;
     cfg.appendfsync = 1;
     strcpy(cfg.appenddirname, "appendonlydir");
     cfg.auto_aof_rewrite_percentage = 100;
@@ -365,11 +401,14 @@ void config_notify_format(int f, char *out, size_t cap)
 
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
 {
-    struct setting *s = find(name);
+    struct setting *s;
     char joined[1024];
     const char *v;
     long long ll;
 
+    if (boot && !strcasecmp(name, "user"))
+        return add_user_line(argv, argc, err, errcap);
+    s = find(name);
     if (!s) {
         snprintf(err, errcap, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;

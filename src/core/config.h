@@ -28,6 +28,9 @@ struct config {
     int databases;
     int stripes;            /* store stripes (power of two) */
     char requirepass[512];
+    char aclfile[1024];     /* ACL users file (ACL SAVE / LOAD), "" none */
+    int acllog_max_len;     /* ACL LOG entries kept */
+    int acl_pubsub_default; /* 0 resetchannels, 1 allchannels: new users' channels */
     int timeout;            /* idle client timeout in seconds, 0 = never */
     int tcp_keepalive;
     int tcp_backlog;
@@ -145,6 +148,10 @@ struct config {
 extern int (*config_tls_apply)(char *err, size_t errcap);
 
 extern struct config cfg;
+/* `user` lines of the config file and --user arguments, in order (the ACL module applies them
+ * at start-up): each the words after "user" joined by single spaces */
+extern char **config_user_lines;
+extern int config_user_nlines;
 
 /* Fill cfg with the defaults (threads = number of cores). */
 void config_defaults(void);

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cmd/acl.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
 #include "mc/mc_int.h"
@@ -344,6 +345,28 @@ static int auth_check(const char *user, size_t un, const char *pass, size_t pn)
     return ok;
 }
 
+/* A memcached login (ASCII auth, SASL PLAIN): a line of the auth file, or an ACL user and its
+ * password. When an ACL user has the name, the connection runs as it: its key patterns apply
+ * on the memcached port (acl_mc_key_allowed); otherwise it is not restricted. */
+static int mc_login(struct conn *c, const char *user, size_t un, const char *pass, size_t pn)
+{
+    struct acl_user *u = NULL;
+    int ok = auth_check(user, un, pass, pn);
+
+    if (!ok && acl_authenticate(user, un, pass, pn, &u))
+        ok = 1;
+    else if (ok)
+        u = acl_user_get(user, un);
+    if (ok) {
+        struct acl_user *old = c->user;
+        pthread_mutex_lock(&c->w->list_lock);
+        c->user = u; /* the reference taken above */
+        pthread_mutex_unlock(&c->w->list_lock);
+        acl_user_unref(old);
+    }
+    return ok;
+}
+
 /* ---- memcached 1.6's ASCII authentication (-Y) on text connections ---- */
 
 #define AUTH_LINE_MAX 2048 /* a first line longer than this without newline: close */
@@ -407,7 +430,7 @@ int mc_text_auth(struct conn *c)
             continue;
         }
         STAT_INC(mc_ws(c)->auth_cmds);
-        if (auth_check(u.p, u.n, pw.p, pw.n)) {
+        if (mc_login(c, u.p, u.n, pw.p, pw.n)) {
             m->auth_need = 0;
             auth_reply(c, "STORED");
         } else {
@@ -445,7 +468,7 @@ static size_t plain_user_len(const char *u, size_t n)
 /* 1 when a PLAIN message "[authzid] NUL user NUL password" names a user of the auth file with
  * its password, acting as itself (an authzid, when given, is that user: cyrus-sasl's default
  * authorization). */
-static int plain_ok(const char *msg, size_t n)
+static int plain_ok(struct conn *c, const char *msg, size_t n)
 {
     const char *end = msg + n, *user, *pass, *p;
     size_t zn, un;
@@ -465,7 +488,7 @@ static int plain_ok(const char *msg, size_t n)
         if (zn != un || memcmp(msg, user, un) != 0)
             return 0;
     }
-    return auth_check(user, un, pass, (size_t)(end - pass));
+    return mc_login(c, user, un, pass, (size_t)(end - pass));
 }
 
 /* The mechanism named by a SASL key (up to a NUL, as memcached hands it on) is PLAIN, in any
@@ -507,7 +530,7 @@ static void sasl_cmd(struct conn *c, struct mcb_req *r)
     } else if (!m->sasl_step) {
         goto fail;
     }
-    if (!plain_ok(r->val, r->vlen))
+    if (!plain_ok(c, r->val, r->vlen))
         goto fail; /* a STEP may try again */
     m->sasl_step = 0;
     m->sasl_ok = 1;
@@ -520,8 +543,36 @@ fail:
     out_err(c, r, MCB_ST_AUTH_ERROR);
 }
 
+/* A logged-in ACL user's key patterns (acl_mc_key_allowed): 1 after an Auth error reply */
+static int acl_denied(struct conn *c, struct mcb_req *r)
+{
+    int ok;
+
+    switch (r->base) {
+    case MCB_GET: case MCB_GETK:
+        ok = acl_mc_key_allowed(c, r->key, r->keylen, 0);
+        break;
+    case MCB_GAT: case MCB_GATK: case MCB_TOUCH: case MCB_SET: case MCB_ADD: case MCB_REPLACE:
+    case MCB_APPEND: case MCB_PREPEND: case MCB_DELETE: case MCB_INCR: case MCB_DECR:
+        ok = acl_mc_key_allowed(c, r->key, r->keylen, 1);
+        break;
+    case MCB_FLUSH:
+        ok = acl_mc_key_allowed(c, NULL, 0, 1);
+        break;
+    default:
+        return 0;
+    }
+    if (ok)
+        return 0;
+    out_err(c, r, MCB_ST_AUTH_ERROR);
+    return 1;
+}
+
 static void run(struct conn *c, struct mcb_req *r)
 {
+    if (TC_UNLIKELY(c->user != NULL) &&
+        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed) && acl_denied(c, r))
+        return;
     switch (r->base) {
     case MCB_GET: case MCB_GETK: case MCB_GAT: case MCB_GATK: case MCB_TOUCH:
         get_cmd(c, r);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/acl.h"
 #include "cmd/notify.h"
 #include "cmd/propagate.h"
 #include "cmd/tracking.h"
@@ -112,12 +113,65 @@ static void refused(struct conn *c, struct mc_req *r)
         mc_out_line(c, r->err);
 }
 
+/* A logged-in ACL user's key patterns on the memcached port: 1 after answering the denial
+ * (and logging it, reason key) when a key of r is outside them. Reads need %R, writes %W. */
+static int acl_denied_keys(struct conn *c, struct mc_req *r)
+{
+    int write = 0, many = 0;
+
+    switch (r->cmd) {
+    case MC_GET: case MC_GETS: case MC_MG: case MC_MN: case MC_ME:
+        many = r->cmd == MC_GET || r->cmd == MC_GETS;
+        break;
+    case MC_GAT: case MC_GATS:
+        many = 1;
+        write = 1;
+        break;
+    case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND: case MC_PREPEND: case MC_CAS:
+    case MC_INCR: case MC_DECR: case MC_DELETE: case MC_TOUCH: case MC_MS: case MC_MD:
+    case MC_MA:
+        write = 1;
+        break;
+    case MC_FLUSH_ALL:
+        break;
+    default:
+        return 0;
+    }
+    if (r->cmd == MC_MN || r->cmd == MC_ME)
+        return 0;
+    if (r->cmd == MC_FLUSH_ALL) {
+        /* every key: only for a user allowed all of them */
+        if (acl_mc_key_allowed(c, NULL, 0, 1))
+            return 0;
+        mc_out_line(c, "CLIENT_ERROR access denied");
+        return 1;
+    }
+    if (!many) {
+        if (acl_mc_key_allowed(c, r->key.p, r->key.n, write))
+            return 0;
+    } else {
+        const char *pos = r->keys;
+        struct mc_tok t;
+        int ti = (r->cmd == MC_GAT || r->cmd == MC_GATS) ? 2 : 1, ok = 1;
+        while (ok && (r->rest ? mc_next_token(&pos, r->end, &t)
+                              : ti < r->ntok - 1 ? (t = r->tok[ti++], 1) : 0))
+            ok = acl_mc_key_allowed(c, t.p, t.n, write);
+        if (ok)
+            return 0;
+    }
+    mc_out_line(c, "CLIENT_ERROR access denied");
+    return 1;
+}
+
 static void execute(struct conn *c, struct mc_req *r)
 {
     if (TC_UNLIKELY(r->err != NULL)) {
         refused(c, r);
         return;
     }
+    if (TC_UNLIKELY(c->user != NULL) &&
+        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed) && acl_denied_keys(c, r))
+        return;
     switch (r->cmd) {
     case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
         mc_get_command(c, r);
@@ -287,6 +341,13 @@ void mc_cmd_open(struct conn *c)
 
 void mc_cmd_close(struct conn *c)
 {
+    if (c->user) {
+        struct acl_user *u = c->user;
+        pthread_mutex_lock(&c->w->list_lock);
+        c->user = NULL;
+        pthread_mutex_unlock(&c->w->list_lock);
+        acl_user_unref(u);
+    }
     free(c->argv);
     c->argv = NULL;
     if (c->mc) {

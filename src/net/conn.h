@@ -72,6 +72,7 @@ struct conn {
     uint16_t flags;        /* CONN_* */
     int db;                /* selected database */
     int authed;            /* passed AUTH (or no password needed) */
+    struct acl_user *user; /* ACL user (cmd/acl.h; a reference), NULL: internal, all allowed */
     uint64_t id;           /* CLIENT ID, unique for the process */
     struct worker *w;      /* owner */
     struct conn *prev, *next; /* worker's list (shared: under the list lock) */

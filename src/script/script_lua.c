@@ -16,6 +16,7 @@
 
 #include "cmd/monitor.h"
 #include "cmd/cmd.h"
+#include "cmd/acl.h"
 #include "cmd/propagate.h"
 #include "persist/persist.h"
 #include "core/log.h"
@@ -263,6 +264,25 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, "Wrong number of args calling Redis command from script", raise);
     if (cmd->flags & CMD_NOSCRIPT)
         return refuse(L, "This Redis command is not allowed from script", raise);
+    if (TC_UNLIKELY(f->user != NULL) &&
+        !atomic_load_explicit(&f->user->allperm, memory_order_relaxed)) {
+        /* scripts run with the caller's permissions, checked per call as Redis does */
+        struct conn *who = run->caller ? run->caller : f;
+        struct acl_user *saved = who->user;
+        int pos, r;
+        who->user = f->user;
+        r = acl_check_conn(who, cmd, argc, s->argv, "lua", &pos);
+        who->user = saved;
+        if (r == ACL_DENIED_CMD)
+            return refuse(L, "The user executing the script can't run this command or "
+                             "subcommand", raise);
+        if (r == ACL_DENIED_KEY)
+            return refuse(L, "The user executing the script can't access at least one of the "
+                             "keys mentioned in the command arguments", raise);
+        if (r == ACL_DENIED_CHANNEL)
+            return refuse(L, "The user executing the script can't publish to the channel "
+                             "mentioned in the command", raise);
+    }
     if (run->readonly && ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) || may_replicate(cmd)))
         return refuse(L, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
@@ -836,6 +856,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     }
 
     s->fake.w = c->w;
+    s->fake.user = c->user; /* borrowed for the run: the caller's permissions */
     s->fake.db = c->db;
     s->fake.id = c->id;
     s->fake.resp = 2;
@@ -855,6 +876,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
         reply_failure(L, c, run->sha);
     lua_settop(L, base);
     s->run = NULL;
+    s->fake.user = NULL; /* borrowed for the run only */
     conn_reset_output(&s->fake);
     if (s->fake.wbuf.cap > (1 << 20))
         buf_shrink(&s->fake.wbuf, 16384);

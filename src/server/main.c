@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/acl.h"
 #include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
@@ -134,7 +135,7 @@ static int parse_args(int argc, char **argv, const char **config_file)
     }
     while (i < argc) {
         const char *name = argv[i];
-        const char *vals[16];
+        const char *vals[64];
         int n = 0;
         if (strncmp(name, "--", 2) != 0) {
             fprintf(stderr, "*** FATAL CONFIG ERROR *** unexpected argument '%s'\n", name);
@@ -142,7 +143,7 @@ static int parse_args(int argc, char **argv, const char **config_file)
         }
         name += 2;
         i++;
-        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 16)
+        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 64)
             vals[n++] = argv[i++];
         if (n == 0) {
             /* "--save" alone, or a flag followed directly by another: empty value */
@@ -314,6 +315,13 @@ int main(int argc, char **argv)
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
     script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT, FCALL, FUNCTION */
+    {
+        char aclerr[2048];
+        if (acl_startup(aclerr, sizeof(aclerr))) { /* `user` lines, aclfile (cmd/acl.h) */
+            log_warn("%s", aclerr);
+            return 1;
+        }
+    }
     rdb_funcs.each = script_func_each; /* functions in RDB files, without src/persist */
     rdb_funcs.load = script_func_load; /* depending on src/script */
     rdb_funcs.clear = func_flush;

@@ -53,6 +53,7 @@ SAME = [
     ("ACL", "LOAD"),
     ("ACL", "SAVE", "x"),
     ("ACL",),
+    ("ACL", "HELP"),
 ]
 
 
