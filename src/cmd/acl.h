@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 
@@ -28,6 +29,7 @@ struct acl_pat {
     uint32_t lit;  /* bytes before the first glob character: a key must start with them */
     uint8_t flags; /* ACL_KEY_* (keys); channels: 0 */
     uint8_t kind;  /* PAT_PREFIX: "lit*"; PAT_EXACT: no glob character */
+    uint32_t w0, w1;  /* lit 4..8: the literal's first and last 4 bytes (the fast check) */
     char p[];
 };
 
@@ -58,6 +60,7 @@ struct acl_body {
     char (*pass)[65]; /* SHA-256 hex digests */
     int nsels;        /* sels[0] is the root selector */
     struct acl_sel *sels;
+    uint64_t id;      /* unique for the process's life (a connection's check cache key) */
 };
 
 struct acl_user {
@@ -114,8 +117,60 @@ struct acl_epoch {
 };
 extern struct acl_epoch acl_epochs[ACL_EPOCH_SLOTS];
 
+/* The common case of one selector, decided inline at dispatch: 1 when s allows cmd for sure
+ * (its command bit, and a one-key command's key under a literal-prefix or exact pattern of at
+ * most 8 literal bytes with the access the key spec needs, compared by two 4-byte loads); 0:
+ * run the full check (acl_sel_check), which also gives the denial's reason. */
+static inline __attribute__((always_inline)) int acl_sel_fast_ok(const struct acl_sel *s,
+                                                                 const struct cmd *cmd, int argc,
+                                                                 const struct slice *argv,
+                                                                 const struct acl_pat **hit)
+{
+    unsigned f = s->flags;
+    uint64_t cf = cmd->flags;
+    unsigned id = (unsigned)cmd->id;
+
+    if (!(f & SEL_ALLCOMMANDS) && !((s->bits[id / 64] >> (id % 64)) & 1) && !(cf & CMD_NOAUTH))
+        return 0;
+    if ((cf & CMD_PUBSUB) && !(f & SEL_ALLCHANNELS))
+        return 0;
+    *hit = NULL;
+    if (f & SEL_ALLKEYS)
+        return 1;
+    if (!(cf & CMD_ONE_KEY) || cmd->first >= argc)
+        return 0;
+    const struct slice *k = &argv[cmd->first];
+    unsigned ks = cmd->ks[0].flags;
+    unsigned need = ((ks & KS_ACCESS) ? ACL_KEY_R : 0) |
+                    ((ks & (KS_INSERT | KS_DELETE | KS_UPDATE)) ? ACL_KEY_W : 0);
+    if (k->n == 0)
+        return 0;
+    unsigned b = (unsigned char)k->p[0];
+    for (int i = s->kstart[b]; i < s->kstart[b + 1]; i++) {
+        const struct acl_pat *p = s->kidx[i];
+        uint32_t lit = p->lit;
+        if ((p->flags & need) != need || lit - 1 > 7 || k->n < lit ||
+            (p->kind != PAT_PREFIX && !(p->kind == PAT_EXACT && k->n == lit)))
+            continue;
+        if (lit >= 4) { /* two 4-byte loads, overlapping when lit < 8, cover the literal */
+            uint32_t a, z;
+            memcpy(&a, k->p, 4);
+            memcpy(&z, k->p + lit - 4, 4);
+            if (a == p->w0 && z == p->w1) {
+                *hit = p;
+                return 1;
+            }
+        } else if (k->p[lit / 2] == p->p[lit / 2] && k->p[lit - 1] == p->p[lit - 1]) {
+            *hit = p; /* lit 1..3: byte 0 matched the bucket */
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The check at dispatch for a user not allowed everything: ACL_OK or a denial (not logged) */
-static inline int acl_check_fast(struct conn *c, const struct cmd *cmd, int *pos)
+static inline __attribute__((always_inline)) int acl_check_fast(struct conn *c, const struct cmd *cmd,
+                                                                int *pos)
 {
     _Atomic uint64_t *e = &acl_epochs[(unsigned)c->w->idx % ACL_EPOCH_SLOTS].v;
     uint64_t v = atomic_load_explicit(e, memory_order_relaxed);
@@ -125,8 +180,46 @@ static inline int acl_check_fast(struct conn *c, const struct cmd *cmd, int *pos
     atomic_store(e, v + 1); /* seq_cst: before the load of the rules */
     b = __atomic_load_n(&c->user->b, __ATOMIC_ACQUIRE);
     *pos = 0;
-    r = b->nsels == 1 ? acl_sel_check(&b->sels[0], cmd, c->argc, c->argv, pos)
-                      : acl_body_check(b, cmd, c->argc, c->argv, pos);
+    if (b->id == c->acl_ck_body && cmd == c->acl_ck_cmd) {
+        /* the connection's last command again under the same rules: only its key is new */
+        const struct acl_pat *p = c->acl_ck_pat;
+        if (!p) {
+            r = ACL_OK;
+            goto done;
+        }
+        if (cmd->first < c->argc) {
+            const struct slice *k = &c->argv[cmd->first];
+            uint32_t lit = p->lit;
+            if (k->n >= lit && (p->kind == PAT_PREFIX || k->n == lit) && k->p[0] == p->p[0]) {
+                if (lit >= 4) {
+                    uint32_t x, z;
+                    memcpy(&x, k->p, 4);
+                    memcpy(&z, k->p + lit - 4, 4);
+                    if (x == p->w0 && z == p->w1) {
+                        r = ACL_OK;
+                        goto done;
+                    }
+                } else if (k->p[lit / 2] == p->p[lit / 2] && k->p[lit - 1] == p->p[lit - 1]) {
+                    r = ACL_OK;
+                    goto done;
+                }
+            }
+        }
+    }
+    if (b->nsels == 1) {
+        const struct acl_pat *hit;
+        if (acl_sel_fast_ok(&b->sels[0], cmd, c->argc, c->argv, &hit)) {
+            c->acl_ck_body = b->id;
+            c->acl_ck_cmd = cmd;
+            c->acl_ck_pat = hit;
+            r = ACL_OK;
+        } else {
+            r = acl_sel_check(&b->sels[0], cmd, c->argc, c->argv, pos);
+        }
+    } else {
+        r = acl_body_check(b, cmd, c->argc, c->argv, pos);
+    }
+done:
     atomic_store_explicit(e, v + 2, memory_order_release);
     return r;
 }

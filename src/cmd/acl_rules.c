@@ -5,6 +5,7 @@
  * differ); acl_body_check is the permission test. Needs only the command table (cmd_count,
  * cmd_at, cmd_lookup_full, the categories), so the fuzz target links it alone. */
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,11 @@ static struct acl_pat *pat_new(const char *p, size_t n, int flags)
     while (x->lit < n && !strchr("*?[\\", p[x->lit]))
         x->lit++;
     x->kind = x->lit == n ? PAT_EXACT : x->lit == n - 1 && p[n - 1] == '*' ? PAT_PREFIX : PAT_GLOB;
+    x->w0 = x->w1 = 0;
+    if (x->lit >= 4) {
+        memcpy(&x->w0, x->p, 4);
+        memcpy(&x->w1, x->p + x->lit - 4, 4);
+    }
     return x;
 }
 
@@ -408,6 +414,8 @@ static const char *sel_apply(struct acl_sel *s, const char *op, size_t n)
 }
 
 /* ---- bodies ---- */
+static _Atomic uint64_t body_ids; /* acl_body ids given */
+
 struct acl_body *acl_body_new(void)
 {
     struct acl_body *b = calloc(1, sizeof(*b));
@@ -419,6 +427,7 @@ struct acl_body *acl_body_new(void)
     }
     b->nsels = 1;
     b->flags = USER_OFF;
+    b->id = atomic_fetch_add(&body_ids, 1) + 1;
     sel_init(&b->sels[0]);
     return b;
 }
@@ -441,6 +450,7 @@ struct acl_body *acl_body_copy(const struct acl_body *s)
 
     if (!b)
         return NULL;
+    b->id = atomic_fetch_add(&body_ids, 1) + 1;
     b->flags = s->flags;
     if (s->npass) {
         if (!(b->pass = malloc((size_t)s->npass * sizeof(*b->pass))))

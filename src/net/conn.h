@@ -22,6 +22,7 @@
 #include "proto/resp.h"
 
 struct worker;
+struct acl_pat;
 
 /* The server's protocol ids: c->proto and the listeners' protocol are indexes into
  * srv->proto (worker.h), opaque to net. */
@@ -73,6 +74,11 @@ struct conn {
     int db;                /* selected database */
     int authed;            /* passed AUTH (or no password needed) */
     struct acl_user *user; /* ACL user (cmd/acl.h; a reference), NULL: internal, all allowed */
+    /* the ACL check's cache (cmd/acl.h acl_check_fast): the rules (body id) and command last
+     * allowed, and the key pattern that allowed its key (NULL: no key needed one) */
+    uint64_t acl_ck_body;
+    const void *acl_ck_cmd;
+    const struct acl_pat *acl_ck_pat;
     uint64_t id;           /* CLIENT ID, unique for the process */
     struct worker *w;      /* owner */
     struct conn *prev, *next; /* worker's list (shared: under the list lock) */

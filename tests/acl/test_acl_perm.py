@@ -185,6 +185,38 @@ def test_setuser_changes_apply_to_open_connections(tc_server, redis_server):
     assert got[0] == got[1]
 
 
+def test_repeated_command_check_follows_keys_and_rule_changes(tc_server, redis_server):
+    """A connection repeating one command (twincache caches the last command allowed and the
+    key pattern that allowed it): every new key is still checked, short and long literal
+    prefixes and exact patterns alike, and a SETUSER in between takes effect at once."""
+    got = []
+    for s in (tc_server, redis_server):
+        a = s.client()
+        a.cmd("ACL", "SETUSER", "rep", "reset", "on", ">pw", "~key:*", "~ab*", "~exact",
+              "%R~longprefix:x*", "+@all")
+        c = s.client(single_connection_client=True)
+        r = [reply(c, "AUTH", "rep", "pw")]
+        for k in ["key:1", "key:2", "kez:1", "key:", "ke", "abc", "ab", "axc", "a", "exact",
+                  "exactly", "exac", "longprefix:xy", "longprefix:y", "longprefix:x", "key:3",
+                  "", "k", "abd"]:
+            r.append(reply(c, "GET", k))
+        for k in ["longprefix:xy", "key:9", "key:10", "abq"]:
+            r.append(reply(c, "SET", k, "v"))
+        r.append(reply(c, "GET", "key:1"))
+        a.cmd("ACL", "SETUSER", "rep", "resetkeys", "~other:*")
+        r += [reply(c, "GET", "key:1"), reply(c, "GET", "other:1"), reply(c, "GET", "other:2")]
+        a.cmd("ACL", "SETUSER", "rep", "allkeys")
+        r += [reply(c, "GET", "key:1"), reply(c, "GET", "zzz")]
+        a.cmd("ACL", "SETUSER", "rep", "resetkeys", "-get")
+        r += [reply(c, "GET", "key:1"), reply(c, "GET", "zzz")]
+        got.append(r)
+        a.cmd("ACL", "DELUSER", "rep")
+        for x in (a, c):
+            x.close()
+    assert got[0] == got[1]
+    assert ("error" in str(got[0][3])) and got[0][1] is None  # kez:1 denied, key:1 allowed
+
+
 # ---- the permission matrix ----
 SKIP = {
     "shutdown", "debug", "monitor", "sync", "psync", "replconf", "replicaof", "slaveof",
