@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/acl.h"
+#include "net/worker.h"
 #include "cmd/pubsub.h"
 #include "core/config.h"
 
@@ -166,6 +167,7 @@ void acl_users_init(void)
 
     if (default_user)
         return;
+    net_default_nopass_hook = acl_default_has_nopass; /* protected-mode asks as Redis does */
     b = acl_body_new();
     for (size_t i = 0; b && i < sizeof(rules) / sizeof(rules[0]); i++)
         acl_body_apply(b, rules[i], strlen(rules[i]));

@@ -192,6 +192,8 @@ static const char denied[] =
     "to do one of the above things in order for the server to start accepting connections "
     "from the outside.\r\n";
 
+int (*net_default_nopass_hook)(void);
+
 void net_protected_check(struct worker *w, struct conn *c)
 {
     const char *colon;
@@ -199,7 +201,8 @@ void net_protected_check(struct worker *w, struct conn *c)
 
     if (c->proto != PROTO_RESP || (c->flags & CONN_UNIX) ||
         !__atomic_load_n(&cfg.protected_mode, __ATOMIC_RELAXED) ||
-        !config_str_empty(cfg.requirepass))
+        !(net_default_nopass_hook ? net_default_nopass_hook()
+                                  : config_str_empty(cfg.requirepass)))
         return;
     colon = strrchr(c->addr, ':');
     iplen = colon ? (size_t)(colon - c->addr) : strlen(c->addr);

@@ -203,4 +203,8 @@ static inline void worker_release_held(struct worker *w)
         worker_release_held_all(w);
 }
 
+/* protected-mode (listen.c): whether the default user has no password (Redis's test, the
+ * ACL layer's answer: cmd/acl_user.c sets it at start-up); NULL: requirepass is empty. */
+extern int (*net_default_nopass_hook)(void);
+
 #endif

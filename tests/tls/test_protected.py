@@ -91,3 +91,23 @@ def test_memcached_port_not_protected(certs):
         assert got[0].startswith(b"VERSION")
     finally:
         tc.stop(check=True)
+
+
+def test_default_user_password_set_by_acl(pair):
+    """The test is the default user's nopass flag, as Redis's: a password given with ACL
+    SETUSER (requirepass untouched) lifts the protection, nopass brings it back."""
+    got = []
+    for srv in pair:
+        r = redis.Redis(host=HOST, port=srv.port, single_connection_client=True)
+        r.execute_command("ACL", "SETUSER", "default", ">secret")
+        try:
+            a = from_remote(srv.port)
+            r.execute_command("ACL", "SETUSER", "default", "resetpass")
+            b = from_remote(srv.port)
+        finally:
+            r.execute_command("ACL", "SETUSER", "default", "nopass")
+        c = from_remote(srv.port)
+        got.append((a, b[0][:7], c[0][:7]))
+    assert got[0] == got[1]
+    assert got[0][0][0].startswith(b"-NOAUTH") and got[0][1] == b"-NOAUTH" and \
+        got[0][2] == b"-DENIED", got
