@@ -208,6 +208,22 @@ static void list_one(struct acl_user *u, void *arg)
     reply_bulk(a->c, a->line.data + a->line.rpos, buf_len(&a->line));
 }
 
+static void rewrite_one(struct acl_user *u, void *arg)
+{
+    struct buf *out = arg;
+    buf_append(out, "user ", 5);
+    buf_append(out, u->name, u->nlen);
+    buf_append(out, " ", 1);
+    acl_body_describe(u->b, out);
+    buf_append(out, "\n", 1);
+}
+
+/* CONFIG REWRITE's user lines (core/config.h config_users_hook). */
+static void rewrite_users(struct buf *out)
+{
+    acl_users_each(rewrite_one, out);
+}
+
 /* ACL LIST: every user's rules in Redis's form. */
 static void acl_list_command(struct conn *c)
 {
@@ -533,5 +549,6 @@ static struct cmd cmds[] = {
 void cmd_acl_setup(void)
 {
     acl_users_init();
+    config_users_hook = rewrite_users;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
 }

@@ -154,6 +154,10 @@ static int parse_users(char **lines, int nlines, const char *fname, struct buf *
         }
         v = nv;
         v[n++] = u;
+        /* config lines: the default user is reset first (Redis's ACLLoadConfiguredUsers), which
+         * gives it sanitize-payload unless the line says otherwise */
+        if (!strcmp(fname, "redis.conf") && !strcmp(w[1], "default"))
+            acl_body_apply(b, "reset", 5);
         apply_words(b, w + 2, nw - 2, fname, lineno, errs);
     }
     free(w);

@@ -772,6 +772,16 @@ static int same_value(const struct setting *a, const struct setting *b)
     return a->ptr == b->ptr;
 }
 
+void (*config_users_hook)(struct buf *out);
+
+/* A `user` line of the config file (CONFIG REWRITE writes the current users instead). */
+static int is_user_line(const char *line)
+{
+    while (*line == ' ' || *line == '\t')
+        line++;
+    return !strncasecmp(line, "user", 4) && (line[4] == ' ' || line[4] == '\t');
+}
+
 int config_rewrite(const char *path, char *err, size_t errcap)
 {
     FILE *f = fopen(path, "r");
@@ -786,6 +796,8 @@ int config_rewrite(const char *path, char *err, size_t errcap)
     if (f) {
         while (getline(&line, &linecap, f) >= 0) {
             const struct setting *s = line_setting(line);
+            if (config_users_hook && is_user_line(line))
+                continue; /* the users are written below, as they are now */
             if (!strncmp(line, marker, strlen(marker))) {
                 generated = 1;
                 continue; /* written again below, before what is added */
@@ -834,6 +846,18 @@ int config_rewrite(const char *path, char *err, size_t errcap)
             generated = 1;
         }
         setting_lines(&settings[i], &out);
+    }
+    /* the users, when they are not kept in an aclfile (Redis: rewriteConfigUserOption) */
+    if (config_users_hook && !cfg.aclfile[0]) {
+        struct buf users = {0};
+        config_users_hook(&users);
+        if (buf_len(&users) && !generated) {
+            buf_append(&out, marker, strlen(marker));
+            buf_append(&out, "\n", 1);
+            generated = 1;
+        }
+        buf_append(&out, users.data ? users.data + users.rpos : "", buf_len(&users));
+        buf_deinit(&users);
     }
     /* written to a temporary file beside it, then renamed over it */
     snprintf(tmp, sizeof(tmp), "%s.tmp-rewrite-%d", path, (int)getpid());

@@ -177,3 +177,38 @@ def test_acllog_max_len_and_pubsub_default(tc, rs):
         c.cmd("ACL", "LOG", "RESET")
         got.append(r)
     assert got[0] == got[1]
+
+
+def test_config_rewrite_writes_user_lines(tmp_path):
+    """Without an aclfile, CONFIG REWRITE replaces the config file's `user` lines with the
+    users as they are now (Redis's rewriteConfigUserOption); a restart from the file has
+    them."""
+    got = []
+    for kind in ("tc", "redis"):
+        conf = tmp_path / ("%s.conf" % kind)
+        conf.write_text("user old on >x ~* +@all\nuser alice off\n")
+        start = tcharness.start_twincache if kind == "tc" else tcharness.start_redis
+        kw = {"check": True} if kind == "tc" else {}
+        s = start(config_file=str(conf), client_defaults=CLIENT, **kw)
+        try:
+            c = s.client()
+            c.cmd("ACL", "SETUSER", "alice", "on", ">pw", "~app:*", "+get")
+            c.cmd("ACL", "DELUSER", "old")
+            c.cmd("ACL", "SETUSER", "carol", "on", "nopass", "%R~r:*", "+@read")
+            assert c.cmd("CONFIG", "REWRITE") == b"OK"
+            lines = [l for l in conf.read_text().splitlines() if l.startswith("user ")]
+            got.append(sorted(norm_rules(l.encode()) for l in lines))
+            before = sorted(norm_rules(u) for u in c.cmd("ACL", "LIST"))
+            c.close()
+        finally:
+            s.stop()
+        s = start(config_file=str(conf), client_defaults=CLIENT, **kw)
+        try:
+            c = s.client()
+            got.append((before, sorted(norm_rules(u) for u in c.cmd("ACL", "LIST"))))
+            c.close()
+        finally:
+            s.stop()
+    for a, b in zip(got[0:2], got[2:4]):
+        assert a == b, (a, b)
+    assert any("carol" in str(u) for u in got[0]) and not any(" old " in str(u) for u in got[0])
