@@ -274,3 +274,35 @@ def test_requirepass_is_default_password(tc, rs):
             got.append(state(c, "default"))
             c.cmd("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all")
     assert got[0:3] == got[3:6]
+
+
+def test_many_failing_auths_counted_and_others_served(tc_server, redis_server):
+    """20,000 wrong passwords pipelined on one connection: each answered WRONGPASS, one ACL
+    LOG entry counts them all (as Redis groups them), and another client is served meanwhile."""
+    import socket
+    got = []
+    n = 20000
+    for s in (tc_server, redis_server):
+        a = s.client()
+        a.cmd("ACL", "LOG", "RESET")
+        a.cmd("ACL", "SETUSER", "victim", "on", ">right", "~*", "+@all")
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        sock.sendall(b"*3\r\n$4\r\nAUTH\r\n$6\r\nvictim\r\n$5\r\nwrong\r\n" * n)
+        other = s.client()
+        assert other.cmd("PING") in (b"PONG", True)
+        data = b""
+        want = n * len(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+        while len(data) < want:
+            chunk = sock.recv(1 << 20)
+            assert chunk
+            data += chunk
+        sock.close()
+        lines = data.split(b"\r\n")[:-1]
+        entry = a.cmd("ACL", "LOG", "1")[0]
+        d = dict(zip(entry[0::2], entry[1::2]))
+        got.append((len(lines), set(lines), d[b"count"], d[b"reason"], d[b"username"]))
+        a.cmd("ACL", "DELUSER", "victim")
+        a.close()
+        other.close()
+    assert got[0] == got[1]
+    assert got[0][0] == n and got[0][2] == n
