@@ -201,20 +201,14 @@ static void list_one(struct acl_user *u, void *arg)
 {
     struct list_arg *a = arg;
     a->line.rpos = a->line.wpos = 0;
-    buf_append(&a->line, "user ", 5);
-    buf_append(&a->line, u->name, u->nlen);
-    buf_append(&a->line, " ", 1);
-    acl_body_describe(u->b, &a->line);
+    acl_user_line(u, &a->line);
     reply_bulk(a->c, a->line.data + a->line.rpos, buf_len(&a->line));
 }
 
 static void rewrite_one(struct acl_user *u, void *arg)
 {
     struct buf *out = arg;
-    buf_append(out, "user ", 5);
-    buf_append(out, u->name, u->nlen);
-    buf_append(out, " ", 1);
-    acl_body_describe(u->b, out);
+    acl_user_line(u, out);
     buf_append(out, "\n", 1);
 }
 

@@ -249,6 +249,9 @@ void acl_log_denial(struct conn *c, int reason, const char *ctx, const struct cm
 const char *acl_setuser(const char *name, size_t nlen, int nargs, const struct slice *args,
                         char *err, size_t cap);
 int acl_deluser(struct conn *c, const char *name, size_t nlen);
+/* "user <name> <rules>" as ACL LIST, ACL SAVE and CONFIG REWRITE write it, appended to out
+ * (no newline). Under the table lock (acl_users_each). */
+void acl_user_line(const struct acl_user *u, struct buf *out);
 /* Calls fn for each user in name order, under the table lock */
 void acl_users_each(void (*fn)(struct acl_user *u, void *arg), void *arg);
 int acl_users_count(void);

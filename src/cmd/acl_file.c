@@ -257,10 +257,7 @@ static void save_one(struct acl_user *u, void *arg)
 {
     struct save_arg *a = arg;
     a->line.rpos = a->line.wpos = 0;
-    buf_append(&a->line, "user ", 5);
-    buf_append(&a->line, u->name, u->nlen);
-    buf_append(&a->line, " ", 1);
-    acl_body_describe(u->b, &a->line);
+    acl_user_line(u, &a->line);
     buf_append(&a->line, "\n", 1);
     if (fwrite(a->line.data + a->line.rpos, 1, buf_len(&a->line), a->f) != buf_len(&a->line))
         a->err = 1;

@@ -588,3 +588,11 @@ static void kill_pubsub_if_needed(struct acl_user *u, const struct acl_body *old
         pubsub_each_sub(unsub_one, &a);
     }
 }
+
+void acl_user_line(const struct acl_user *u, struct buf *out)
+{
+    buf_append(out, "user ", 5);
+    buf_append(out, u->name, u->nlen);
+    buf_append(out, " ", 1);
+    acl_body_describe(u->b, out);
+}

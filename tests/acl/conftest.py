@@ -18,6 +18,17 @@ import tcharness  # noqa: E402
 CLIENT = {"decode": False, "exact_errors": True, "raw": True}
 
 
+def reply(c, *args):
+    """A command's reply, ("error", text) or ("closed",): comparable across servers."""
+    import redis
+    try:
+        return c.cmd(*args)
+    except redis.exceptions.ResponseError as e:
+        return ("error", str(e))
+    except (redis.exceptions.ConnectionError, OSError):
+        return ("closed",)
+
+
 @pytest.fixture(scope="session")
 def tc_server():
     tcharness.require_twincache()

@@ -3,13 +3,7 @@ and error texts (WRONGPASS, NOAUTH), user names case-sensitive, with and without
 
 import pytest
 import redis
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
+from conftest import reply
 
 
 CASES = [

@@ -8,13 +8,7 @@ import socket
 
 import pytest
 import redis
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
+from conftest import reply
 
 
 SAME = [

@@ -8,17 +8,8 @@ import tempfile
 import pytest
 import redis
 
-from conftest import CLIENT, tcharness
+from conftest import CLIENT, tcharness, reply
 from test_acl_users import norm_rules
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
-    except (redis.exceptions.ConnectionError, OSError):
-        return ("closed",)
 
 
 @pytest.fixture(scope="module")

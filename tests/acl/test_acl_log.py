@@ -5,15 +5,9 @@ the servers by nature: they are checked for shape only."""
 
 import pytest
 import redis
+from conftest import reply
 
 FIELDS = [b"count", b"reason", b"context", b"object", b"username", b"age-seconds", b"client-info"]
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
 
 
 def fail(srv, *args):

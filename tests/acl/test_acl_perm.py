@@ -7,17 +7,9 @@ table: every command both servers have, run by a user limited to ~app:* and by o
 
 import pytest
 import redis
+from conftest import reply
 
 FIELDS = [b"count", b"reason", b"context", b"object", b"username", b"age-seconds", b"client-info"]
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
-    except (redis.exceptions.ConnectionError, OSError):
-        return ("closed",)
 
 
 def as_user(srv, user, *cmds):

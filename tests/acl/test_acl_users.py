@@ -10,15 +10,9 @@ import re
 
 import pytest
 import redis
+from conftest import reply
 
 HASH = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"  # "password"
-
-
-def reply(c, *args):
-    try:
-        return c.cmd(*args)
-    except redis.exceptions.ResponseError as e:
-        return ("error", str(e))
 
 
 def norm_rules(s):
