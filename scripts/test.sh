@@ -68,6 +68,11 @@ fi
 echo "== tests/repl under ASan+UBSan (replication, Sentinel failover) =="
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/repl
+echo "== tests/acl and tests/snapshot under ASan+UBSan (lock-free rule reads, the snapshot thread) =="
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider tests/snapshot
 echo "== threaded suites under ThreadSanitizer (transactions, Pub/Sub, blocking, concurrency, limits, memcached, data types, persistence) =="
 # detect_deadlocks=0: EXEC and BGSAVE hold every stripe mutex (in ascending order), more than
 # the 64 TSan's deadlock detector can track. tests/tsan.supp documents its only exception.
@@ -81,6 +86,9 @@ echo "== tests/persist under ThreadSanitizer =="
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
 echo "== tests/repl under ThreadSanitizer =="
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/repl
+echo "== tests/acl and tests/snapshot under ThreadSanitizer =="
+TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
+TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/snapshot
 unset TSAN_OPTIONS
 echo "== fuzzers (libFuzzer, 30 s per target) =="
 ./scripts/build.sh fuzz >/dev/null
