@@ -68,6 +68,9 @@ SEQS = {
         ("OBJECT", "ENCODING", "foo"), ("EXISTS", "foo"), ("TOUCH", "foo"),
         ("MULTI",), ("GET", "foo"), ("GET", "app:1"), ("EXEC",),
         ("MULTI",), ("FLUSHALL",), ("DISCARD",),
+        ("MIGRATE", "127.0.0.1", "1", "foo", "0", "100"),
+        ("MIGRATE", "127.0.0.1", "1", "", "0", "100", "KEYS", "app:1", "foo"),
+        ("MIGRATE", "127.0.0.1", "1", "app:nokey", "0", "100"),
         ("PSUBSCRIBE", "zz*"),
     ],
     "ro": [
