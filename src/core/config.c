@@ -236,6 +236,11 @@ void config_defaults(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+    for (int i = 0; i < config_user_nlines; i++) /* `user` lines read before go too */
+        free(config_user_lines[i]);
+    free(config_user_lines);
+    config_user_lines = NULL;
+    config_user_nlines = 0;
     memset(&cfg, 0, sizeof(cfg));
     cfg.port = 6379;
     cfg.memcache_port = 11211;
