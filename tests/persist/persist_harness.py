@@ -30,3 +30,50 @@ def make_redis(dir_, *extra):
     """redis-server --port P --dir dir_ --save '' --appendonly no [extra], not yet started."""
     return tcharness.start_redis(*extra, dir=dir_, start=False, stop_timeout=STOP_TIMEOUT,
                                  client_defaults=CLIENT)
+
+
+# ---- pytest fixtures, imported by tests/persist and tests/snapshot conftest.py ----
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _stop_all(started):
+    """Stop every server (by PID); fail with every sanitizer report found."""
+    errors = []
+    for s in started:
+        try:
+            s.stop()
+        except AssertionError as e:
+            errors.append(str(e))
+    assert not errors, "\n\n".join(errors)
+
+
+def _factory(make, tmp_path):
+    started = []
+
+    def start(*args, dir=None):
+        srv = make(str(dir or tmp_path), *args)
+        started.append(srv)
+        return srv.start()
+
+    return start, started
+
+
+@pytest.fixture
+def tc_factory(tmp_path):
+    """tc_factory(*args, dir=None) -> a started twincache, stopped after the test (a sanitizer
+    report in its output fails the test, whenever it is stopped)."""
+    start, started = _factory(make_twincache, tmp_path)
+    yield start
+    _stop_all(started)
+
+
+@pytest.fixture
+def redis_factory(tmp_path):
+    """redis_factory(*args, dir=None) -> a started redis-server 7.0 in dir."""
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server not installed")
+    start, started = _factory(make_redis, tmp_path)
+    yield start
+    _stop_all(started)
