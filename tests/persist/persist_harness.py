@@ -32,6 +32,18 @@ def make_redis(dir_, *extra):
                                  client_defaults=CLIENT)
 
 
+def wait_bgsave(r, timeout=60):
+    """INFO persistence once no BGSAVE is in progress on client r (fails after timeout s)."""
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if not info["rdb_bgsave_in_progress"]:
+            return info
+        time.sleep(0.01)
+    raise AssertionError("BGSAVE did not finish")
+
+
 # ---- pytest fixtures, imported by tests/persist and tests/snapshot conftest.py ----
 import shutil  # noqa: E402
 

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from persist_harness import make_twincache
+from persist_harness import make_twincache, wait_bgsave
 
 NDB = 16
 
@@ -260,16 +260,6 @@ def test_info_persistence_and_lastsave(tc_factory):
     assert info["rdb_saves"] == 1
     assert r.config_get("rdbcompression") == {"rdbcompression": "yes"}
     assert r.config_get("rdbchecksum") == {"rdbchecksum": "yes"}
-
-
-def wait_bgsave(r, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        info = r.info("persistence")
-        if not info["rdb_bgsave_in_progress"]:
-            return info
-        time.sleep(0.05)
-    raise AssertionError("BGSAVE did not finish")
 
 
 def test_bgsave_while_writing(tc_factory):

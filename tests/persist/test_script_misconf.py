@@ -6,16 +6,7 @@ import os
 import time
 
 import redis
-
-
-def wait_bgsave(r, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        info = r.info("persistence")
-        if not info["rdb_bgsave_in_progress"]:
-            return info
-        time.sleep(0.05)
-    raise AssertionError("BGSAVE did not finish")
+from persist_harness import wait_bgsave  # noqa: E402
 
 
 def call(r, *args):

@@ -17,6 +17,7 @@ import threading
 import time
 
 import pytest
+from persist_harness import wait_bgsave  # noqa: E402
 
 NKEYS = 200000
 NSMALL = 5000  # hashes, counters, deleted and new keys
@@ -27,16 +28,6 @@ def check_rdb(path):
     out = subprocess.run(["redis-check-rdb", path], capture_output=True, text=True)
     assert out.returncode == 0 and "RDB looks OK" in out.stdout, out.stdout + out.stderr
     return out.stdout
-
-
-def wait_bgsave(r, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        info = r.info("persistence")
-        if not info["rdb_bgsave_in_progress"]:
-            return info
-        time.sleep(0.01)
-    raise AssertionError("BGSAVE did not finish")
 
 
 def populate(tc):
