@@ -787,6 +787,17 @@ static int arena_put(unsigned char **b, size_t *len, size_t *cap, const void *p,
     return 0;
 }
 
+/* The item in slot j of t when there is one whose TTL has not passed at now (its expire time,
+ * 0 for none, in *exp), else NULL: what a snapshot writes. */
+static struct item *live_at(const struct ht *t, uint32_t j, int64_t now, int64_t *exp)
+{
+    if (!t->slots[j])
+        return NULL;
+    struct item *it = ht_slot_item(t->slots[j]);
+    *exp = item_expire(it);
+    return *exp && *exp <= now ? NULL : it;
+}
+
 int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
                     struct rdb_copy *cp)
 {
@@ -814,11 +825,9 @@ int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
         if (!t->count || !t->slots)
             continue;
         for (uint32_t j = 0; j < t->size && !w.err; j++) {
-            if (!t->slots[j])
-                continue;
-            struct item *it = ht_slot_item(t->slots[j]);
-            int64_t exp = item_expire(it);
-            if (exp && exp <= now)
+            int64_t exp;
+            struct item *it = live_at(t, j, now, &exp);
+            if (!it)
                 continue;
             cp->nkeys++;
             if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
@@ -942,13 +951,10 @@ static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts 
         for (uint32_t i = 0; i < s->nstripes && !w->err; i++) {
             struct ht *t = &s->stripes[i].db[db];
             for (uint32_t j = 0; j < t->size && t->slots && !w->err; j++) {
-                if (!t->slots[j])
-                    continue;
-                struct item *it = ht_slot_item(t->slots[j]);
-                int64_t exp = item_expire(it);
-                if (exp && exp <= now)
-                    continue;
-                w_key(w, it, exp);
+                int64_t exp;
+                struct item *it = live_at(t, j, now, &exp);
+                if (it)
+                    w_key(w, it, exp);
             }
         }
     }
