@@ -110,33 +110,46 @@ static void rec_slices(int db, int argc, const struct slice *argv)
     rec_close(at);
 }
 
-/* The digits of n (decimal). */
-static size_t ndigits(size_t n)
+/* The digits of n (decimal): small lengths without a loop. */
+static inline size_t ndigits(size_t n)
 {
-    size_t d = 1;
-    for (size_t p = 10; n >= p && d < 20; p *= 10)
+    size_t d = 4;
+    if (n < 10)
+        return 1;
+    if (n < 100)
+        return 2;
+    if (n < 1000)
+        return 3;
+    for (size_t p = 10000; n >= p && d < 20; p *= 10)
         d++;
     return d;
 }
 
-/* c's command as received when its RESP frame is laid out exactly as rec_slices would write
- * it (every argument where the canonical encoding puts it, the same total length): the frame
- * is then copied whole instead of being formatted again. Anything else (an inline command,
- * argv rewritten or replaced: EXEC, a blocked command's retry) is formatted. */
+/* c's command as received, when the parser read its frame in one pass (c->frame, set only
+ * then: every length in canonical digits) and argv is still that frame's, each argument where
+ * the canonical encoding puts it: the frame is then copied whole instead of being formatted
+ * again. The CRLF around each argument is checked too (the parser skips the byte after a CR
+ * and a bulk's trailer unchecked, as Redis does). Anything else (an inline command, a frame
+ * read in pieces, argv rewritten or replaced: EXEC, a blocked command's retry, a blocking
+ * command's plain form) is formatted. */
 static void rec_command(struct conn *c, int db)
 {
     const char *f = c->frame;
-    size_t pos;
 
     if (f && f[0] == '*') {
-        pos = 3 + ndigits((size_t)c->argc);
+        size_t pos = 3 + ndigits((size_t)c->argc);
+        if (f[pos - 2] != '\r' || f[pos - 1] != '\n')
+            f = NULL;
         for (int i = 0; i < c->argc && f; i++) {
-            pos += 3 + ndigits(c->argv[i].n);
-            if (c->argv[i].p != f + pos || f[pos - 1] != '\n' || f[pos - 2] != '\r')
+            const char *p = c->argv[i].p;
+            size_t n = c->argv[i].n;
+            pos += 3 + ndigits(n);
+            if (p != f + pos || pos + n + 2 > c->frame_n || p[-2] != '\r' || p[-1] != '\n' ||
+                p[n] != '\r' || p[n + 1] != '\n')
                 f = NULL;
-            pos += c->argv[i].n + 2;
+            pos += n + 2;
         }
-        if (f && pos == c->frame_n && f[pos - 2] == '\r' && f[pos - 1] == '\n') {
+        if (f && pos == c->frame_n) {
             size_t at = rec_open(db);
             if (buf_reserve(&tl.pend, pos))
                 return;

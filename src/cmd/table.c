@@ -635,7 +635,7 @@ void cmd_resp_input(struct conn *c)
         char *base = c->rbuf.data + c->rbuf.rpos;
         const struct resp_arg *args;
         size_t used = 0;
-        int r, argc;
+        int r, argc, fast;
 
         if (conn_pending(c) > conn_pause_bytes(c)) {
             c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
@@ -644,6 +644,7 @@ void cmd_resp_input(struct conn *c)
         /* frames parsed ahead were parsed as an authenticated client's: a command of the
          * batch that ended the authentication (RESET, AUTH) sends the rest to resp_parse */
         if (ah.next < ah.n && !c->rp.unauth) {
+            fast = 1; /* resp_parse_ahead reads frames as parse_fast */
             args = ah.arg + ah.f[ah.next].first;
             argc = ah.f[ah.next].argc;
             used = ah.f[ah.next].used;
@@ -664,6 +665,7 @@ void cmd_resp_input(struct conn *c)
                 resp_parser_reset(&c->rp);
                 break;
             }
+            fast = c->rp.fast;
             args = c->rp.argv;
             argc = (int)c->rp.argc;
             c->rp.argc = 0;
@@ -695,7 +697,7 @@ void cmd_resp_input(struct conn *c)
         c->rbuf.rpos += used;
         if (argc == 0)
             continue;
-        c->frame = base;
+        c->frame = fast ? base : NULL; /* propagation copies a fast-parsed frame as it came */
         c->frame_n = used;
         call(c, &clk);
         c->frame = NULL;

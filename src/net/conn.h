@@ -91,8 +91,9 @@ struct conn {
     struct resp_parser rp; /* RESP parser state */
     struct slice *argv;    /* the current command's arguments */
     int argc;
-    /* the RESP frame argv was parsed from, while the command runs (cmd layer), or NULL: the
-     * AOF and replication copy it as it is when it is laid out as they would write it */
+    /* the RESP frame argv was parsed from while the command runs (cmd layer), when the parser
+     * read it in one pass (resp_parser.fast: canonical lengths, arguments where the encoding
+     * puts them), else NULL: the AOF and replication copy it as it came */
     const char *frame;
     size_t frame_n;
     int argv_cap;

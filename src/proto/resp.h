@@ -41,6 +41,9 @@ struct resp_parser {
     long long max_bulk;  /* proto-max-bulk-len */
     int unauth;          /* the client must authenticate: tight limits */
     char bad;            /* the byte behind RESP_ERR_DOLLAR */
+    int fast;            /* the last RESP_OK frame was a whole "*N\r\n$L\r\n..." frame read in
+                          * one pass (parse_fast): every length in canonical digits and every
+                          * argument where that encoding puts it */
 };
 
 /* Parse one command from p[0..n). On RESP_OK *used is the frame size and argv/argc are set

@@ -297,14 +297,17 @@ int resp_parse(struct resp_parser *rp, char *p, size_t n, size_t *used)
 {
     int toolong, r;
 
+    rp->fast = 0;
     if (rp->mbulk < 0) {
         if (n == 0)
             return RESP_NEED_MORE;
         if (p[0] != '*') {
             return parse_inline(rp, p, n, used);
         }
-        if (!rp->unauth && (rp->argc = parse_fast(rp, p, n, rp->argv, rp->argv_cap, used)) > 0)
+        if (!rp->unauth && (rp->argc = parse_fast(rp, p, n, rp->argv, rp->argv_cap, used)) > 0) {
+            rp->fast = 1;
             return RESP_OK; /* mbulk, bulklen and pos are still reset */
+        }
         rp->pos = 0;
         r = read_len(p, n, &rp->pos, &rp->mbulk, &toolong);
         if (r == 0) {

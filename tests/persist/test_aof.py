@@ -522,3 +522,28 @@ def test_bgrewriteaof_with_aof_off(tc_factory, redis_factory, tmp_path):
     rs = redis_factory("--appendonly", "yes", dir=tmp_path / "tc")
     r = rs.client()
     assert r.mget("a", "b") == [b"1", b"2"] and r.lrange("l", 0, -1) == [b"x", b"y"]
+
+
+def test_loose_separators_logged_well_formed(tc_factory):
+    """Frames whose CR is followed by another byte than LF, or whose bulk trailer is not CRLF
+    (accepted, as Redis accepts them: those bytes are skipped unchecked), are logged well
+    formed, so the AOF loads after a kill -9 with every acknowledged key. Copied as sent, the
+    AOF was refused at the next start."""
+    tc = tc_factory(*AOF)
+    frames = (b"*3\r\n$3\r\nSET\rX$2\r\nk1\r\n$2\r\nv1\r\n"
+              b"*3\r\n$3\r\nSETXY$2\r\nk2\r\n$2\r\nv2\r\n"
+              b"*3\rZ$3\r\nSET\r\n$2\r\nk3\r\n$2\r\nv3\r\n"
+              b"*3\r\n$3\r\nSET\r\n$2\r\nk4\r\n$2\r\nv4ZZ"
+              b"*1\r\n$4\r\nPING\r\n")
+    with socket.create_connection(("127.0.0.1", tc.port), timeout=30) as s:
+        s.sendall(frames)
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            chunk = s.recv(1 << 16)
+            assert chunk
+            data += chunk
+    assert data == b"+OK\r\n" * 4 + b"+PONG\r\n"
+    kill9(tc)
+    tc.start()
+    r = tc.client()
+    assert [r.get("k%d" % i) for i in range(1, 5)] == [b"v1", b"v2", b"v3", b"v4"]

@@ -742,3 +742,37 @@ def test_frames_copied_as_sent_and_reformatted(servers, replica_kind):
     want = dataset(p)
     assert want and sum(len(d) for d in want.values()) > 700
     assert dataset(rep) == want
+
+
+@pytest.mark.parametrize("primary_kind", ["tc", "redis"])
+def test_loose_separators_reach_the_stream_well_formed(servers, primary_kind):
+    """A client's frame whose CR is followed by another byte than LF (the parsers of both
+    servers skip that byte, and a bulk's two trailing bytes, unchecked, as Redis does) is
+    accepted by the primary; the stream it writes stays well formed, so a twincache replica
+    applies it without dropping its link (no new full sync) and ends with the same data.
+    Copied as sent, such a frame made the replica drop the link at every one of them."""
+    p = servers.tc() if primary_kind == "tc" else servers.redis()
+    rep = servers.tc()
+    follow(rep, p)
+    full0 = info(p, "stats")["sync_full"]
+    frames = [
+        b"*3\r\n$3\r\nSET\rX$2\r\nk1\r\n$2\r\nv1\r\n",    # a bulk header's CR, then X
+        b"*3\r\n$3\r\nSETXY$2\r\nk2\r\n$2\r\nv2\r\n",      # a bulk's trailer
+        b"*3\rZ$3\r\nSET\r\n$2\r\nk3\r\n$2\r\nv3\r\n",     # the array header
+        b"*3\r\n$3\r\nSET\r\n$2\r\nk4\r\n$2\r\nv4ZZ",      # the last trailer
+        b"*3\r\n$3\r\nSET\r\n$2\r\nk5\r\n$2\r\nv5\r\n",    # and a clean one
+    ]
+    with socket.create_connection(("127.0.0.1", p.port), timeout=30) as s:
+        s.sendall(b"".join(frames) + b"*1\r\n$4\r\nPING\r\n")
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            chunk = s.recv(1 << 16)
+            assert chunk, "the primary closed the connection"
+            data += chunk
+    assert data == b"+OK\r\n" * 5 + b"+PONG\r\n"
+    wait_for(lambda: info(rep)["master_repl_offset"] == info(p)["master_repl_offset"] and
+             info(rep).get("master_link_status") == "up", 30, "the replica to catch up")
+    want = dataset(p)
+    assert sorted(want.get(0, {})) == [b"k1", b"k2", b"k3", b"k4", b"k5"]
+    assert dataset(rep) == want
+    assert info(p, "stats")["sync_full"] == full0
