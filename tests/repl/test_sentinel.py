@@ -44,6 +44,30 @@ def node_conf(d, port, primary=None):
     return conf
 
 
+def sentinel_view(port):
+    """(primary port, flags) as one Sentinel sees the group, or None when it does not answer."""
+    try:
+        sc = redis.Redis(port=port, decode_responses=True, socket_timeout=2)
+        m = dict(zip(*[iter(sc.execute_command("SENTINEL", "MASTER", "tc"))] * 2))
+        return int(m["port"]), m["flags"]
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+        return None
+
+
+def diagnostics(nodes, sentinels):
+    """What each node and Sentinel says, for a failure message."""
+    out = []
+    for n in nodes:
+        try:
+            info = redis.Redis(port=n.port, socket_timeout=2).info("replication")
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            info = repr(e)
+        out.append("node %d: %s\n%s" % (n.port, info, n.output_tail(25)))
+    for s in sentinels:
+        out.append("sentinel %d:\n%s" % (s.port, s.output_tail(40)))
+    return "\n".join(out)
+
+
 @pytest.mark.skipif(not os.path.exists(SENTINEL), reason="redis-sentinel is not installed")
 def test_sentinel_failover_keeps_every_acknowledged_write(servers, tmp_path):
     ports = tcharness.free_ports(6)
@@ -142,17 +166,29 @@ def test_sentinel_failover_keeps_every_acknowledged_write(servers, tmp_path):
         assert got == {"port": new_addr[1], "value": "via-sentinel", "role": "master"}, got
     missing = [k for a in acked for k in a if newp.get(k) is None]
     assert not missing, "acknowledged writes lost: %s" % missing[:10]
+    # every Sentinel agrees on the new primary and has ended the failover before the old one
+    # comes back (an operator restarts a dead node after the failover, not in the middle of it)
+    end = time.time() + 30
+    while True:
+        views = [sentinel_view(p) for p in ports[3:]]
+        if all(v and v[0] == new_addr[1] and "failover_in_progress" not in v[1] for v in views):
+            break
+        assert time.time() < end, "the Sentinels did not settle on %s: %s\n%s" % (
+            new_addr, views, diagnostics(nodes, sentinels))
+        time.sleep(0.2)
     # the old primary rejoins as a replica of the new one
     primary.start()
-    end = time.time() + 40
+    end = time.time() + 60
     while True:
+        role = None
         try:
             role = redis.Redis(port=primary.port).execute_command("ROLE")
             if role[0] == b"slave" and role[2] == new_addr[1] and role[3] == b"connected":
                 break
         except redis.ConnectionError:
             pass
-        assert time.time() < end, "the old primary did not rejoin as a replica"
+        assert time.time() < end, "the old primary did not rejoin as a replica: ROLE %s\n%s" % (
+            role, diagnostics(nodes, sentinels))
         time.sleep(0.2)
     old = redis.Redis(port=primary.port)
     end = time.time() + 10
