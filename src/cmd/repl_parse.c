@@ -12,6 +12,29 @@ static int header_num(const char *s, const char *e, long long *v, const char **n
     const char *d = s + 1, *q = d;
     long long x = 0;
 
+    /* one to three digits, the first not 0, and the CRLF all here: the stream's usual case */
+    if (e - d >= 5 && (unsigned)(d[0] - '1') < 9u) {
+        x = d[0] - '0';
+        if (d[1] == '\r' && d[2] == '\n') {
+            *v = x;
+            *next = d + 3;
+            return 1;
+        }
+        if ((unsigned)(d[1] - '0') < 10u) {
+            x = x * 10 + (d[1] - '0');
+            if (d[2] == '\r' && d[3] == '\n') {
+                *v = x;
+                *next = d + 4;
+                return 1;
+            }
+            if ((unsigned)(d[2] - '0') < 10u && d[3] == '\r' && d[4] == '\n') {
+                *v = x * 10 + (d[2] - '0');
+                *next = d + 5;
+                return 1;
+            }
+        }
+        x = 0;
+    }
     while (q < e && *q >= '0' && *q <= '9') {
         if (q - d >= 18)
             return -1;
