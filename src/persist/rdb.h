@@ -73,6 +73,16 @@ struct rdb_copy {
  * strings). 0 or -1 (out of memory: nothing kept). */
 int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
                     struct rdb_copy *cp);
+/* The same without the keys skip(skip_arg, db, key, klen) answers nonzero for (a forkless
+ * snapshot's keys changed since its start: it holds their old values apart). */
+int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64_t now,
+                           int (*skip)(void *arg, int db, const char *key, size_t klen),
+                           void *skip_arg, struct rdb_copy *cp);
+/* Under the key's stripe lock: copy the one key k when it is live at now (an empty copy,
+ * nkeys 0, when it is not). 0 or -1 (out of memory). */
+struct skey;
+int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t now,
+                 struct rdb_copy *cp);
 /* Any time after: the copy as RDB bytes into a malloc'ed buffer (*out, *n). 0 or -1. */
 int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n);
 void rdb_copy_free(struct rdb_copy *cp);

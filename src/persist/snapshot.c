@@ -131,6 +131,20 @@ static void child_main(const struct snapshot_job *job, int wfd)
  * serializes every copy into the file without a lock held: it alone writes the file. */
 
 #define SNAP_SLOTS 4
+/* A stripe keeps at most this many keys' old values apart; a write to one more key of it
+ * copies the whole stripe instead (then the walk has it, and the list is empty again). */
+#define SHADOW_MAX 64
+
+/* A key's value as of the epoch's start, kept apart under its stripe's lock because a one-key
+ * write was about to change it before its stripe was written (copy_key_before_write); an
+ * empty cp: the key did not exist then. The stripe's copy skips the key and takes this. */
+struct shadow {
+    struct shadow *next;
+    int db;
+    size_t klen;
+    struct rdb_copy cp;
+    char key[];
+};
 
 struct snap_chunk {
     struct snap_chunk *next;
@@ -143,6 +157,8 @@ struct snap_epoch {
     int used;             /* slot taken (slots_mu) */
     struct store *s;      /* set when activated, with every stripe held */
     uint8_t *dumped;      /* per stripe, read and written under that stripe's lock */
+    struct shadow **sh;   /* per stripe, its keys' old values (same lock) */
+    uint16_t *nsh;        /* ... and how many */
     uint32_t ndumped;
     int compress;
     int64_t now;
@@ -153,6 +169,8 @@ struct snap_epoch {
     uint64_t cow_stripes; /* stripes copied by another thread first */
     int64_t cow_max_us;   /* the longest of those copies */
     int64_t cow_total_us; /* all of them */
+    uint64_t shadow_keys; /* keys whose old value a write kept apart */
+    int64_t shadow_max_us; /* the longest of those copies */
 };
 
 struct snap_run {
@@ -205,19 +223,51 @@ static void enqueue(struct snap_epoch *e, struct rdb_copy *cp)
     rdb_copy_free(cp);
 }
 
-/* Under stripe's lock: copy its keys as of e's point in time and mark it. compress: LZF for
- * the strings inside structures as configured (the snapshot thread), or not (a client's
- * copy-before-write: its client waits meanwhile). Strings are copied verbatim either way and
- * serialized by the snapshot thread, without the lock. */
-static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, struct rdb_copy *cp)
+static void shadows_free(struct shadow *h)
 {
+    while (h) {
+        struct shadow *nx = h->next;
+        rdb_copy_free(&h->cp);
+        free(h);
+        h = nx;
+    }
+}
+
+/* rdb_stripe_copy_except's skip: the key has its old value in the list arg. */
+static int shadowed(void *arg, int db, const char *key, size_t klen)
+{
+    for (const struct shadow *h = arg; h; h = h->next)
+        if (h->klen == klen && h->db == db && !memcmp(h->key, key, klen))
+            return 1;
+    return 0;
+}
+
+/* Under stripe's lock: copy its keys as of e's point in time and mark it: the keys as they
+ * are now, but those a write changed since (the stripe's shadows: handed over in *shs, to be
+ * written after cp and freed). compress: LZF for the strings inside structures as configured
+ * (the snapshot thread), or not (a client's copy-before-write: its client waits meanwhile).
+ * Strings are copied verbatim either way and serialized by the snapshot thread, without the
+ * lock. */
+static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, struct rdb_copy *cp,
+                       struct shadow **shs)
+{
+    struct shadow *sh = e->sh[stripe];
+
     e->dumped[stripe] = 1;
-    if (atomic_load_explicit(&e->abort, memory_order_relaxed))
+    e->sh[stripe] = NULL;
+    e->nsh[stripe] = 0;
+    *shs = NULL;
+    if (atomic_load_explicit(&e->abort, memory_order_relaxed)) {
+        shadows_free(sh);
         return -1;
-    if (rdb_stripe_copy(e->s, stripe, compress && e->compress, e->now, cp)) {
+    }
+    if (rdb_stripe_copy_except(e->s, stripe, compress && e->compress, e->now,
+                               sh ? shadowed : NULL, sh, cp)) {
+        shadows_free(sh);
         set_abort(e, 1);
         return -1;
     }
+    *shs = sh;
     return 0;
 }
 
@@ -233,11 +283,20 @@ static void copy_before_write(struct store *s, uint32_t stripe)
             e->dumped[stripe])
             continue;
         int64_t t0 = util_mono_us();
-        if (copy_stripe(e, stripe, 0, &cp) == 0) {
+        struct shadow *sh;
+        if (copy_stripe(e, stripe, 0, &cp, &sh) == 0) {
             if (cp.rawn || cp.itemsn)
                 enqueue(e, &cp);
             else
                 rdb_copy_free(&cp);
+            for (struct shadow *h = sh; h; h = h->next) {
+                if (h->cp.rawn || h->cp.itemsn)
+                    enqueue(e, &h->cp); /* the chunk owns it now */
+                else
+                    rdb_copy_free(&h->cp);
+                memset(&h->cp, 0, sizeof(h->cp));
+            }
+            shadows_free(sh);
         }
         int64_t us = util_mono_us() - t0;
         pthread_mutex_lock(&e->mu);
@@ -245,6 +304,47 @@ static void copy_before_write(struct store *s, uint32_t stripe)
         e->cow_total_us += us;
         if (us > e->cow_max_us)
             e->cow_max_us = us;
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+/* store_snap_key_hook: a one-key write command is about to change k, its stripe just taken
+ * (and nothing else of it: propagate.c aof_exec). For each snapshot that has not written the
+ * stripe yet, keep k's current value apart once (the stripe's copy takes it instead of what
+ * the write leaves), rather than copying the whole stripe now. */
+static void copy_key_before_write(struct store *s, const struct skey *k)
+{
+    if (tl_starting || store_snap_readonly)
+        return;
+    for (int i = 0; i < SNAP_SLOTS; i++) {
+        struct snap_epoch *e = &slots[i];
+        struct shadow *h;
+        if (!atomic_load_explicit(&e->active, memory_order_acquire) || e->s != s ||
+            e->dumped[k->stripe] || atomic_load_explicit(&e->abort, memory_order_relaxed))
+            continue;
+        if (shadowed(e->sh[k->stripe], k->db, k->p, k->n))
+            continue; /* its old value is kept already */
+        if (e->nsh[k->stripe] >= SHADOW_MAX) {
+            copy_before_write(s, k->stripe); /* this one and any other epoch short of it */
+            continue;
+        }
+        int64_t t0 = util_mono_us();
+        if (!(h = malloc(sizeof(*h) + k->n)) || rdb_key_copy(s, k, 0, e->now, &h->cp)) {
+            free(h);
+            set_abort(e, 1);
+            continue;
+        }
+        h->db = k->db;
+        h->klen = k->n;
+        memcpy(h->key, k->p, k->n);
+        h->next = e->sh[k->stripe];
+        e->sh[k->stripe] = h;
+        e->nsh[k->stripe]++;
+        int64_t us = util_mono_us() - t0;
+        pthread_mutex_lock(&e->mu);
+        e->shadow_keys++;
+        if (us > e->shadow_max_us)
+            e->shadow_max_us = us;
         pthread_mutex_unlock(&e->mu);
     }
 }
@@ -258,14 +358,34 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     for (int i = 0; i < SNAP_SLOTS && !e; i++)
         if (!slots[i].used)
             e = &slots[i];
-    if (e && e->ndumped != s->nstripes) {
+    if (e && e->ndumped == s->nstripes) {
+        /* what an aborted snapshot left (every stripe is held: nobody is adding) */
+        for (uint32_t j = 0; j < e->ndumped; j++) {
+            shadows_free(e->sh[j]);
+            e->sh[j] = NULL;
+            e->nsh[j] = 0;
+        }
+    } else if (e) {
+        for (uint32_t j = 0; j < e->ndumped; j++)
+            shadows_free(e->sh[j]);
         free(e->dumped);
+        free(e->sh);
+        free(e->nsh);
         e->ndumped = 0;
         e->dumped = malloc(s->nstripes);
-        if (e->dumped)
+        e->sh = calloc(s->nstripes, sizeof(*e->sh));
+        e->nsh = calloc(s->nstripes, sizeof(*e->nsh));
+        if (e->dumped && e->sh && e->nsh) {
             e->ndumped = s->nstripes;
-        else
+        } else {
+            free(e->dumped);
+            free(e->sh);
+            free(e->nsh);
+            e->dumped = NULL;
+            e->sh = NULL;
+            e->nsh = NULL;
             e = NULL;
+        }
     }
     if (!e) {
         pthread_mutex_unlock(&slots_mu);
@@ -273,8 +393,10 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     }
     e->used = 1;
     pthread_mutex_unlock(&slots_mu);
-    if (!store_snap_hook)
-        store_snap_hook = copy_before_write; /* every stripe held: published by the unlocks */
+    if (!store_snap_hook) { /* every stripe held: published by the unlocks */
+        store_snap_hook = copy_before_write;
+        store_snap_key_hook = copy_key_before_write;
+    }
     memset(e->dumped, 0, s->nstripes);
     e->s = s;
     e->compress = job->compress;
@@ -286,6 +408,8 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     e->cow_stripes = 0;
     e->cow_total_us = 0;
     e->cow_max_us = 0;
+    e->shadow_keys = 0;
+    e->shadow_max_us = 0;
     atomic_store_explicit(&e->abort, 0, memory_order_relaxed);
     atomic_store_explicit(&e->active, 1, memory_order_release);
     atomic_fetch_add_explicit(&store_snap_active, 1, memory_order_relaxed);
@@ -393,8 +517,9 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         } while (r == ETIMEDOUT || r == EINTR);
         if (r)
             goto out;
+        struct shadow *sh = NULL;
         if (!e->dumped[i])
-            have = copy_stripe(e, i, 1, &cp) == 0;
+            have = copy_stripe(e, i, 1, &cp, &sh) == 0;
         pthread_mutex_unlock(&s->stripes[i].lock);
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
         if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
@@ -402,6 +527,9 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
                                                                     : delay * (int)cp.nkeys));
         if (have)
             emit(e, &cp, out, w);
+        for (struct shadow *h = sh; h; h = h->next)
+            emit(e, &h->cp, out, w); /* frees the copy */
+        shadows_free(sh);
         drain(e, out, w);
     }
     drain(e, out, w); /* every stripe was copied, under its lock: nothing more comes */
@@ -409,10 +537,11 @@ out:
     rc = atomic_load_explicit(&e->abort, memory_order_relaxed) ? -1 : 1;
     pthread_mutex_lock(&e->mu);
     log_verbose("Snapshot: %llu of %u stripes copied first by the threads that took them "
-                "(longest %lld us, mean %lld us), at most %zu bytes of copies waiting",
+                "(longest %lld us, mean %lld us), %llu keys kept apart by one-key writes "
+                "(longest %lld us), at most %zu bytes of copies waiting",
                 (unsigned long long)e->cow_stripes, s->nstripes, (long long)e->cow_max_us,
                 (long long)(e->cow_stripes ? e->cow_total_us / (int64_t)e->cow_stripes : 0),
-                e->peak);
+                (unsigned long long)e->shadow_keys, (long long)e->shadow_max_us, e->peak);
     pthread_mutex_unlock(&e->mu);
     epoch_close(e);
     return rc;
