@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -128,7 +129,16 @@ static void child_main(const struct snapshot_job *job, int wfd)
  * anything (copy_before_write: rdb_stripe_copy, string items verbatim) and queues the copy
  * under the epoch's mutex while it still holds the stripe (lock order: stripe, then epoch).
  * The snapshot thread walks the stripes in order, copies those nobody copied yet, and
- * serializes every copy into the file without a lock held: it alone writes the file. */
+ * serializes every copy into the file without a lock held: it alone writes the file.
+ *
+ * A write that names one key (propagate.c: SET, HSET, INCR, ... run under that key's stripe
+ * alone) does not copy the stripe: it keeps the key's value as of the start apart, once per key
+ * (a shadow, or "absent" for a key created since), and the stripe's copy takes the shadows in
+ * place of those keys (copy_key_before_write, at most SHADOW_MAX keys a stripe, then the whole
+ * stripe). So a client waits for one key's copy, not a stripe's, and the memory held apart is
+ * the old values of the keys written before the walk reached them. The snapshot thread yields
+ * the CPU after each stripe's copy and each stripe's write, so a worker sharing its CPU waits
+ * for one stripe's work at most, not a scheduler time slice. */
 
 #define SNAP_SLOTS 4
 /* A stripe keeps at most this many keys' old values apart; a write to one more key of it
@@ -170,6 +180,8 @@ struct snap_epoch {
     int64_t cow_max_us;   /* the longest of those copies */
     int64_t cow_total_us; /* all of them */
     uint64_t shadow_keys; /* keys whose old value a write kept apart */
+    _Atomic int64_t shadow_bytes; /* their copies' size now */
+    int64_t shadow_peak;
     int64_t shadow_max_us; /* the longest of those copies */
 };
 
@@ -252,7 +264,12 @@ static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, stru
                        struct shadow **shs)
 {
     struct shadow *sh = e->sh[stripe];
+    int64_t bytes = 0;
 
+    for (struct shadow *h = sh; h; h = h->next)
+        bytes += (int64_t)(sizeof(*h) + h->klen + h->cp.rawn + h->cp.itemsn);
+    if (bytes)
+        atomic_fetch_sub_explicit(&e->shadow_bytes, bytes, memory_order_relaxed);
     e->dumped[stripe] = 1;
     e->sh[stripe] = NULL;
     e->nsh[stripe] = 0;
@@ -334,6 +351,9 @@ static void copy_key_before_write(struct store *s, const struct skey *k)
             set_abort(e, 1);
             continue;
         }
+        atomic_fetch_add_explicit(&e->shadow_bytes,
+                                  (int64_t)(sizeof(*h) + k->n + h->cp.rawn + h->cp.itemsn),
+                                  memory_order_relaxed);
         h->db = k->db;
         h->klen = k->n;
         memcpy(h->key, k->p, k->n);
@@ -410,6 +430,8 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     e->cow_max_us = 0;
     e->shadow_keys = 0;
     e->shadow_max_us = 0;
+    atomic_store_explicit(&e->shadow_bytes, 0, memory_order_relaxed);
+    e->shadow_peak = 0;
     atomic_store_explicit(&e->abort, 0, memory_order_relaxed);
     atomic_store_explicit(&e->active, 1, memory_order_release);
     atomic_fetch_add_explicit(&store_snap_active, 1, memory_order_relaxed);
@@ -521,6 +543,8 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         if (!e->dumped[i])
             have = copy_stripe(e, i, 1, &cp, &sh) == 0;
         pthread_mutex_unlock(&s->stripes[i].lock);
+        if (have)
+            sched_yield(); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
         if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
             usleep((useconds_t)((int64_t)delay * cp.nkeys > 1000000 ? 1000000
@@ -531,6 +555,12 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
             emit(e, &h->cp, out, w); /* frees the copy */
         shadows_free(sh);
         drain(e, out, w);
+        int64_t held = atomic_load_explicit(&e->shadow_bytes, memory_order_relaxed);
+        if (held > e->shadow_peak)
+            e->shadow_peak = held;
+        /* a worker thread waiting for this CPU runs now: its wait is one stripe's work
+         * rather than a scheduler time slice (several ms) */
+        sched_yield();
     }
     drain(e, out, w); /* every stripe was copied, under its lock: nothing more comes */
 out:
@@ -542,6 +572,8 @@ out:
                 (unsigned long long)e->cow_stripes, s->nstripes, (long long)e->cow_max_us,
                 (long long)(e->cow_stripes ? e->cow_total_us / (int64_t)e->cow_stripes : 0),
                 (unsigned long long)e->shadow_keys, (long long)e->shadow_max_us, e->peak);
+    log_verbose("Snapshot: at most %lld bytes of old values kept apart",
+                (long long)e->shadow_peak);
     pthread_mutex_unlock(&e->mu);
     epoch_close(e);
     return rc;
