@@ -911,18 +911,24 @@ int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64
     return 0;
 }
 
-int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n)
+int rdb_copy_items_bytes(const struct rdb_copy *cp, int compress, size_t *pos, size_t max_in,
+                         unsigned char **out, size_t *n)
 {
     struct rdb_save_opts o = {.compress = compress, .checksum = 0};
-    struct wr w = {.fd = -1, .o = &o, .cap = cp->rawn + cp->itemsn + 64};
+    size_t end = *pos;
     int db = -1;
 
     *out = NULL;
     *n = 0;
+    while (end < cp->itemsn && (end == *pos || end - *pos < max_in)) {
+        uint32_t h[2];
+        memcpy(h, cp->items + end, sizeof(h));
+        end += sizeof(h) + h[1] + (8 - h[1] % 8) % 8;
+    }
+    struct wr w = {.fd = -1, .o = &o, .cap = end - *pos + 64};
     if (!(w.buf = malloc(w.cap)))
         return -1;
-    w_put(&w, cp->raw, cp->rawn);
-    for (size_t off = 0; off < cp->itemsn && !w.err;) {
+    for (size_t off = *pos; off < end && !w.err;) {
         uint32_t h[2];
         memcpy(h, cp->items + off, sizeof(h));
         struct item *it = (struct item *)(void *)(cp->items + off + sizeof(h));
@@ -939,6 +945,7 @@ int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out,
         free(w.buf);
         return -1;
     }
+    *pos = end;
     *out = w.buf;
     *n = w.n;
     return 0;

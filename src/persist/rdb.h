@@ -61,7 +61,7 @@ extern _Thread_local rdb_walk_fn *rdb_walk;
 /* A stripe's keys copied under its lock for a forkless snapshot, quickly: keys whose values
  * are structures serialized (raw: RDB bytes, each database's part after SELECTDB), strings
  * copied verbatim (items: records of database, size and the item's bytes), serialized later
- * without the lock by rdb_copy_bytes. */
+ * without the lock by rdb_copy_items_bytes (the raw bytes are written as they are). */
 struct rdb_copy {
     unsigned char *raw;
     size_t rawn;
@@ -83,8 +83,11 @@ int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64
 struct skey;
 int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t now,
                  struct rdb_copy *cp);
-/* Any time after: the copy as RDB bytes into a malloc'ed buffer (*out, *n). 0 or -1. */
-int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n);
+/* Any time after, in pieces: cp's raw bytes are RDB as they are; its strings from items
+ * offset *pos on, about max_in bytes of them (at least one), as RDB bytes into *out (*n), each
+ * piece starting with its SELECTDB; *pos moves past them (cp->itemsn: all done). 0 or -1. */
+int rdb_copy_items_bytes(const struct rdb_copy *cp, int compress, size_t *pos, size_t max_in,
+                         unsigned char **out, size_t *n);
 void rdb_copy_free(struct rdb_copy *cp);
 
 /* Write every live key of s to path atomically: a temporary file temp-<pid>.rdb in the same
