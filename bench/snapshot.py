@@ -196,10 +196,15 @@ def run_target(name, kind, extra, args, loadfile, tmp):
         for fn in os.listdir(d):  # forkless: the snapshot thread's summary (loglevel verbose)
             if fn.startswith("server-"):
                 with open(os.path.join(d, fn), errors="replace") as f:
-                    m = re.findall(r"Snapshot: (\d+) of (\d+) stripes copied first .*?"
-                                   r"\(longest (\d+) us, mean (\d+) us\)", f.read())
+                    text = f.read()
+                m = re.findall(r"Snapshot: (\d+) of (\d+) stripes copied first .*?"
+                               r"\(longest (\d+) us, mean (\d+) us\)", text)
                 if m:
                     cow = "%s/%s, longest %s us, mean %s us" % m[-1]
+                m = re.findall(r"(\d+) keys kept apart by one-key writes \(longest (\d+) us\)",
+                               text)
+                if m:
+                    cow += "; %s keys kept apart, longest %s us" % m[-1]
         return {"name": name, "base": base, "during": during, "bgsave_s": dt, "cal_s": cal,
                 "rss0": rss0, "peak_extra": max(0, peak - rss0), "used": used,
                 "fork_us": fork_us, "cow": cow or "-"}
@@ -242,7 +247,7 @@ def main():
                                                      args.client_cpus, args.base_time), "",
              "| server | max no snap | max during | p99.9 no snap | p99.9 during | p99 no snap "
              "| p99 during | ops/s no snap | ops/s during | BGSAVE s | start pause us "
-             "| peak extra MB | dataset MB | extra/dataset | stripes copied by clients |",
+             "| peak extra MB | dataset MB | extra/dataset | stripes copied by clients (keys kept apart) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b, d = r["base"], r["during"]

@@ -425,6 +425,53 @@ void cmd_exec_readonly(struct conn *c, const struct cmd *cmd)
     store_snap_readonly = 0;
 }
 
+/* cmd names one key, at argv[cmd->first] (aof_exec and cmd_exec_snap_write run it under
+ * that key's stripe alone). */
+static inline int one_key(const struct conn *c, const struct cmd *cmd)
+{
+    /* SET and BITFIELD have a getkeys only for their key's flags: still one key at argv[1] */
+    return ((cmd->flags & CMD_ONE_KEY) ||
+            (cmd->nks == 1 && !(cmd->flags & CMD_MOVABLE) && cmd->first == cmd->last)) &&
+           cmd->first > 0 && cmd->first < c->argc;
+}
+
+/* A one-key command has just taken k's stripe: a forkless snapshot keeps k's old value apart
+ * (store_snap_check_key), or copies the whole stripe for MOVE, whose key also appears in
+ * another database of the same stripe. */
+static inline void snap_before_one_key(struct store *s, const struct cmd *cmd,
+                                       const struct skey *k)
+{
+    if (TC_LIKELY(!atomic_load_explicit(&store_snap_active, memory_order_relaxed)))
+        return;
+    if (!strcmp(cmd->name, "move"))
+        store_snap_check(s, k->stripe);
+    else
+        store_snap_check_key(s, k);
+}
+
+void cmd_exec_snap_write(struct conn *c, const struct cmd *cmd)
+{
+    struct store *s = conn_store(c);
+    struct skey k;
+
+    if (store_held || tl.depth > 0 || !one_key(c, cmd) ||
+        (!tl.bm && !(tl.bm = calloc((s->nstripes + 63) / 64, 8)))) {
+        cmd->fn(c); /* its own store_lock copies each stripe first */
+        return;
+    }
+    arg_key(c, cmd->first, &k);
+    pthread_mutex_lock(&s->stripes[k.stripe].lock);
+    snap_before_one_key(s, cmd, &k);
+    tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
+    store_held = tl.bm;
+    cmd_key_memo = k;
+    cmd->fn(c);
+    cmd_key_memo.p = NULL;
+    store_held = NULL;
+    tl.bm[k.stripe >> 6] = 0;
+    pthread_mutex_unlock(&s->stripes[k.stripe].lock);
+}
+
 void aof_exec(struct conn *c, const struct cmd *cmd)
 {
     struct store *s;
@@ -456,10 +503,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         return;
     }
     s = conn_store(c);
-    /* SET and BITFIELD have a getkeys only for their key's flags: still one key at argv[1] */
-    if (((cmd->flags & CMD_ONE_KEY) ||
-         (cmd->nks == 1 && !(cmd->flags & CMD_MOVABLE) && cmd->first == cmd->last)) &&
-        cmd->first > 0 && cmd->first < c->argc) {
+    if (one_key(c, cmd)) {
         /* one key: its stripe alone, without walking a bitmap of every stripe (the bitmap,
          * zero between commands, marks it held for the handler's own store_lock) */
         struct skey k;
@@ -469,7 +513,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         }
         arg_key(c, cmd->first, &k);
         pthread_mutex_lock(&s->stripes[k.stripe].lock);
-        store_snap_check(s, k.stripe); /* a forkless snapshot copies the stripe first */
+        snap_before_one_key(s, cmd, &k); /* a forkless snapshot keeps k's old value first */
         tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
         store_held = tl.bm;
         tl.depth = 1;

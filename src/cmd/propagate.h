@@ -34,13 +34,18 @@ void aof_exec(struct conn *c, const struct cmd *cmd);
 /* A read-only command while a forkless snapshot runs: with store_snap_readonly set (its
  * stripes need no copy-before-write, store.h). */
 void cmd_exec_readonly(struct conn *c, const struct cmd *cmd);
+/* A write command while a forkless snapshot runs: one that names a single key runs under its
+ * stripe, taken first so that the snapshot keeps that key's old value apart instead of
+ * copying the whole stripe (store_snap_check_key); any other as usual. */
+void cmd_exec_snap_write(struct conn *c, const struct cmd *cmd);
 static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
 {
     if (TC_UNLIKELY(prop_active()))
         aof_exec(c, cmd);
-    else if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed)) &&
-             (cmd->flags & CMD_READONLY))
-        cmd_exec_readonly(c, cmd);
+    else if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed)))
+        (cmd->flags & CMD_READONLY) ? cmd_exec_readonly(c, cmd)
+        : (cmd->flags & CMD_WRITE)  ? cmd_exec_snap_write(c, cmd)
+                                    : cmd->fn(c);
     else
         cmd->fn(c);
 }

@@ -801,11 +801,79 @@ static struct item *live_at(const struct ht *t, uint32_t j, int64_t now, int64_t
 int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
                     struct rdb_copy *cp)
 {
+    return rdb_stripe_copy_except(s, stripe, compress, now, NULL, NULL, cp);
+}
+
+/* One item into cp as rdb_stripe_copy puts it (db: its database; exp: its expire time). */
+static int copy_item(struct wr *w, struct rdb_copy *cp, size_t *cap, int db, int *selected,
+                     struct item *it, int64_t exp)
+{
+    static const unsigned char pad[8];
+
+    cp->nkeys++;
+    if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
+        uint32_t h[2] = {(uint32_t)db, (uint32_t)item_total_size(it)};
+        if (arena_put(&cp->items, &cp->itemsn, cap, h, sizeof(h)) ||
+            arena_put(&cp->items, &cp->itemsn, cap, it, h[1]) ||
+            arena_put(&cp->items, &cp->itemsn, cap, pad, (8 - h[1] % 8) % 8))
+            w->err = ENOMEM;
+        return 0;
+    }
+    if (!*selected) {
+        if (!w->buf) {
+            w->cap = 4096;
+            if (!(w->buf = malloc(w->cap))) {
+                w->err = ENOMEM;
+                return -1;
+            }
+        }
+        w_byte(w, OP_SELECTDB);
+        w_len(w, (uint64_t)db);
+        *selected = 1;
+    }
+    w_key(w, it, exp);
+    return 0;
+}
+
+int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t now,
+                 struct rdb_copy *cp)
+{
+    struct rdb_save_opts o = {.compress = compress, .checksum = 0};
+    struct wr w = {.fd = -1, .o = &o};
+    struct ht *t = &s->stripes[k->stripe].db[k->db];
+    size_t cap = 0;
+    uint32_t pos = 0;
+    int selected = 0;
+    int64_t exp;
+    struct item *it;
+
+    memset(cp, 0, sizeof(*cp));
+    if (!t->count || !t->slots || !(it = ht_find(t, k->hash, k->p, k->n, &pos)) ||
+        !(it = live_at(t, pos, now, &exp)))
+        return 0; /* absent as of now: an empty copy */
+    if (it->type == OBJ_STRING)
+        cap = 8 + (item_total_size(it) + 7) / 8 * 8;
+    if (cap && !(cp->items = malloc(cap)))
+        return -1;
+    copy_item(&w, cp, &cap, k->db, &selected, it, exp);
+    free(w.tmp);
+    cp->raw = w.buf;
+    cp->rawn = w.n;
+    if (w.err) {
+        rdb_copy_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
+int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64_t now,
+                           int (*skip)(void *arg, int db, const char *key, size_t klen),
+                           void *skip_arg, struct rdb_copy *cp)
+{
     struct rdb_save_opts o = {.compress = compress, .checksum = 0};
     struct wr w = {.fd = -1, .o = &o};
     struct stripe *st = &s->stripes[stripe];
     size_t cap = 0;
-    static const unsigned char pad[8];
 
     memset(cp, 0, sizeof(*cp));
     /* one allocation for the strings: sized by a first pass (cheaper than growing) */
@@ -827,30 +895,10 @@ int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
         for (uint32_t j = 0; j < t->size && !w.err; j++) {
             int64_t exp;
             struct item *it = live_at(t, j, now, &exp);
-            if (!it)
+            if (!it || (skip && skip(skip_arg, db, item_key(it), item_klen(it))))
                 continue;
-            cp->nkeys++;
-            if (it->type == OBJ_STRING) { /* self-contained: copied as it is */
-                uint32_t h[2] = {(uint32_t)db, (uint32_t)item_total_size(it)};
-                if (arena_put(&cp->items, &cp->itemsn, &cap, h, sizeof(h)) ||
-                    arena_put(&cp->items, &cp->itemsn, &cap, it, h[1]) ||
-                    arena_put(&cp->items, &cp->itemsn, &cap, pad, (8 - h[1] % 8) % 8))
-                    w.err = ENOMEM;
-                continue;
-            }
-            if (!selected) {
-                if (!w.buf) {
-                    w.cap = 4096;
-                    if (!(w.buf = malloc(w.cap))) {
-                        w.err = ENOMEM;
-                        break;
-                    }
-                }
-                w_byte(&w, OP_SELECTDB);
-                w_len(&w, (uint64_t)db);
-                selected = 1;
-            }
-            w_key(&w, it, exp);
+            if (copy_item(&w, cp, &cap, db, &selected, it, exp))
+                break;
         }
     }
     free(w.tmp);
@@ -863,18 +911,24 @@ int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
     return 0;
 }
 
-int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n)
+int rdb_copy_items_bytes(const struct rdb_copy *cp, int compress, size_t *pos, size_t max_in,
+                         unsigned char **out, size_t *n)
 {
     struct rdb_save_opts o = {.compress = compress, .checksum = 0};
-    struct wr w = {.fd = -1, .o = &o, .cap = cp->rawn + cp->itemsn + 64};
+    size_t end = *pos;
     int db = -1;
 
     *out = NULL;
     *n = 0;
+    while (end < cp->itemsn && (end == *pos || end - *pos < max_in)) {
+        uint32_t h[2];
+        memcpy(h, cp->items + end, sizeof(h));
+        end += sizeof(h) + h[1] + (8 - h[1] % 8) % 8;
+    }
+    struct wr w = {.fd = -1, .o = &o, .cap = end - *pos + 64};
     if (!(w.buf = malloc(w.cap)))
         return -1;
-    w_put(&w, cp->raw, cp->rawn);
-    for (size_t off = 0; off < cp->itemsn && !w.err;) {
+    for (size_t off = *pos; off < end && !w.err;) {
         uint32_t h[2];
         memcpy(h, cp->items + off, sizeof(h));
         struct item *it = (struct item *)(void *)(cp->items + off + sizeof(h));
@@ -891,6 +945,7 @@ int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out,
         free(w.buf);
         return -1;
     }
+    *pos = end;
     *out = w.buf;
     *n = w.n;
     return 0;

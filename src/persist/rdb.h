@@ -61,7 +61,7 @@ extern _Thread_local rdb_walk_fn *rdb_walk;
 /* A stripe's keys copied under its lock for a forkless snapshot, quickly: keys whose values
  * are structures serialized (raw: RDB bytes, each database's part after SELECTDB), strings
  * copied verbatim (items: records of database, size and the item's bytes), serialized later
- * without the lock by rdb_copy_bytes. */
+ * without the lock by rdb_copy_items_bytes (the raw bytes are written as they are). */
 struct rdb_copy {
     unsigned char *raw;
     size_t rawn;
@@ -73,8 +73,21 @@ struct rdb_copy {
  * strings). 0 or -1 (out of memory: nothing kept). */
 int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
                     struct rdb_copy *cp);
-/* Any time after: the copy as RDB bytes into a malloc'ed buffer (*out, *n). 0 or -1. */
-int rdb_copy_bytes(const struct rdb_copy *cp, int compress, unsigned char **out, size_t *n);
+/* The same without the keys skip(skip_arg, db, key, klen) answers nonzero for (a forkless
+ * snapshot's keys changed since its start: it holds their old values apart). */
+int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64_t now,
+                           int (*skip)(void *arg, int db, const char *key, size_t klen),
+                           void *skip_arg, struct rdb_copy *cp);
+/* Under the key's stripe lock: copy the one key k when it is live at now (an empty copy,
+ * nkeys 0, when it is not). 0 or -1 (out of memory). */
+struct skey;
+int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t now,
+                 struct rdb_copy *cp);
+/* Any time after, in pieces: cp's raw bytes are RDB as they are; its strings from items
+ * offset *pos on, about max_in bytes of them (at least one), as RDB bytes into *out (*n), each
+ * piece starting with its SELECTDB; *pos moves past them (cp->itemsn: all done). 0 or -1. */
+int rdb_copy_items_bytes(const struct rdb_copy *cp, int compress, size_t *pos, size_t max_in,
+                         unsigned char **out, size_t *n);
 void rdb_copy_free(struct rdb_copy *cp);
 
 /* Write every live key of s to path atomically: a temporary file temp-<pid>.rdb in the same

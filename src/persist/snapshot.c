@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -128,9 +129,41 @@ static void child_main(const struct snapshot_job *job, int wfd)
  * anything (copy_before_write: rdb_stripe_copy, string items verbatim) and queues the copy
  * under the epoch's mutex while it still holds the stripe (lock order: stripe, then epoch).
  * The snapshot thread walks the stripes in order, copies those nobody copied yet, and
- * serializes every copy into the file without a lock held: it alone writes the file. */
+ * serializes every copy into the file without a lock held: it alone writes the file.
+ *
+ * A write that names one key (propagate.c: SET, HSET, INCR, ... run under that key's stripe
+ * alone) does not copy the stripe: it keeps the key's value as of the start apart, once per key
+ * (a shadow, or "absent" for a key created since), and the stripe's copy takes the shadows in
+ * place of those keys (copy_key_before_write, at most SHADOW_MAX keys a stripe, then the whole
+ * stripe). So a client waits for one key's copy, not a stripe's, and the memory held apart is
+ * the old values of the keys written before the walk reached them. The snapshot thread yields
+ * the CPU every SNAP_SLICE_US of work (checked after each stripe's copy and each stripe's
+ * write), so a worker sharing its CPU waits about that long, not a scheduler time slice. */
 
 #define SNAP_SLOTS 4
+/* A stripe keeps at most this many keys' old values apart; a write to one more key of it
+ * copies the whole stripe instead (then the walk has it, and the list is empty again). */
+#define SHADOW_MAX 4096
+
+/* A key's value as of the epoch's start, kept apart under its stripe's lock because a one-key
+ * write was about to change it before its stripe was written (copy_key_before_write); an
+ * empty cp: the key did not exist then. The stripe's copy skips the key and takes this. */
+struct shadow {
+    struct shadow *next;
+    uint64_t hash; /* util_hash of the key, as store_key */
+    int db;
+    size_t klen;
+    struct rdb_copy cp;
+    char key[];
+};
+
+/* A stripe's shadows: a list, and an open-addressing table over it for lookups (indexed by
+ * the hash's high half: the low bits are the stripe's own). */
+struct shset {
+    struct shadow *list;
+    struct shadow **tab;
+    uint32_t n, cap;
+};
 
 struct snap_chunk {
     struct snap_chunk *next;
@@ -143,6 +176,7 @@ struct snap_epoch {
     int used;             /* slot taken (slots_mu) */
     struct store *s;      /* set when activated, with every stripe held */
     uint8_t *dumped;      /* per stripe, read and written under that stripe's lock */
+    struct shset *sh;     /* per stripe, its keys' old values (same lock) */
     uint32_t ndumped;
     int compress;
     int64_t now;
@@ -153,6 +187,10 @@ struct snap_epoch {
     uint64_t cow_stripes; /* stripes copied by another thread first */
     int64_t cow_max_us;   /* the longest of those copies */
     int64_t cow_total_us; /* all of them */
+    uint64_t shadow_keys; /* keys whose old value a write kept apart */
+    _Atomic int64_t shadow_bytes; /* their copies' size now */
+    int64_t shadow_peak;
+    int64_t shadow_max_us; /* the longest of those copies */
 };
 
 struct snap_run {
@@ -205,20 +243,105 @@ static void enqueue(struct snap_epoch *e, struct rdb_copy *cp)
     rdb_copy_free(cp);
 }
 
-/* Under stripe's lock: copy its keys as of e's point in time and mark it. compress: LZF for
- * the strings inside structures as configured (the snapshot thread), or not (a client's
- * copy-before-write: its client waits meanwhile). Strings are copied verbatim either way and
- * serialized by the snapshot thread, without the lock. */
-static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, struct rdb_copy *cp)
+static void shadows_free(struct shadow *h)
 {
-    e->dumped[stripe] = 1;
-    if (atomic_load_explicit(&e->abort, memory_order_relaxed))
-        return -1;
-    if (rdb_stripe_copy(e->s, stripe, compress && e->compress, e->now, cp)) {
-        set_abort(e, 1);
-        return -1;
+    while (h) {
+        struct shadow *nx = h->next;
+        rdb_copy_free(&h->cp);
+        free(h);
+        h = nx;
     }
+}
+
+static struct shadow *shset_find(const struct shset *t, uint64_t hash, int db, const char *key,
+                                 size_t klen)
+{
+    if (!t->n)
+        return NULL;
+    for (uint32_t i = (uint32_t)(hash >> 32) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        struct shadow *h = t->tab[i];
+        if (!h)
+            return NULL;
+        if (h->hash == hash && h->klen == klen && h->db == db && !memcmp(h->key, key, klen))
+            return h;
+    }
+}
+
+/* Add h (not in t yet): 0, or -1 out of memory (t unchanged). */
+static int shset_add(struct shset *t, struct shadow *h)
+{
+    if ((t->n + 1) * 2 > t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 16;
+        struct shadow **tab = calloc(cap, sizeof(*tab));
+        if (!tab)
+            return -1;
+        for (struct shadow *o = t->list; o; o = o->next) {
+            uint32_t i = (uint32_t)(o->hash >> 32) & (cap - 1);
+            while (tab[i])
+                i = (i + 1) & (cap - 1);
+            tab[i] = o;
+        }
+        free(t->tab);
+        t->tab = tab;
+        t->cap = cap;
+    }
+    uint32_t i = (uint32_t)(h->hash >> 32) & (t->cap - 1);
+    while (t->tab[i])
+        i = (i + 1) & (t->cap - 1);
+    t->tab[i] = h;
+    h->next = t->list;
+    t->list = h;
+    t->n++;
     return 0;
+}
+
+/* Empty t: its list handed back (the caller frees it). */
+static struct shadow *shset_take(struct shset *t)
+{
+    struct shadow *l = t->list;
+    free(t->tab);
+    memset(t, 0, sizeof(*t));
+    return l;
+}
+
+/* rdb_stripe_copy_except's skip: the key has its old value in the set arg. */
+static int shadowed(void *arg, int db, const char *key, size_t klen)
+{
+    return shset_find(arg, util_hash(key, klen), db, key, klen) != NULL;
+}
+
+/* Under stripe's lock: copy its keys as of e's point in time and mark it: the keys as they
+ * are now, but those a write changed since (the stripe's shadows: handed over in *shs, to be
+ * written after cp and freed). compress: LZF for the strings inside structures as configured
+ * (the snapshot thread), or not (a client's copy-before-write: its client waits meanwhile).
+ * Strings are copied verbatim either way and serialized by the snapshot thread, without the
+ * lock. */
+static int copy_stripe(struct snap_epoch *e, uint32_t stripe, int compress, struct rdb_copy *cp,
+                       struct shadow **shs)
+{
+    struct shset *set = &e->sh[stripe];
+    int64_t bytes = 0;
+    int r = 0;
+
+    for (struct shadow *h = set->list; h; h = h->next)
+        bytes += (int64_t)(sizeof(*h) + h->klen + h->cp.rawn + h->cp.itemsn);
+    if (bytes)
+        atomic_fetch_sub_explicit(&e->shadow_bytes, bytes, memory_order_relaxed);
+    e->dumped[stripe] = 1;
+    *shs = NULL;
+    if (atomic_load_explicit(&e->abort, memory_order_relaxed)) {
+        r = -1;
+    } else if (rdb_stripe_copy_except(e->s, stripe, compress && e->compress, e->now,
+                                      set->n ? shadowed : NULL, set, cp)) {
+        set_abort(e, 1);
+        r = -1;
+    }
+    struct shadow *sh = shset_take(set);
+    if (r)
+        shadows_free(sh);
+    else
+        *shs = sh;
+    return r;
 }
 
 /* store_snap_hook: a thread has just taken stripe. */
@@ -233,11 +356,20 @@ static void copy_before_write(struct store *s, uint32_t stripe)
             e->dumped[stripe])
             continue;
         int64_t t0 = util_mono_us();
-        if (copy_stripe(e, stripe, 0, &cp) == 0) {
+        struct shadow *sh;
+        if (copy_stripe(e, stripe, 0, &cp, &sh) == 0) {
             if (cp.rawn || cp.itemsn)
                 enqueue(e, &cp);
             else
                 rdb_copy_free(&cp);
+            for (struct shadow *h = sh; h; h = h->next) {
+                if (h->cp.rawn || h->cp.itemsn)
+                    enqueue(e, &h->cp); /* the chunk owns it now */
+                else
+                    rdb_copy_free(&h->cp);
+                memset(&h->cp, 0, sizeof(h->cp));
+            }
+            shadows_free(sh);
         }
         int64_t us = util_mono_us() - t0;
         pthread_mutex_lock(&e->mu);
@@ -245,6 +377,55 @@ static void copy_before_write(struct store *s, uint32_t stripe)
         e->cow_total_us += us;
         if (us > e->cow_max_us)
             e->cow_max_us = us;
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+/* store_snap_key_hook: a one-key write command is about to change k, its stripe just taken
+ * (and nothing else of it: propagate.c aof_exec). For each snapshot that has not written the
+ * stripe yet, keep k's current value apart once (the stripe's copy takes it instead of what
+ * the write leaves), rather than copying the whole stripe now. */
+static void copy_key_before_write(struct store *s, const struct skey *k)
+{
+    if (tl_starting || store_snap_readonly)
+        return;
+    for (int i = 0; i < SNAP_SLOTS; i++) {
+        struct snap_epoch *e = &slots[i];
+        struct shadow *h;
+        if (!atomic_load_explicit(&e->active, memory_order_acquire) || e->s != s ||
+            e->dumped[k->stripe] || atomic_load_explicit(&e->abort, memory_order_relaxed))
+            continue;
+        struct shset *set = &e->sh[k->stripe];
+        if (shset_find(set, k->hash, k->db, k->p, k->n))
+            continue; /* its old value is kept already */
+        if (set->n >= SHADOW_MAX) {
+            copy_before_write(s, k->stripe); /* this one and any other epoch short of it */
+            continue;
+        }
+        int64_t t0 = util_mono_us();
+        if (!(h = malloc(sizeof(*h) + k->n)) || rdb_key_copy(s, k, 0, e->now, &h->cp)) {
+            free(h);
+            set_abort(e, 1);
+            continue;
+        }
+        h->hash = k->hash;
+        h->db = k->db;
+        h->klen = k->n;
+        memcpy(h->key, k->p, k->n);
+        if (shset_add(set, h)) {
+            rdb_copy_free(&h->cp);
+            free(h);
+            set_abort(e, 1);
+            continue;
+        }
+        atomic_fetch_add_explicit(&e->shadow_bytes,
+                                  (int64_t)(sizeof(*h) + k->n + h->cp.rawn + h->cp.itemsn),
+                                  memory_order_relaxed);
+        int64_t us = util_mono_us() - t0;
+        pthread_mutex_lock(&e->mu);
+        e->shadow_keys++;
+        if (us > e->shadow_max_us)
+            e->shadow_max_us = us;
         pthread_mutex_unlock(&e->mu);
     }
 }
@@ -258,14 +439,27 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     for (int i = 0; i < SNAP_SLOTS && !e; i++)
         if (!slots[i].used)
             e = &slots[i];
-    if (e && e->ndumped != s->nstripes) {
+    if (e && e->ndumped == s->nstripes) {
+        /* what an aborted snapshot left (every stripe is held: nobody is adding) */
+        for (uint32_t j = 0; j < e->ndumped; j++)
+            shadows_free(shset_take(&e->sh[j]));
+    } else if (e) {
+        for (uint32_t j = 0; j < e->ndumped; j++)
+            shadows_free(shset_take(&e->sh[j]));
         free(e->dumped);
+        free(e->sh);
         e->ndumped = 0;
         e->dumped = malloc(s->nstripes);
-        if (e->dumped)
+        e->sh = calloc(s->nstripes, sizeof(*e->sh));
+        if (e->dumped && e->sh) {
             e->ndumped = s->nstripes;
-        else
+        } else {
+            free(e->dumped);
+            free(e->sh);
+            e->dumped = NULL;
+            e->sh = NULL;
             e = NULL;
+        }
     }
     if (!e) {
         pthread_mutex_unlock(&slots_mu);
@@ -273,8 +467,10 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     }
     e->used = 1;
     pthread_mutex_unlock(&slots_mu);
-    if (!store_snap_hook)
-        store_snap_hook = copy_before_write; /* every stripe held: published by the unlocks */
+    if (!store_snap_hook) { /* every stripe held: published by the unlocks */
+        store_snap_hook = copy_before_write;
+        store_snap_key_hook = copy_key_before_write;
+    }
     memset(e->dumped, 0, s->nstripes);
     e->s = s;
     e->compress = job->compress;
@@ -286,6 +482,10 @@ static struct snap_epoch *epoch_begin(struct store *s, const struct snapshot_job
     e->cow_stripes = 0;
     e->cow_total_us = 0;
     e->cow_max_us = 0;
+    e->shadow_keys = 0;
+    e->shadow_max_us = 0;
+    atomic_store_explicit(&e->shadow_bytes, 0, memory_order_relaxed);
+    e->shadow_peak = 0;
     atomic_store_explicit(&e->abort, 0, memory_order_relaxed);
     atomic_store_explicit(&e->active, 1, memory_order_release);
     atomic_fetch_add_explicit(&store_snap_active, 1, memory_order_relaxed);
@@ -322,27 +522,37 @@ static void epoch_free(struct snap_epoch *e)
     pthread_mutex_unlock(&slots_mu);
 }
 
-/* The snapshot thread: cp as RDB bytes into the file (out), then freed. */
+static void pace(int64_t *ran);
+
+/* The snapshot thread: cp as RDB bytes into the file (out), then freed; the strings are
+ * serialized (and compressed) EMIT_PIECE bytes at a time, pacing the CPU in between. */
+#define EMIT_PIECE (32 * 1024)
 static void emit(struct snap_epoch *e, struct rdb_copy *cp,
-                 int (*out)(void *w, const void *p, size_t n), void *w)
+                 int (*out)(void *w, const void *p, size_t n), void *w, int64_t *ran)
 {
     unsigned char *p;
     size_t n;
 
-    if (!atomic_load_explicit(&e->abort, memory_order_relaxed) && (cp->rawn || cp->itemsn)) {
-        if (rdb_copy_bytes(cp, e->compress, &p, &n)) {
+    if (cp->rawn && !atomic_load_explicit(&e->abort, memory_order_relaxed) &&
+        out(w, cp->raw, cp->rawn))
+        set_abort(e, 1);
+    for (size_t pos = 0;
+         pos < cp->itemsn && !atomic_load_explicit(&e->abort, memory_order_relaxed);) {
+        if (rdb_copy_items_bytes(cp, e->compress, &pos, EMIT_PIECE, &p, &n)) {
             set_abort(e, 1);
-        } else {
-            if (out(w, p, n))
-                set_abort(e, 1);
-            free(p);
+            break;
         }
+        if (out(w, p, n))
+            set_abort(e, 1);
+        free(p);
+        pace(ran);
     }
     rdb_copy_free(cp);
 }
 
 /* The snapshot thread: write the copies other threads queued. */
-static void drain(struct snap_epoch *e, int (*out)(void *w, const void *p, size_t n), void *w)
+static void drain(struct snap_epoch *e, int (*out)(void *w, const void *p, size_t n), void *w,
+                  int64_t *ran)
 {
     struct snap_chunk *c;
 
@@ -354,13 +564,27 @@ static void drain(struct snap_epoch *e, int (*out)(void *w, const void *p, size_
     while (c) {
         struct snap_chunk *nx = c->next;
         size_t bytes = c->cp.rawn + c->cp.itemsn;
-        emit(e, &c->cp, out, w);
+        emit(e, &c->cp, out, w, ran);
         free(c);
         c = nx;
         pthread_mutex_lock(&e->mu);
         e->queued -= bytes;
         pthread_mutex_unlock(&e->mu);
     }
+}
+
+/* The snapshot thread between two pieces of work: after SNAP_SLICE_US of them since the last
+ * time, yield the CPU, so that a worker thread waiting for it runs now and waits for at most
+ * about that much of this thread's work (plus one stripe's), not a scheduler time slice of
+ * several ms. *ran: when this thread last yielded (us). */
+#define SNAP_SLICE_US 100
+static void pace(int64_t *ran)
+{
+    int64_t now = util_mono_us();
+    if (now - *ran < SNAP_SLICE_US)
+        return;
+    sched_yield();
+    *ran = util_mono_us();
 }
 
 /* rdb_walk in a snapshot thread: take every stripe in turn and copy those no other thread
@@ -374,6 +598,7 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
     if (!e)
         return 0;
     s = e->s;
+    int64_t ran = util_mono_us();
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct rdb_copy cp;
         struct timespec ts;
@@ -393,26 +618,39 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         } while (r == ETIMEDOUT || r == EINTR);
         if (r)
             goto out;
+        struct shadow *sh = NULL;
         if (!e->dumped[i])
-            have = copy_stripe(e, i, 1, &cp) == 0;
+            have = copy_stripe(e, i, 1, &cp, &sh) == 0;
         pthread_mutex_unlock(&s->stripes[i].lock);
+        if (have)
+            pace(&ran); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
         if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
             usleep((useconds_t)((int64_t)delay * cp.nkeys > 1000000 ? 1000000
                                                                     : delay * (int)cp.nkeys));
         if (have)
-            emit(e, &cp, out, w);
-        drain(e, out, w);
+            emit(e, &cp, out, w, &ran);
+        for (struct shadow *h = sh; h; h = h->next)
+            emit(e, &h->cp, out, w, &ran); /* frees the copy */
+        shadows_free(sh);
+        drain(e, out, w, &ran);
+        int64_t held = atomic_load_explicit(&e->shadow_bytes, memory_order_relaxed);
+        if (held > e->shadow_peak)
+            e->shadow_peak = held;
+        pace(&ran);
     }
-    drain(e, out, w); /* every stripe was copied, under its lock: nothing more comes */
+    drain(e, out, w, &ran); /* every stripe was copied, under its lock: nothing more comes */
 out:
     rc = atomic_load_explicit(&e->abort, memory_order_relaxed) ? -1 : 1;
     pthread_mutex_lock(&e->mu);
     log_verbose("Snapshot: %llu of %u stripes copied first by the threads that took them "
-                "(longest %lld us, mean %lld us), at most %zu bytes of copies waiting",
+                "(longest %lld us, mean %lld us), %llu keys kept apart by one-key writes "
+                "(longest %lld us), at most %zu bytes of copies waiting",
                 (unsigned long long)e->cow_stripes, s->nstripes, (long long)e->cow_max_us,
                 (long long)(e->cow_stripes ? e->cow_total_us / (int64_t)e->cow_stripes : 0),
-                e->peak);
+                (unsigned long long)e->shadow_keys, (long long)e->shadow_max_us, e->peak);
+    log_verbose("Snapshot: at most %lld bytes of old values kept apart",
+                (long long)e->shadow_peak);
     pthread_mutex_unlock(&e->mu);
     epoch_close(e);
     return rc;

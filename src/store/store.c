@@ -20,6 +20,7 @@ _Thread_local int64_t store_mem_pending;
 _Thread_local int store_no_touch;
 _Atomic int store_snap_active;
 store_snap_fn *store_snap_hook;
+store_snap_key_fn *store_snap_key_hook;
 _Thread_local int store_snap_readonly;
 
 struct store *store_create(uint32_t nstripes, int ndb)
@@ -237,10 +238,13 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now) {
-        if (TC_UNLIKELY(store_snap_readonly)) { /* a read changes the stripe: copy it first */
+        if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
+            /* a forkless snapshot keeps the key first: a read-only command's stripe was not
+             * copied, nor is one a one-key write holds (the key may be another one of it) */
+            int ro = store_snap_readonly;
             store_snap_readonly = 0;
-            store_snap_check(s, k->stripe);
-            store_snap_readonly = 1;
+            store_snap_key_hook(s, k);
+            store_snap_readonly = ro;
         }
         COUNTER_ADD(st->expired, 1);
         store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);

@@ -135,12 +135,22 @@ extern store_snap_fn *store_snap_hook;
 /* Set by the command layer around a read-only command (CMD_READONLY) while a snapshot runs:
  * its stripes need no copy, as it changes nothing a snapshot holds (access times, hit
  * counters, a HyperLogLog's cached count are not part of it, or equal). The one change a
- * read makes, removing an expired key, copies the stripe first (store.c lookup). */
+ * read makes, removing an expired key, keeps that key's old value first (store.c lookup). */
 extern _Thread_local int store_snap_readonly;
 static inline void store_snap_check(struct store *s, uint32_t stripe)
 {
     if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0))
         store_snap_hook(s, stripe);
+}
+/* Instead of store_snap_check, for a caller that has just taken k's stripe and will change
+ * nothing in it but the key k: a snapshot keeps k's old value apart instead of copying the
+ * whole stripe. */
+typedef void store_snap_key_fn(struct store *s, const struct skey *k);
+extern store_snap_key_fn *store_snap_key_hook;
+static inline void store_snap_check_key(struct store *s, const struct skey *k)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed) != 0))
+        store_snap_key_hook(s, k);
 }
 
 static inline int store_is_held(uint32_t stripe)
