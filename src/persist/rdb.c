@@ -835,6 +835,19 @@ static int copy_item(struct wr *w, struct rdb_copy *cp, size_t *cap, int db, int
     return 0;
 }
 
+/* The end of a copy: its structures' bytes handed to cp. 0, or -1 (cp freed) on an error. */
+static int copy_done(struct wr *w, struct rdb_copy *cp)
+{
+    free(w->tmp);
+    cp->raw = w->buf;
+    cp->rawn = w->n;
+    if (w->err) {
+        rdb_copy_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
 int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t now,
                  struct rdb_copy *cp)
 {
@@ -856,14 +869,7 @@ int rdb_key_copy(struct store *s, const struct skey *k, int compress, int64_t no
     if (cap && !(cp->items = malloc(cap)))
         return -1;
     copy_item(&w, cp, &cap, k->db, &selected, it, exp);
-    free(w.tmp);
-    cp->raw = w.buf;
-    cp->rawn = w.n;
-    if (w.err) {
-        rdb_copy_free(cp);
-        return -1;
-    }
-    return 0;
+    return copy_done(&w, cp);
 }
 
 int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64_t now,
@@ -901,14 +907,7 @@ int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64
                 break;
         }
     }
-    free(w.tmp);
-    cp->raw = w.buf;
-    cp->rawn = w.n;
-    if (w.err) {
-        rdb_copy_free(cp);
-        return -1;
-    }
-    return 0;
+    return copy_done(&w, cp);
 }
 
 int rdb_copy_items_bytes(const struct rdb_copy *cp, int compress, size_t *pos, size_t max_in,

@@ -302,30 +302,46 @@ def test_disk_full_sync_under_writes(tc_factory, fork):
     assert digest(rep) == digest(tc)
 
 
-def test_read_of_expired_key_copies_first(tc_factory):
-    """A read-only command skips copy-before-write, but not when its lookup removes a key
-    that expired after the snapshot's start: the file still holds every such key (slowed by
-    rdb-key-save-delay so that the reads come before the snapshot thread)."""
-    tc = tc_factory("--snapshot-fork", "no", "--enable-debug-command", "yes")
+def slowed_forkless_save(tc_factory, setup, wait, *args):
+    """A forkless BGSAVE of 20000 populated keys plus what setup(pipeline) writes, slowed by
+    rdb-key-save-delay (~2 s), with active expiry off; returns (server, client) wait seconds
+    into it."""
+    tc = tc_factory("--snapshot-fork", "no", "--enable-debug-command", "yes", *args)
     r = tc.client()
     assert r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0) == b"OK"
     assert r.execute_command("DEBUG", "POPULATE", 20000, "k") == b"OK"
     p = r.pipeline(transaction=False)
-    for i in range(2000):
-        p.set("e:%d" % i, "v", px=400)
+    setup(p)
     p.execute()
-    r.config_set("rdb-key-save-delay", 100)  # ~2 s for 22000 keys
+    r.config_set("rdb-key-save-delay", 100)
     assert r.bgsave()
-    time.sleep(0.7)
+    time.sleep(wait)
     assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    return tc, r
+
+
+def finish_slowed_save(tc, r):
+    """Let the save run out; redis-check-rdb's report of the file."""
+    r.config_set("rdb-key-save-delay", 0)
+    info = wait_bgsave(r)
+    assert info["rdb_last_bgsave_status"] == "ok"
+    return check_rdb(tc.dump)
+
+
+def test_read_of_expired_key_copies_first(tc_factory):
+    """A read-only command skips copy-before-write, but not when its lookup removes a key
+    that expired after the snapshot's start: the file still holds every such key (slowed by
+    rdb-key-save-delay so that the reads come before the snapshot thread)."""
+    def setup(p):
+        for i in range(2000):
+            p.set("e:%d" % i, "v", px=400)
+
+    tc, r = slowed_forkless_save(tc_factory, setup, 0.7)
     p = r.pipeline(transaction=False)
     for i in range(2000):
         p.get("e:%d" % i)
     assert p.execute() == [None] * 2000  # expired: removed by the reads
-    r.config_set("rdb-key-save-delay", 0)
-    info = wait_bgsave(r)
-    assert info["rdb_last_bgsave_status"] == "ok"
-    out = check_rdb(tc.dump)
+    out = finish_slowed_save(tc, r)
     assert "[info] 22000 keys read" in out and "[info] 2000 expires" in out, out
 
 
@@ -335,20 +351,12 @@ def test_one_key_writes_keep_old_values(tc_factory, redis_factory, tmp_path):
     start's image: SET over keys, SET over keys that expired after the start (the lookup removes
     the old one first), and MOVE to another database (the same key in two databases of one
     stripe: it copies the stripe instead)."""
-    tc = tc_factory("--snapshot-fork", "no", "--enable-debug-command", "yes",
-                    "--loglevel", "verbose")
-    r = tc.client()
-    assert r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0) == b"OK"
-    assert r.execute_command("DEBUG", "POPULATE", 20000, "k") == b"OK"
-    p = r.pipeline(transaction=False)
-    for i in range(1000):
-        p.set("m:%d" % i, "A")
-        p.set("e:%d" % i, "v", px=400)
-    p.execute()
-    r.config_set("rdb-key-save-delay", 100)  # ~2.2 s for 22000 keys
-    assert r.bgsave()
-    time.sleep(0.6)
-    assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    def setup(p):
+        for i in range(1000):
+            p.set("m:%d" % i, "A")
+            p.set("e:%d" % i, "v", px=400)
+
+    tc, r = slowed_forkless_save(tc_factory, setup, 0.6, "--loglevel", "verbose")
     p = r.pipeline(transaction=False)
     for i in range(5000):
         p.set("k:%d" % i, "B")
@@ -357,10 +365,7 @@ def test_one_key_writes_keep_old_values(tc_factory, redis_factory, tmp_path):
         p.set("n:%d" % i, "B")
         p.execute_command("MOVE", "m:%d" % i, 1)
     assert all(x in (True, 1) for x in p.execute())
-    r.config_set("rdb-key-save-delay", 0)
-    info = wait_bgsave(r)
-    assert info["rdb_last_bgsave_status"] == "ok"
-    out = check_rdb(tc.dump)
+    out = finish_slowed_save(tc, r)
     assert "[info] 22000 keys read" in out and "[info] 1000 expires" in out, out
     kept = [int(line.split(" keys kept apart")[0].rsplit(" ", 1)[1])
             for line in tc.output().splitlines() if "keys kept apart" in line]
