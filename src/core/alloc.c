@@ -104,11 +104,9 @@ static void table_arena_init(void)
 void *alloc_table(size_t n)
 {
 #ifdef TC_HAVE_JEMALLOC
-    if (n >= ALLOC_TABLE_MIN) {
-        pthread_once(&table_once, table_arena_init);
-        if (table_arena)
-            return mallocx(n, MALLOCX_ARENA(table_arena) | MALLOCX_TCACHE_NONE | MALLOCX_ZERO);
-    }
+    pthread_once(&table_once, table_arena_init);
+    if (table_arena && n)
+        return mallocx(n, MALLOCX_ARENA(table_arena) | MALLOCX_TCACHE_NONE | MALLOCX_ZERO);
 #endif
     return calloc(1, n);
 }
@@ -116,7 +114,7 @@ void *alloc_table(size_t n)
 void alloc_table_free(void *p, size_t n)
 {
 #ifdef TC_HAVE_JEMALLOC
-    if (p && n >= ALLOC_TABLE_MIN && table_arena) {
+    if (p && n && table_arena) {
         dallocx(p, MALLOCX_TCACHE_NONE);
         return;
     }

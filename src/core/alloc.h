@@ -23,11 +23,13 @@ struct buf;
 void alloc_malloc_stats(struct buf *b);
 /* Return the allocator's dirty pages to the OS (MEMORY PURGE). */
 void alloc_purge(void);
-/* Zeroed memory for rarely resized tables (the keyspace index): with jemalloc, n bytes from
- * ALLOC_TABLE_MIN up come from an arena that returns freed pages to the OS at once, so the
- * array a table outgrew does not stay resident while the server idles (jemalloc decays dirty
- * pages only as it allocates). Free with alloc_table_free and the same n. Not for hot paths. */
-#define ALLOC_TABLE_MIN 4096
+/* Zeroed memory for rarely resized tables (the keyspace index): with jemalloc, from an arena
+ * that returns freed pages to the OS at once, so the array a table outgrew does not stay
+ * resident while the server idles (jemalloc decays dirty pages only as it allocates, and the
+ * items, from src/store/slab.c, never reuse the general arena's freed pages). Small arrays
+ * too: a load grows 1024 stripes' tables through every small size, and each size's freed
+ * arrays would stay behind as whole free runs of the general arena. Free with
+ * alloc_table_free and the same n. Not for hot paths. */
 void *alloc_table(size_t n);
 void alloc_table_free(void *p, size_t n);
 

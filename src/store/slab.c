@@ -4,18 +4,32 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
-#define NCLASSES ((SLAB_MAX - 128) / 16) /* 144, 160, ..., 1024 */
+#define FIRST_CLASS 20 /* slab_round(SLAB_MIN) */
+#define NCLASSES ((SLAB_MAX - FIRST_CLASS) / SLAB_STEP + 1) /* 20, 24, ..., 1024 */
 /* Slabs come straight from mmap: through malloc a large block carries jemalloc's extra page
  * (cache-oblivious placement), 6% on 64 KiB, which is what this allocator exists to avoid. */
 #define SLAB_BYTES (1024 * 1024)
 #define CACHE_MAX 32
 #define BATCH 16
 
-struct chunk {
-    struct chunk *next;
-};
+/* A free chunk holds the next one's address in its first bytes, stored with memcpy: a chunk
+ * is only 4-byte aligned. */
+struct chunk;
+
+static inline struct chunk *chunk_next(const struct chunk *ch)
+{
+    struct chunk *n;
+    memcpy(&n, ch, sizeof(n));
+    return n;
+}
+
+static inline void chunk_set_next(struct chunk *ch, struct chunk *n)
+{
+    memcpy(ch, &n, sizeof(n));
+}
 
 struct class {
     pthread_mutex_t lock;
@@ -59,12 +73,12 @@ static void init(void)
 
 static inline int class_of(size_t n)
 {
-    return (int)((slab_round(n) - 144) / 16);
+    return (int)((slab_round(n) - FIRST_CLASS) / SLAB_STEP);
 }
 
 static inline size_t class_size(int c)
 {
-    return 144 + (size_t)c * 16;
+    return FIRST_CLASS + (size_t)c * SLAB_STEP;
 }
 
 /* Move up to BATCH chunks from the class into the cache. Returns 0 or -1 (OOM). */
@@ -78,7 +92,7 @@ static int refill(int c)
     while (ca->n < BATCH) {
         struct chunk *ch = k->free;
         if (ch) {
-            k->free = ch->next;
+            k->free = chunk_next(ch);
         } else {
             if (k->left < sz) {
                 char *slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
@@ -93,7 +107,7 @@ static int refill(int c)
             k->cur += sz;
             k->left -= sz;
         }
-        ch->next = ca->head;
+        chunk_set_next(ch, ca->head);
         ca->head = ch;
         ca->n++;
         atomic_fetch_add_explicit(&in_use, sz, memory_order_relaxed);
@@ -112,7 +126,7 @@ void *slab_alloc(size_t n)
     if (!ca->head && refill(c))
         return NULL;
     ch = ca->head;
-    ca->head = ch->next;
+    ca->head = chunk_next(ch);
     ca->n--;
     return ch;
 }
@@ -123,19 +137,19 @@ void slab_free(void *p, size_t n)
     struct cache *ca = &caches[c];
     struct chunk *ch = p;
 
-    ch->next = ca->head;
+    chunk_set_next(ch, ca->head);
     ca->head = ch;
     if (++ca->n > CACHE_MAX) {
         /* give half back to the class */
         struct class *k = &classes[c];
         struct chunk *first = ca->head, *last = first;
         for (int i = 1; i < BATCH; i++)
-            last = last->next;
-        ca->head = last->next;
+            last = chunk_next(last);
+        ca->head = chunk_next(last);
         ca->n -= BATCH;
         pthread_once(&once, init);
         pthread_mutex_lock(&k->lock);
-        last->next = k->free;
+        chunk_set_next(last, k->free);
         k->free = first;
         pthread_mutex_unlock(&k->lock);
         atomic_fetch_sub_explicit(&in_use, class_size(c) * BATCH, memory_order_relaxed);
