@@ -9,9 +9,11 @@
 
 #define FIRST_CLASS 20 /* slab_round(SLAB_MIN) */
 #define NCLASSES ((SLAB_MAX - FIRST_CLASS) / SLAB_STEP + 1) /* 20, 24, ..., 1024 */
-/* Slabs come straight from mmap: through malloc a large block carries jemalloc's extra page
- * (cache-oblivious placement), 6% on 64 KiB, which is what this allocator exists to avoid. */
-#define SLAB_BYTES (1024 * 1024)
+/* Pages come straight from mmap, in regions carved into aligned pages: through malloc a large
+ * block carries jemalloc's extra page (cache-oblivious placement), 6% on 64 KiB. */
+#define PAGE_BYTES ((size_t)64 * 1024)
+#define REGION_PAGES 64 /* 4 MiB */
+#define HDR 64          /* struct page, at the start of its page */
 #define CACHE_MAX 32
 #define BATCH 16
 
@@ -31,11 +33,22 @@ static inline void chunk_set_next(struct chunk *ch, struct chunk *n)
     memcpy(ch, &n, sizeof(n));
 }
 
+/* The header of a page; its chunks follow. Under its class's lock (or the pool's, while in
+ * the pool). */
+struct page {
+    struct page *prev, *next; /* the class's pages with a chunk to give; or the pool */
+    struct chunk *free;       /* chunks returned to this page */
+    uint32_t nfree;           /* chunks on free */
+    uint32_t carved;          /* chunks handed out at least once (the rest was never used) */
+    uint32_t cap;             /* chunks the page holds */
+    uint32_t listed;          /* on its class's list */
+};
+_Static_assert(sizeof(struct page) <= HDR, "page header");
+
 struct class {
     pthread_mutex_t lock;
-    struct chunk *free;  /* shared free list */
-    char *cur;           /* unused tail of the newest slab */
-    size_t left;         /* bytes left at cur */
+    struct page *avail; /* pages with a free or never used chunk */
+    size_t pages;
 } __attribute__((aligned(64)));
 
 struct cache {
@@ -44,22 +57,28 @@ struct cache {
 };
 
 static struct class classes[NCLASSES];
-static _Atomic size_t total;
-static _Atomic size_t in_use; /* bytes of chunks outside the class free lists */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct page *pool;   /* empty pages, their memory returned to the OS */
+static char *region;        /* never used pages of the newest region */
+static size_t region_left;  /* pages left there */
+static _Atomic size_t total;  /* bytes of pages held by classes */
+static _Atomic size_t in_use; /* bytes of chunks outside the pages' free lists */
 static _Thread_local struct cache caches[NCLASSES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* A fork child (SCRIPT DEBUG YES runs scripts that allocate items in one) never finds a class
- * locked by a thread it does not have: fork waits for the holders (each holds a class lock
- * only for a few list operations, and never while waiting for another lock). */
+/* A fork child (SCRIPT DEBUG YES runs scripts that allocate items in one) never finds a lock
+ * held by a thread it does not have: fork waits for the holders (each holds a class lock, and
+ * inside it the pool's, only for a few list operations). */
 static void fork_prepare(void)
 {
     for (int i = 0; i < NCLASSES; i++)
         pthread_mutex_lock(&classes[i].lock);
+    pthread_mutex_lock(&pool_lock);
 }
 
 static void fork_done(void)
 {
+    pthread_mutex_unlock(&pool_lock);
     for (int i = NCLASSES - 1; i >= 0; i--)
         pthread_mutex_unlock(&classes[i].lock);
 }
@@ -81,6 +100,82 @@ static inline size_t class_size(int c)
     return FIRST_CLASS + (size_t)c * SLAB_STEP;
 }
 
+static inline struct page *page_of(const void *chunk)
+{
+    return (struct page *)((uintptr_t)chunk & ~(uintptr_t)(PAGE_BYTES - 1));
+}
+
+/* An empty page from the pool or a new region. Under the class's lock. */
+static struct page *page_get(void)
+{
+    struct page *p = NULL;
+
+    pthread_mutex_lock(&pool_lock);
+    if (pool) {
+        p = pool;
+        pool = p->next;
+    } else {
+        if (!region_left) {
+            /* a region aligned to its size: map one more region's worth and trim */
+            size_t want = REGION_PAGES * PAGE_BYTES;
+            char *m = mmap(NULL, 2 * want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+            if (m != MAP_FAILED) {
+                char *a = (char *)(((uintptr_t)m + want - 1) & ~(uintptr_t)(want - 1));
+                if (a > m)
+                    munmap(m, (size_t)(a - m));
+                if (a + want < m + 2 * want)
+                    munmap(a + want, (size_t)(m + 2 * want - (a + want)));
+                region = a;
+                region_left = REGION_PAGES;
+            }
+        }
+        if (region_left) {
+            p = (struct page *)(void *)region;
+            region += PAGE_BYTES;
+            region_left--;
+        }
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (p)
+        atomic_fetch_add_explicit(&total, PAGE_BYTES, memory_order_relaxed);
+    return p;
+}
+
+/* p's chunks are all back: its memory goes to the OS and the page to the pool. Under the
+ * class's lock, p off the class's list. */
+static void page_put(struct page *p)
+{
+    madvise(p, PAGE_BYTES, MADV_DONTNEED); /* zero pages when next touched */
+    atomic_fetch_sub_explicit(&total, PAGE_BYTES, memory_order_relaxed);
+    pthread_mutex_lock(&pool_lock);
+    p->next = pool;
+    pool = p;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static void list_add(struct class *k, struct page *p)
+{
+    p->prev = NULL;
+    p->next = k->avail;
+    if (k->avail)
+        k->avail->prev = p;
+    k->avail = p;
+    p->listed = 1;
+}
+
+static void list_del(struct class *k, struct page *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        k->avail = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    p->listed = 0;
+}
+
 /* Move up to BATCH chunks from the class into the cache. Returns 0 or -1 (OOM). */
 static int refill(int c)
 {
@@ -90,23 +185,28 @@ static int refill(int c)
 
     pthread_mutex_lock(&k->lock);
     while (ca->n < BATCH) {
-        struct chunk *ch = k->free;
-        if (ch) {
-            k->free = chunk_next(ch);
-        } else {
-            if (k->left < sz) {
-                char *slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
-                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                if (slab == MAP_FAILED)
-                    break;
-                atomic_fetch_add_explicit(&total, SLAB_BYTES, memory_order_relaxed);
-                k->cur = slab;
-                k->left = SLAB_BYTES;
-            }
-            ch = (struct chunk *)(void *)k->cur;
-            k->cur += sz;
-            k->left -= sz;
+        struct page *p = k->avail;
+        struct chunk *ch;
+        if (!p) {
+            p = page_get();
+            if (!p)
+                break;
+            p->free = NULL;
+            p->nfree = p->carved = 0;
+            p->cap = (uint32_t)((PAGE_BYTES - HDR) / sz);
+            k->pages++;
+            list_add(k, p);
         }
+        if (p->free) {
+            ch = p->free;
+            p->free = chunk_next(ch);
+            p->nfree--;
+        } else {
+            ch = (struct chunk *)(void *)((char *)p + HDR + (size_t)p->carved * sz);
+            p->carved++;
+        }
+        if (!p->nfree && p->carved == p->cap)
+            list_del(k, p); /* nothing more to give */
         chunk_set_next(ch, ca->head);
         ca->head = ch;
         ca->n++;
@@ -131,6 +231,33 @@ void *slab_alloc(size_t n)
     return ch;
 }
 
+/* Return n chunks (linked from first) to their pages. A page whose chunks are all back is
+ * released, unless it is the class's only page with room (a class that empties and refills
+ * does not map and fault a page each time). */
+static void give_back(int c, struct chunk *first, int n)
+{
+    struct class *k = &classes[c];
+
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < n; i++) {
+        struct chunk *ch = first;
+        first = chunk_next(ch);
+        struct page *p = page_of(ch);
+        chunk_set_next(ch, p->free);
+        p->free = ch;
+        p->nfree++;
+        if (!p->listed)
+            list_add(k, p);
+        if (p->nfree == p->carved && (k->avail != p || p->next)) {
+            list_del(k, p);
+            k->pages--;
+            page_put(p);
+        }
+    }
+    pthread_mutex_unlock(&k->lock);
+    atomic_fetch_sub_explicit(&in_use, class_size(c) * (size_t)n, memory_order_relaxed);
+}
+
 void slab_free(void *p, size_t n)
 {
     int c = class_of(n);
@@ -141,18 +268,13 @@ void slab_free(void *p, size_t n)
     ca->head = ch;
     if (++ca->n > CACHE_MAX) {
         /* give half back to the class */
-        struct class *k = &classes[c];
         struct chunk *first = ca->head, *last = first;
         for (int i = 1; i < BATCH; i++)
             last = chunk_next(last);
         ca->head = chunk_next(last);
         ca->n -= BATCH;
         pthread_once(&once, init);
-        pthread_mutex_lock(&k->lock);
-        chunk_set_next(last, k->free);
-        k->free = first;
-        pthread_mutex_unlock(&k->lock);
-        atomic_fetch_sub_explicit(&in_use, class_size(c) * BATCH, memory_order_relaxed);
+        give_back(c, first, BATCH);
     }
 }
 

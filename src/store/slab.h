@@ -1,10 +1,15 @@
-/* Item memory in classes every 4 bytes from 20 to 1024 bytes, carved from 1 MiB slabs, with a
- * small per-thread cache per class so the shared per-class lock is taken once per batch.
- * jemalloc's classes are 16 bytes apart up to 128 and 32, 64 and 128 bytes apart above: an
- * item (a 12-byte header, key and value, of any length) loses 7.5 bytes on average to that
- * rounding and 1.5 here. Chunks are 4-byte aligned (every item field is at most 4 bytes; the
- * wider optional fields are read with memcpy). Memory of a class is reused only by that class
- * (like memcached's slabs); slabs are never returned. Any thread may allocate or free. */
+/* Item memory in classes every 4 bytes from 20 to 1024 bytes, with a small per-thread cache
+ * per class so the shared per-class lock is taken once per batch. jemalloc's classes are 16
+ * bytes apart up to 128 and 32, 64 and 128 bytes apart above: an item (a 12-byte header, key
+ * and value, of any length) loses 7.5 bytes on average to that rounding and 1.5 here. Chunks
+ * are 4-byte aligned (every item field is at most 4 bytes; the wider optional fields are read
+ * with memcpy).
+ *
+ * A class's chunks come from 64 KiB pages (aligned, so a chunk finds its page by masking its
+ * address). A page whose chunks are all free again goes back to a shared pool, its memory
+ * returned to the OS, and any class may take it: when the sizes written change (every item
+ * evicted from one class while another grows), the memory follows, and RSS stays near
+ * maxmemory. Any thread may allocate or free. */
 #ifndef TC_SLAB_H
 #define TC_SLAB_H
 
