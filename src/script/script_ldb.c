@@ -669,10 +669,12 @@ static int shutting_down(void)
            atomic_load_explicit(&ldb.w->srv->shutdown, memory_order_relaxed) != 0;
 }
 
-/* Read more debugger input: bytes read, or 0 when the client is gone. */
+/* Read more debugger input: bytes read, or 0 when the client is gone. The command is parsed
+ * again from its start after each read, so reads are large: 1 MB of input without a command
+ * (refused at LDB_CBUF_MAX) costs 64 parses, not 1024. */
 static int read_more(void)
 {
-    char tmp[1024];
+    char tmp[16384];
 
     while (!ldb.gone) {
         struct pollfd pf = {.fd = ldb.fd, .events = POLLIN};
