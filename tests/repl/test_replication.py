@@ -239,8 +239,15 @@ def test_partial_resync_after_pause_and_full_after_backlog_overflow(servers):
     follow(r, p)
     # the replica ACKs once a second, and twincache's repl-timeout counts from the first ACK
     # (Redis's from the moment the replica went online): pausing before it, the primary never
-    # dropped the replica and the test failed now and then
-    time.sleep(1.3)
+    # dropped the replica and the test failed now and then. Wait for an ACK of a write made
+    # after the sync (a fixed 1.3 s was not always enough in the slow sanitizer builds).
+    c.set("y", "1")
+
+    def acked():
+        pi = info(p)
+        s0 = pi.get("slave0")
+        return isinstance(s0, dict) and s0.get("offset") == pi.get("master_repl_offset")
+    wait_for(acked, what="the replica's ACK of the write after the sync")
     st0 = info(p, "stats")
     # paused 2 s: the primary drops it after repl-timeout (1 s); it comes back and continues
     os.kill(r.pid, signal.SIGSTOP)
