@@ -166,16 +166,27 @@ def test_sentinel_failover_keeps_every_acknowledged_write(servers, tmp_path):
         assert got == {"port": new_addr[1], "value": "via-sentinel", "role": "master"}, got
     missing = [k for a in acked for k in a if newp.get(k) is None]
     assert not missing, "acknowledged writes lost: %s" % missing[:10]
-    # every Sentinel agrees on the new primary and has ended the failover before the old one
-    # comes back (an operator restarts a dead node after the failover, not in the middle of it)
-    end = time.time() + 30
+    # every Sentinel agrees on one primary and has ended the failover before the old one comes
+    # back (an operator restarts a dead node after the failover, not in the middle of it). With
+    # down-after-milliseconds 1000 on a slow sanitizer build a Sentinel may find the promoted
+    # node slow to answer once and fail over again to the other replica: legitimate Sentinel
+    # behaviour, so the primary they settle on is the one the old primary must follow, and it
+    # must hold every acknowledged write too.
+    end = time.time() + 45
     while True:
         views = [sentinel_view(p) for p in ports[3:]]
-        if all(v and v[0] == new_addr[1] and "failover_in_progress" not in v[1] for v in views):
+        if views[0] and all(v and v[0] == views[0][0] and "failover_in_progress" not in v[1]
+                            for v in views):
             break
-        assert time.time() < end, "the Sentinels did not settle on %s: %s\n%s" % (
+        assert time.time() < end, "the Sentinels did not settle after %s: %s\n%s" % (
             new_addr, views, diagnostics(nodes, sentinels))
         time.sleep(0.2)
+    if views[0][0] != new_addr[1]:
+        print("the Sentinels failed over again, to port %d" % views[0][0])
+        new_addr = ("127.0.0.1", views[0][0])
+        newp = redis.Redis(port=new_addr[1])
+        missing = [k for a in acked for k in a if newp.get(k) is None]
+        assert not missing, "acknowledged writes lost by the second failover: %s" % missing[:10]
     # the old primary rejoins as a replica of the new one
     primary.start()
     end = time.time() + 60
