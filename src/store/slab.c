@@ -48,7 +48,6 @@ _Static_assert(sizeof(struct page) <= HDR, "page header");
 struct class {
     pthread_mutex_t lock;
     struct page *avail; /* pages with a free or never used chunk */
-    size_t pages;
 } __attribute__((aligned(64)));
 
 struct cache {
@@ -194,7 +193,6 @@ static int refill(int c)
             p->free = NULL;
             p->nfree = p->carved = 0;
             p->cap = (uint32_t)((PAGE_BYTES - HDR) / sz);
-            k->pages++;
             list_add(k, p);
         }
         if (p->free) {
@@ -250,7 +248,6 @@ static void give_back(int c, struct chunk *first, int n)
             list_add(k, p);
         if (p->nfree == p->carved && (k->avail != p || p->next)) {
             list_del(k, p);
-            k->pages--;
             page_put(p);
         }
     }
