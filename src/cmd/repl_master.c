@@ -82,6 +82,8 @@ struct rslave {
     char ip[64];
     int capa_eof, capa_psync2, rdb_only, old_sync;
     int64_t soft_since_ms; /* over the soft output limit since */
+    uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
+                            * until the stream grows past this offset (as Redis checks on feed) */
     int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
     int64_t file_pos, file_size;
 };
@@ -479,6 +481,8 @@ static void check_limits(struct rslave *s, int64_t now)
     long long hard = cfg.cobl[COBL_REPLICA][0], soft = cfg.cobl[COBL_REPLICA][1];
     int over = 0;
 
+    if (R.offset <= s->limit_from)
+        return;
     if (hard && pend > (size_t)hard)
         over = 1;
     if (soft && pend > (size_t)soft) {
@@ -1015,6 +1019,7 @@ static void sync_common(struct conn *c, int psync)
             s->blk = block_at((uint64_t)off);
             s->ack_ms = c->w->now_ms;
             s->ack_off = (uint64_t)off - 1;
+            s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
             pthread_mutex_unlock(&R.lock);
