@@ -380,7 +380,7 @@ void reply_item_value(struct conn *c, struct item *it);
 static inline void reply_item_ref(struct conn *c, struct item *it)
 {
     item_ref(it);
-    reply_check(c, conn_add_ref(c, item_value(it), it->vlen, it, item_unref));
+    reply_check(c, conn_add_ref(c, item_value(it), item_vlen(it), it, item_unref));
 }
 
 /* Exact Redis error texts */

@@ -70,7 +70,7 @@ bad:
 static struct item *bits_for_write(struct conn *c, const struct skey *k, struct item *it,
                                    size_t need, int *grown)
 {
-    size_t len = it ? it->vlen : 0, total = need > len ? need : len;
+    size_t len = it ? item_vlen(it) : 0, total = need > len ? need : len;
     struct item *n;
 
     if (need > UINT32_MAX) {
@@ -82,11 +82,11 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
     if (it && item_writable(it)) {
         if (total == len)
             return it;
-        if (!(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
+        if (!(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) && item_vlen_same_form(it, total) &&
             (size_t)(item_value(it) - (char *)it) + total <= item_alloc_size(it)) {
             /* the allocation has room: grow in place */
             memset(item_value(it) + len, 0, total - len);
-            it->vlen = (uint32_t)total;
+            item_set_vlen(it, total);
             return it;
         }
     }
@@ -161,7 +161,7 @@ static void getbit_command(struct conn *c)
     store_lock(s, k.stripe);
     it = store_lookup_read_locked(s, &k, conn_now(c));
     if (!not_string(c, it)) {
-        if (it && (off >> 3) < it->vlen)
+        if (it && (off >> 3) < item_vlen(it))
             bit = (((unsigned char *)item_value(it))[off >> 3] >> (7 - (off & 7))) & 1;
         reply_int(c, bit);
     }
@@ -262,7 +262,7 @@ static void bitcount_command(struct conn *c)
         goto out;
     p = (const unsigned char *)item_value(it);
     if (c->argc == 2) {
-        reply_int(c, (long long)popcount(p, it->vlen));
+        reply_int(c, (long long)popcount(p, item_vlen(it)));
         goto out;
     }
     if (c->argc != 4 && c->argc != 5) {
@@ -273,7 +273,7 @@ static void bitcount_command(struct conn *c)
         goto out;
     if (c->argc == 5 && (bitmode = arg_unit(c, 4)) < 0)
         goto out;
-    total = (long long)it->vlen * (bitmode ? 8 : 1);
+    total = (long long)item_vlen(it) * (bitmode ? 8 : 1);
     if ((start < 0 && end < 0 && start > end) || !clamp_range(&start, &end, total)) {
         reply_int(c, 0);
         goto out;
@@ -366,7 +366,7 @@ static void bitpos_command(struct conn *c)
             goto out;
         end_given = 1;
     }
-    total = (long long)it->vlen * (bitmode ? 8 : 1);
+    total = (long long)item_vlen(it) * (bitmode ? 8 : 1);
     if (!clamp_range(&start, &end, total)) {
         reply_int(c, -1);
         goto out;
@@ -437,8 +437,8 @@ static void bitop_command(struct conn *c)
         src = store_lookup_read_locked(s, &keys[i], conn_now(c));
         if (not_string(c, src))
             goto out;
-        if (src && src->vlen > maxlen)
-            maxlen = src->vlen;
+        if (src && item_vlen(src) > maxlen)
+            maxlen = item_vlen(src);
     }
     if (maxlen == 0) {
         if (store_delete_locked(s, &keys[0], conn_now(c))) {
@@ -457,7 +457,7 @@ static void bitop_command(struct conn *c)
     }
     dst = (unsigned char *)item_value(it);
     src = store_lookup_write_locked(s, &keys[1], conn_now(c));
-    size_t len = src ? src->vlen : 0;
+    size_t len = src ? item_vlen(src) : 0;
     if (len)
         memcpy(dst, item_value(src), len);
     memset(dst + len, 0, maxlen - len);
@@ -474,7 +474,7 @@ static void bitop_command(struct conn *c)
     }
     for (int i = 2; i < n && op != BITOP_NOT; i++) {
         src = store_lookup_write_locked(s, &keys[i], conn_now(c));
-        len = src ? src->vlen : 0;
+        len = src ? item_vlen(src) : 0;
         if (len)
             bitop_apply(op, dst, (const unsigned char *)item_value(src), len);
         if (op == BITOP_AND && len < maxlen)
@@ -667,7 +667,7 @@ static void bitfield_generic(struct conn *c, int ro)
     reply_array(c, nreply);
     for (int i = 2; i < c->argc;) {
         unsigned char *p = it ? (unsigned char *)item_value(it) : NULL;
-        size_t len = it ? it->vlen : 0;
+        size_t len = it ? item_vlen(it) : 0;
         uint64_t old, nv;
 
         bf_parse(c, &i, &op); /* validated above */

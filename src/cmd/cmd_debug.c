@@ -160,7 +160,7 @@ static struct dg value_digest(struct item *it)
     dgs_feed(&s, &(uint8_t){(uint8_t)it->type}, 1);
     switch (it->type) {
     case OBJ_STRING:
-        dgs_elem(&s, item_value(it), it->vlen);
+        dgs_elem(&s, item_value(it), item_vlen(it));
         break;
     case OBJ_LIST: {
         struct tlist *l = ptr;

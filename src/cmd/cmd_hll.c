@@ -432,8 +432,8 @@ static int hll_check(struct conn *c, struct item *it)
         return -1;
     }
     v = (const uint8_t *)item_value(it);
-    if (it->vlen < HLL_HDR || memcmp(v, "HYLL", 4) || v[4] > HLL_ENC_SPARSE ||
-        (v[4] == HLL_ENC_DENSE && it->vlen != HLL_DENSE_LEN)) {
+    if (item_vlen(it) < HLL_HDR || memcmp(v, "HYLL", 4) || v[4] > HLL_ENC_SPARSE ||
+        (v[4] == HLL_ENC_DENSE && item_vlen(it) != HLL_DENSE_LEN)) {
         reply_error(c, ERR_HLL_TYPE);
         return -1;
     }
@@ -479,7 +479,7 @@ static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
  * In place when the size is unchanged. Returns 0, or -1 (out of memory: replied). */
 static int hll_store(struct conn *c, const struct skey *k, struct item *old, const struct hll *h)
 {
-    if (old && old->vlen == h->len && item_writable(old)) {
+    if (old && item_vlen(old) == h->len && item_writable(old)) {
         if ((uint8_t *)item_value(old) != h->p)
             memcpy(item_value(old), h->p, h->len);
         item_cas_invalidate(old);
@@ -512,8 +512,8 @@ static void pfadd_command(struct conn *c)
         updated = 1;
     } else if (((uint8_t *)item_value(it))[4] == HLL_ENC_DENSE && item_writable(it)) {
         h.p = (uint8_t *)item_value(it); /* dense: registers change in place */
-        h.len = h.cap = it->vlen;
-    } else if (hll_load(c, &h, item_value(it), it->vlen)) {
+        h.len = h.cap = item_vlen(it);
+    } else if (hll_load(c, &h, item_value(it), item_vlen(it))) {
         goto out;
     }
     for (int i = 2; i < c->argc; i++) {
@@ -555,7 +555,7 @@ static void pfcount_many(struct conn *c)
         struct item *it = store_lookup_read_locked(s, &keys[i], conn_now(c));
         if (hll_check(c, it))
             goto out;
-        if (it && hll_merge((const uint8_t *)item_value(it), it->vlen)) {
+        if (it && hll_merge((const uint8_t *)item_value(it), item_vlen(it))) {
             reply_error(c, ERR_HLL_BAD);
             goto out;
         }
@@ -595,7 +595,7 @@ static void pfcount_command(struct conn *c)
         reply_int(c, (long long)card);
         goto out;
     }
-    if (hll_count(v, it->vlen, &card)) {
+    if (hll_count(v, item_vlen(it), &card)) {
         reply_error(c, ERR_HLL_BAD);
         goto out;
     }
@@ -606,7 +606,7 @@ static void pfcount_command(struct conn *c)
         item_cas_invalidate(it);
     } else {
         struct hll h;
-        if (hll_load(c, &h, v, it->vlen))
+        if (hll_load(c, &h, v, item_vlen(it)))
             goto out;
         for (int b = 0; b < 8; b++)
             h.p[8 + b] = (uint8_t)(card >> (8 * b));
@@ -641,7 +641,7 @@ static void pfmerge_command(struct conn *c)
             continue;
         if (((uint8_t *)item_value(it))[4] == HLL_ENC_DENSE)
             use_dense = 1;
-        if (hll_merge((const uint8_t *)item_value(it), it->vlen)) {
+        if (hll_merge((const uint8_t *)item_value(it), item_vlen(it))) {
             reply_error(c, ERR_HLL_BAD);
             goto out;
         }
@@ -649,7 +649,7 @@ static void pfmerge_command(struct conn *c)
     it = store_lookup_write_locked(s, &keys[0], conn_now(c));
     if (!it)
         hll_init_empty(&h);
-    else if (hll_load(c, &h, item_value(it), it->vlen))
+    else if (hll_load(c, &h, item_value(it), item_vlen(it)))
         goto out;
     if (use_dense && h.p[4] == HLL_ENC_SPARSE && hll_to_dense(&h)) {
         reply_error(c, ERR_HLL_BAD);
@@ -741,11 +741,11 @@ static void pfdebug_command(struct conn *c)
         if (v[4] != HLL_ENC_SPARSE)
             reply_error(c, "ERR HLL encoding is not sparse");
         else
-            pfdebug_decode(c, v, it->vlen);
+            pfdebug_decode(c, v, item_vlen(it));
         goto out;
     }
     if (v[4] == HLL_ENC_SPARSE) {
-        if (hll_load(c, &h, v, it->vlen))
+        if (hll_load(c, &h, v, item_vlen(it)))
             goto out;
         if (hll_to_dense(&h)) {
             reply_error(c, ERR_HLL_BAD);

@@ -248,17 +248,17 @@ static void persist_command(struct conn *c)
  * is set, otherwise they need the type's copier). NULL when out of memory. */
 static struct item *item_with_key(struct item *it, const struct skey *nk)
 {
-    struct item *n = item_create(it->type, nk->p, nk->n, it->vlen,
+    struct item *n = item_create(it->type, nk->p, nk->n, item_vlen(it),
                                  (uint8_t)(it->bits & (IT_TTL | IT_FLAGS)));
     if (!n)
         return NULL;
-    n->enc = it->enc;
+    n->fetched = it->fetched;
     n->lru = it->lru;
     if (it->bits & IT_TTL)
         item_set_expire_field(n, item_expire(it));
     if (it->bits & IT_FLAGS)
         memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
-    memcpy(item_value(n), item_value(it), it->vlen);
+    memcpy(item_value(n), item_value(it), item_vlen(it));
     return n;
 }
 
@@ -551,9 +551,9 @@ void cmd_keys_set_encoder(int type, encoding_fn *fn)
 static const char *string_encoding(struct item *it)
 {
     long long v;
-    if (it->vlen <= 20 && util_str2ll(item_value(it), it->vlen, &v))
+    if (item_vlen(it) <= 20 && util_str2ll(item_value(it), item_vlen(it), &v))
         return "int";
-    return it->vlen <= 44 ? "embstr" : "raw";
+    return item_vlen(it) <= 44 ? "embstr" : "raw";
 }
 
 static int lfu_policy(void)
@@ -577,7 +577,7 @@ int cmd_object_refcount(struct item *it)
                   cfg.maxmemory_policy != MM_VOLATILE_RANDOM &&
                   cfg.maxmemory_policy != MM_VOLATILE_TTL;
     int shared = it->type == OBJ_STRING && !strcmp(string_encoding(it), "int") &&
-                 util_str2ll(item_value(it), it->vlen, &v) && v >= 0 && v < 10000 &&
+                 util_str2ll(item_value(it), item_vlen(it), &v) && v >= 0 && v < 10000 &&
                  (cfg.maxmemory == 0 || !lru_lfu);
     return shared ? 2147483647 : 1;
 }

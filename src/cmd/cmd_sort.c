@@ -185,7 +185,7 @@ static int pattern_lookup(struct lookup *l, int pi, const char *e, size_t en, pa
             found = 1;
         }
     } else if (it && !f && it->type == OBJ_STRING) {
-        fn(item_value(it), it->vlen, it, arg);
+        fn(item_value(it), item_vlen(it), it, arg);
         found = 1;
     }
     store_unlock(s, k.stripe);
@@ -574,7 +574,7 @@ static void sort_ro_command(struct conn *c)
 static int lcs_copy(struct item *it, char **out, size_t *n)
 {
     *out = NULL;
-    *n = it ? it->vlen : 0;
+    *n = it ? item_vlen(it) : 0;
     if (!*n)
         return 0;
     if (!(*out = malloc(*n)))

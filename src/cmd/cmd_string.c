@@ -401,7 +401,7 @@ static void incrbyfloat_command(struct conn *c)
     it = store_lookup_write_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out; /* as Redis: the type, then the value, then the increment */
-    if ((it && !util_str2ld(item_value(it), it->vlen, &v)) ||
+    if ((it && !util_str2ld(item_value(it), item_vlen(it), &v)) ||
         !util_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
         reply_error(c, ERR_NOTFLOAT);
         goto out;
@@ -450,7 +450,7 @@ static void append_command(struct conn *c)
         }
         goto out;
     }
-    total = (size_t)it->vlen + v->n;
+    total = (size_t)item_vlen(it) + v->n;
     if ((long long)total > cfg.proto_max_bulk_len) {
         reply_error(c, ERR_BIGSTR);
         goto out;
@@ -476,7 +476,7 @@ static void strlen_command(struct conn *c)
     store_lock(s, k.stripe);
     it = store_lookup_read_locked(s, &k, conn_now(c));
     if (!not_string(c, it))
-        reply_int(c, it ? (long long)it->vlen : 0);
+        reply_int(c, it ? (long long)item_vlen(it) : 0);
     store_unlock(s, k.stripe);
 }
 
@@ -494,7 +494,7 @@ static void getrange_command(struct conn *c)
     it = store_lookup_read_locked(s, &k, conn_now(c));
     if (not_string(c, it))
         goto out;
-    len = it ? it->vlen : 0;
+    len = it ? item_vlen(it) : 0;
     if (start < 0 && end < 0 && start > end) {
         reply_bulk(c, "", 0);
         goto out;
@@ -538,7 +538,7 @@ static void setrange_command(struct conn *c)
     if (not_string(c, it))
         goto out;
     if (v->n == 0) {
-        reply_int(c, it ? (long long)it->vlen : 0);
+        reply_int(c, it ? (long long)item_vlen(it) : 0);
         goto out;
     }
     if ((unsigned long long)off + v->n > (unsigned long long)cfg.proto_max_bulk_len) {
@@ -546,13 +546,13 @@ static void setrange_command(struct conn *c)
         goto out;
     }
     total = (size_t)off + v->n;
-    if (it && total <= it->vlen && item_writable(it)) {
+    if (it && total <= item_vlen(it) && item_writable(it)) {
         strval_overwrite(it, (size_t)off, v->p, v->n);
         cmd_modified(c, &k, it);
         notify_event(NOTIFY_STRING, "setrange", &k);
-        total = it->vlen;
+        total = item_vlen(it);
     } else {
-        size_t oldlen = it ? it->vlen : 0;
+        size_t oldlen = it ? item_vlen(it) : 0;
         if (total < oldlen)
             total = oldlen;
         struct item *n = strval_create_like(&k, it, NULL, total, 0);

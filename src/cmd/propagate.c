@@ -307,7 +307,7 @@ static void log_state(struct conn *c, int db, const char *key, size_t klen, int 
         rec_arr(6);
         rec_str("TC.MCSET");
         rec_bulk(key, klen);
-        rec_bulk(item_value(it), it->vlen);
+        rec_bulk(item_value(it), item_vlen(it));
         rec_ll((long long)fl);
         rec_ll((long long)cas);
         rec_ll((long long)exp);
@@ -315,7 +315,7 @@ static void log_state(struct conn *c, int db, const char *key, size_t klen, int 
         rec_arr(exp ? 5 : 3);
         rec_str("SET");
         rec_bulk(key, klen);
-        rec_bulk(item_value(it), it->vlen);
+        rec_bulk(item_value(it), item_vlen(it));
         if (exp) {
             rec_str("PXAT");
             rec_ll((long long)exp);

@@ -206,12 +206,12 @@ void arg_cstr(struct conn *c, int i, char *out, size_t cap)
 void reply_item_value(struct conn *c, struct item *it)
 {
     if (it->bits & IT_REF) {
-        reply_check(c, resp_add_bulk_hdr(&c->wbuf, it->vlen));
+        reply_check(c, resp_add_bulk_hdr(&c->wbuf, item_vlen(it)));
         reply_item_ref(c, it);
         reply_lit(c, "\r\n");
         return;
     }
-    reply_bulk(c, item_value(it), it->vlen);
+    reply_bulk(c, item_value(it), item_vlen(it));
 }
 
 static void unknown_command(struct conn *c)

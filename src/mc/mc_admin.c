@@ -30,7 +30,7 @@ struct dump_ctx {
 /* memcached's item size: header + cas + key + NUL + value + CRLF (+ 4 for nonzero flags). */
 static uint64_t mc_item_size(struct item *it)
 {
-    return 56 + item_klen(it) + 1 + it->vlen + 2 + (item_mcflags(it) ? 4 : 0);
+    return 56 + item_klen(it) + 1 + item_vlen(it) + 2 + (item_mcflags(it) ? 4 : 0);
 }
 
 /* One metadump line: key (URL-encoded as memcached does), exp, last access, cas, fetched,
@@ -61,7 +61,7 @@ static int dump_one(struct item *it, void *arg)
                           " exp=%lld la=%u cas=%llu fetch=%s cls=1 size=%llu",
                           exp ? (long long)((exp + 999) / 1000) : -1LL, d->now_s - idle,
                           (unsigned long long)mc_item_cas(it),
-                          (it->enc & ITEM_FETCHED) ? "yes" : "no",
+                          it->fetched ? "yes" : "no",
                           (unsigned long long)mc_item_size(it));
     if (n > sizeof(line) - 2)
         n = sizeof(line) - 2;
@@ -142,7 +142,7 @@ static int cachedump_one(struct item *it, void *arg)
         return 1;
     n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %lld s]\r\n",
                  (int)(item_klen(it) > MC_KEY_MAX ? MC_KEY_MAX : item_klen(it)), item_key(it),
-                 it->vlen, exp ? (long long)((exp + 999) / 1000) : 0LL);
+                 (unsigned)item_vlen(it), exp ? (long long)((exp + 999) / 1000) : 0LL);
     if (d->bytes + (size_t)n + 6 > 2 * 1024 * 1024)
         return 1;
     d->bytes += (size_t)n;

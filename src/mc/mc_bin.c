@@ -80,12 +80,12 @@ static void get_cmd(struct conn *c, struct mcb_req *r)
         if (r->base == MCB_TOUCH) {
             out(c, r, MCB_ST_OK, cas, fl, 4, NULL, 0, NULL, 0);
         } else if (it->bits & IT_REF) {
-            out(c, r, MCB_ST_OK, cas, fl, 4, r->key, withkey ? r->keylen : 0, NULL, it->vlen);
+            out(c, r, MCB_ST_OK, cas, fl, 4, r->key, withkey ? r->keylen : 0, NULL, item_vlen(it));
             item_ref(it); /* dropped by item_unref once the bytes are written */
-            mc_check(c, conn_add_ref(c, item_value(it), it->vlen, it, item_unref));
+            mc_check(c, conn_add_ref(c, item_value(it), item_vlen(it), it, item_unref));
         } else {
             out(c, r, MCB_ST_OK, cas, fl, 4, r->key, withkey ? r->keylen : 0, item_value(it),
-                it->vlen);
+                item_vlen(it));
         }
     } else {
         strval_miss_locked(s, &k);

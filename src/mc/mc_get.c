@@ -6,9 +6,9 @@ void mc_out_value(struct conn *c, struct item *it)
 {
     if (it->bits & IT_REF) {
         item_ref(it); /* dropped by item_unref once the bytes are written */
-        mc_check(c, conn_add_ref(c, item_value(it), it->vlen, it, item_unref));
+        mc_check(c, conn_add_ref(c, item_value(it), item_vlen(it), it, item_unref));
     } else
-        mc_check(c, buf_append(&c->wbuf, item_value(it), it->vlen));
+        mc_check(c, buf_append(&c->wbuf, item_value(it), item_vlen(it)));
     mc_out_line(c, "");
 }
 
@@ -19,10 +19,10 @@ static void out_hit(struct conn *c, const struct mc_tok *key, struct item *it, i
 {
     if (!(it->bits & IT_REF)) {
         mc_check(c, mc_compose_value(&c->wbuf, key->p, key->n, item_mcflags(it),
-                                     item_value(it), it->vlen, with_cas, cas));
+                                     item_value(it), item_vlen(it), with_cas, cas));
         return;
     }
-    mc_check(c, mc_compose_value(&c->wbuf, key->p, key->n, item_mcflags(it), NULL, it->vlen,
+    mc_check(c, mc_compose_value(&c->wbuf, key->p, key->n, item_mcflags(it), NULL, item_vlen(it),
                                  with_cas, cas));
     mc_out_value(c, it);
 }
@@ -95,7 +95,7 @@ void mc_touch_command(struct conn *c, struct mc_req *r)
     if (it) {
         it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(r->exptime, mc_now(c)));
         store_touch(it);
-        it->enc |= ITEM_FETCHED; /* memcached's touch is a fetch with bump */
+        it->fetched = 1; /* memcached's touch is a fetch with bump */
     }
     store_unlock(s, k.stripe);
     STAT_INC(mc_ws(c)->touch_cmds);

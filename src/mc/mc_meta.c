@@ -49,12 +49,12 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
         return;
     }
     token_sent = (it->bits & IT_MC_WON) != 0;
-    fetched = (it->enc & ITEM_FETCHED) != 0;
+    fetched = it->fetched != 0;
     idle = store_idle_seconds(it);
     l.n = 0;
     if (has & MC_MF('v')) {
         mc_line_put(&l, "VA ", 3);
-        mc_line_u64(&l, it->vlen);
+        mc_line_u64(&l, item_vlen(it));
     } else {
         mc_line_put(&l, "HD", 2);
     }
@@ -77,7 +77,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
             break;
         }
         case 's':
-            mc_line_flag_u64(&l, 's', it->vlen);
+            mc_line_flag_u64(&l, 's', item_vlen(it));
             break;
         case 't':
             if (item_expire(it)) /* memcached prints it unsigned */
@@ -361,7 +361,7 @@ void mc_me_command(struct conn *c, struct mc_req *r)
     mc_line_u64(&l, store_idle_seconds(it));
     mc_line_str(&l, " cas=");
     mc_line_u64(&l, mc_item_cas(it));
-    mc_line_str(&l, it->enc & ITEM_FETCHED ? " fetch=yes" : " fetch=no");
+    mc_line_str(&l, it->fetched ? " fetch=yes" : " fetch=no");
     mc_line_str(&l, " cls=1 size=");
     mc_line_u64(&l, item_alloc_size(it));
     store_unlock(s, k.stripe);

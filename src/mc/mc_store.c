@@ -30,7 +30,7 @@ static int fits(size_t nkey, uint32_t flags, size_t vlen)
 static enum mc_store_res concat(struct store *s, const struct skey *k, struct item **itp,
                                 const char *data, size_t n, int append)
 {
-    size_t total = (size_t)(*itp)->vlen + n;
+    size_t total = (size_t)item_vlen((*itp)) + n;
     unsigned how = STRVAL_FRESH | (append ? 0 : STRVAL_PREPEND) |
                    (total >= ITEM_REF_MIN ? STRVAL_CAS : 0);
 
@@ -136,7 +136,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
                         : mode == MC_APPEND ? "append" : mode == MC_PREPEND ? "prepend"
                         : mode == MC_CAS && cas_cmd && !stale ? "cas" : "set";
         mc_watch_store(c, k->p, k->n, st[res], cmd, *out ? item_expire(*out) : exp,
-                       *out ? (*out)->vlen : vlen);
+                       *out ? item_vlen((*out)) : vlen);
     }
     if (res == MC_ST_STORED)
         notify_write(NOTIFY_STRING, mode == MC_APPEND || mode == MC_PREPEND ? "append" : "set",
@@ -185,7 +185,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
     *itp = NULL;
     if (!it)
         return MC_DR_NOT_FOUND;
-    if (it->vlen == 0)
+    if (item_vlen(it) == 0)
         return MC_DR_NON_NUMERIC;
     if (req_cas && mc_item_cas(it) != req_cas)
         return MC_DR_CAS_MISMATCH;

@@ -68,7 +68,7 @@ void mc_watch_get_slow(struct conn *c, const char *key, size_t klen, const struc
     n += snprintf(line + n, sizeof(line) - (size_t)n,
                   "type=item_get key=%.*s status=%s clsid=%d cfd=%d size=%u\n",
                   (int)(klen > MC_KEY_MAX ? MC_KEY_MAX : klen), key,
-                  it ? "found" : "not_found", it ? 1 : 0, c->fd, it ? it->vlen : 0);
+                  it ? "found" : "not_found", it ? 1 : 0, c->fd, it ? (unsigned)item_vlen(it) : 0u);
     publish(MC_WATCH_FETCHERS, line, (size_t)n);
 }
 

@@ -516,7 +516,7 @@ static void w_value(struct wr *w, struct item *it)
 
     switch (it->type) {
     case OBJ_STRING:
-        w_str(w, item_value(it), it->vlen);
+        w_str(w, item_value(it), item_vlen(it));
         break;
     case OBJ_LIST: {
         struct tlist *l = ptr;
@@ -791,9 +791,9 @@ static int arena_put(unsigned char **b, size_t *len, size_t *cap, const void *p,
  * 0 for none, in *exp), else NULL: what a snapshot writes. */
 static struct item *live_at(const struct ht *t, uint32_t j, int64_t now, int64_t *exp)
 {
-    if (!t->slots[j])
+    struct item *it = ht_item_at(t, j);
+    if (!it)
         return NULL;
-    struct item *it = ht_slot_item(t->slots[j]);
     *exp = item_expire(it);
     return *exp && *exp <= now ? NULL : it;
 }
@@ -886,7 +886,7 @@ int rdb_stripe_copy_except(struct store *s, uint32_t stripe, int compress, int64
     for (int db = 0; db < s->ndb; db++) {
         struct ht *t = &st->db[db];
         for (uint32_t j = 0; t->count && t->slots && j < t->size; j++) {
-            struct item *it = t->slots[j] ? ht_slot_item(t->slots[j]) : NULL;
+            struct item *it = ht_item_at(t, j);
             if (it && it->type == OBJ_STRING)
                 cap += 8 + (item_total_size(it) + 7) / 8 * 8;
         }

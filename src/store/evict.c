@@ -148,9 +148,8 @@ static int sample_stripe(struct store *s, uint32_t si, int policy, int volatile_
     uint32_t size = ht_size(t), i = size ? ht_reduce(t, (uint32_t)rng()) : 0;
     for (uint32_t probe = 0; probe < size && t->count; probe++, i = ht_next(t, i)) {
         struct item *it;
-        if (!t->slots[i])
+        if (!(it = ht_item_at(t, i)))
             continue;
-        it = ht_slot_item(t->slots[i]);
         if (volatile_only && !item_expire(it))
             continue;
         got = 1;
@@ -208,7 +207,7 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     if (gone) {
         store_gone(STORE_GONE_EVICTED, k.db, k.p, k.n);
         COUNTER_ADD(st->evicted, 1);
-        if (!(gone->enc & ITEM_FETCHED))
+        if (!gone->fetched)
             COUNTER_ADD(st->evicted_unfetched, 1);
         item_release(gone);
     }

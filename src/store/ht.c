@@ -9,20 +9,40 @@
 #include "core/util.h"
 #include "store/item.h"
 
-#define TAG(h) ((h) & 0xffff000000000000ULL)
+/* 3 hash bits (the top ones; the home slot uses bits 20..51) in bits 45..47 of a slot */
+#define TAG(h) (((h) >> 61) << 45)
+#define TAG_MASK (7ULL << 45)
 /* multiply-shift: 32 hash bits above the stripe bits scaled to [0, size) */
 #define HOME(h, size) ((uint32_t)(((uint64_t)(uint32_t)((h) >> HT_SLOT_BITS) * (size)) >> 32))
 #define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
 
+static inline void put(uint8_t *slots, uint32_t i, uint64_t v)
+{
+    memcpy(slots + (size_t)i * HT_SLOT, &v, HT_SLOT);
+}
+
+static inline uint64_t encode(uint64_t hash, struct item *it)
+{
+    uintptr_t p = (uintptr_t)it;
+    if ((p & 3) || (p >> 47))
+        abort(); /* items are 4-byte aligned user-space addresses (47 bits on x86-64) */
+    return TAG(hash) | (uint64_t)(p >> 2);
+}
+
+static inline size_t array_bytes(uint32_t nslots)
+{
+    return (size_t)nslots * HT_SLOT + 2;
+}
+
 void ht_prefetch_slot(const struct ht *t, uint64_t hash)
 {
-    uint64_t *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
+    uint8_t *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
     uint32_t size = __atomic_load_n(&t->size, __ATOMIC_RELAXED);
 
     /* slots and size may come from two different resizes: the address is then wrong, which
      * a prefetch tolerates (it never faults) */
     if (slots)
-        __builtin_prefetch(&slots[HOME(hash, size)]);
+        __builtin_prefetch(slots + (size_t)HOME(hash, size) * HT_SLOT);
 }
 
 void ht_prefetch(const struct ht *t, uint64_t hash)
@@ -34,10 +54,10 @@ void ht_prefetch(const struct ht *t, uint64_t hash)
         return;
     i = HOME(hash, t->size);
     for (;;) {
-        uint64_t s = t->slots[i];
+        uint64_t s = ht_slot(t->slots, i);
         if (s == 0)
             return;
-        if ((s & 0xffff000000000000ULL) == tag) {
+        if ((s & TAG_MASK) == tag) {
             /* header, key and a short value usually straddle two lines */
             __builtin_prefetch(ht_slot_item(s), 1);
             __builtin_prefetch((char *)ht_slot_item(s) + 64, 1);
@@ -61,10 +81,10 @@ struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, 
         return NULL;
     i = HOME(hash, t->size);
     for (;;) {
-        uint64_t s = t->slots[i];
+        uint64_t s = ht_slot(t->slots, i);
         if (s == 0)
             return NULL;
-        if ((s & 0xffff000000000000ULL) == tag) {
+        if ((s & TAG_MASK) == tag) {
             struct item *it = ht_slot_item(s);
             if (item_klen(it) == klen && memcmp(item_key(it), key, klen) == 0) {
                 *pos = i;
@@ -75,16 +95,16 @@ struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, 
     }
 }
 
-static void place(uint64_t *slots, uint32_t size, uint64_t hash, uint64_t s)
+static void place(uint8_t *slots, uint32_t size, uint64_t hash, uint64_t s)
 {
     uint32_t i = HOME(hash, size);
-    while (slots[i])
+    while (ht_slot(slots, i))
         i = NEXT(i, size);
-    slots[i] = s;
+    put(slots, i, s);
 }
 
 /* slots and size are read without the lock by ht_prefetch_slot: atomic stores (plain moves) */
-static void set_array(struct ht *t, uint64_t *slots, uint32_t size)
+static void set_array(struct ht *t, uint8_t *slots, uint32_t size)
 {
     __atomic_store_n(&t->slots, slots, __ATOMIC_RELAXED);
     __atomic_store_n(&t->size, size, __ATOMIC_RELAXED);
@@ -93,19 +113,20 @@ static void set_array(struct ht *t, uint64_t *slots, uint32_t size)
 
 static int resize(struct ht *t, uint32_t nslots)
 {
-    uint64_t *ns = alloc_table((size_t)nslots * sizeof(*ns));
+    uint8_t *ns = alloc_table(array_bytes(nslots));
     uint32_t old = ht_size(t);
 
     if (!ns)
         return -1;
     for (uint32_t i = 0; i < old; i++) {
-        uint64_t s = t->slots[i];
+        uint64_t s = ht_slot(t->slots, i);
         if (s) {
             uint64_t h = item_hash(ht_slot_item(s));
             place(ns, nslots, h, s);
         }
     }
-    alloc_table_free(t->slots, (size_t)old * sizeof(*t->slots));
+    if (t->slots)
+        alloc_table_free(t->slots, array_bytes(old));
     set_array(t, ns, nslots);
     return 0;
 }
@@ -118,21 +139,25 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
         if (resize(t, size ? size + size / 2 : 4))
             return -1;
     }
-    place(t->slots, t->size, hash, TAG(hash) | (uint64_t)(uintptr_t)it);
+    place(t->slots, t->size, hash, encode(hash, it));
     COUNTER_ADD(t->count, 1);
     return 0;
 }
 
 void ht_replace_at(struct ht *t, uint32_t pos, struct item *it)
 {
-    t->slots[pos] = (t->slots[pos] & 0xffff000000000000ULL) | (uint64_t)(uintptr_t)it;
+    uint64_t s = ht_slot(t->slots, pos);
+    uintptr_t p = (uintptr_t)it;
+    if ((p & 3) || (p >> 47))
+        abort();
+    put(t->slots, pos, (s & TAG_MASK) | (uint64_t)(p >> 2));
 }
 
 void ht_delete_at(struct ht *t, uint32_t pos)
 {
     uint32_t size = t->size, hole = pos, i = pos;
 
-    t->slots[pos] = 0;
+    put(t->slots, pos, 0);
     COUNTER_ADD(t->count, -1);
     /* Backward shift: move back every later entry of the cluster whose home slot is not
      * cyclically within (hole, i]. */
@@ -140,13 +165,13 @@ void ht_delete_at(struct ht *t, uint32_t pos)
         uint64_t s;
         uint32_t home;
         i = NEXT(i, size);
-        s = t->slots[i];
+        s = ht_slot(t->slots, i);
         if (s == 0)
             break;
         home = HOME(item_hash(ht_slot_item(s)), size);
         if ((i + size - home) % size >= (i + size - hole) % size) {
-            t->slots[hole] = s;
-            t->slots[i] = 0;
+            put(t->slots, hole, s);
+            put(t->slots, i, 0);
             hole = i;
         }
     }
@@ -157,7 +182,7 @@ void ht_maybe_shrink(struct ht *t)
     uint32_t size = ht_size(t);
 
     if (t->count == 0 && size) {
-        alloc_table_free(t->slots, (size_t)size * sizeof(*t->slots));
+        alloc_table_free(t->slots, array_bytes(size));
         set_array(t, NULL, 0);
     } else if (size > 16 && (uint64_t)t->count * 4 < size) {
         /* under 25% full: shrink to about 50% */
@@ -168,7 +193,8 @@ void ht_maybe_shrink(struct ht *t)
 
 void ht_deinit(struct ht *t)
 {
-    alloc_table_free(t->slots, (size_t)t->size * sizeof(*t->slots));
+    if (t->slots)
+        alloc_table_free(t->slots, array_bytes(t->size));
     set_array(t, NULL, 0);
     COUNTER_ADD(t->count, -t->count);
     COUNTER_ADD(t->nvolatile, -t->nvolatile);

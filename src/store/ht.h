@@ -1,19 +1,22 @@
 /* Open-addressing hash table of items for one stripe and one database: linear probing,
- * 8-byte slots holding the item pointer tagged with 16 hash bits (so most mismatches are
- * rejected without touching the item), backward-shift deletion (no tombstones). Sizes are
- * not powers of two (home slot by multiply-shift) so the table grows by 1.5x and stays
- * between 53% and 80% full, which keeps the slot cost per item near 12 bytes.
+ * 6-byte slots holding the item pointer (4-byte aligned, under 2^47: 45 bits) tagged with 3
+ * hash bits (so 7 in 8 mismatches are rejected without touching the item), backward-shift
+ * deletion (no tombstones). Sizes are not powers of two (home slot by multiply-shift) so the
+ * table grows by 1.5x and stays between 53% and 80% full, which keeps the slot cost per item
+ * near 9 bytes.
  * Not thread-safe: the caller holds the stripe lock (hence no _locked suffix here). */
 #ifndef TC_HT_H
 #define TC_HT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct item;
 
 struct ht {
-    uint64_t *slots;    /* tagged item pointers, 0 = empty; NULL until first insert */
+    uint8_t *slots;     /* 6-byte tagged item pointers (0 = empty) and 2 bytes of padding;
+                         * NULL until first insert */
     uint32_t size;      /* number of slots (0 when slots == NULL) */
     uint32_t count;     /* items held */
     uint32_t nvolatile; /* items with an expire time */
@@ -27,9 +30,27 @@ struct ht {
  * of a plain store. */
 #define COUNTER_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED) /* hash bits below this pick the stripe; the slot uses the rest */
 
+#define HT_SLOT 6
+#define HT_PTR_MASK ((1ULL << 45) - 1)
+
+/* The 48 bits of slot i (an 8-byte load: the array has 2 bytes of padding). */
+static inline uint64_t ht_slot(const uint8_t *slots, uint32_t i)
+{
+    uint64_t v;
+    memcpy(&v, slots + (size_t)i * HT_SLOT, 8);
+    return v & 0xffffffffffffULL;
+}
+
 static inline struct item *ht_slot_item(uint64_t s)
 {
-    return (struct item *)(uintptr_t)(s & 0x0000ffffffffffffULL);
+    return (struct item *)(uintptr_t)((s & HT_PTR_MASK) << 2);
+}
+
+/* The item in slot i of t, or NULL when the slot is empty. */
+static inline struct item *ht_item_at(const struct ht *t, uint32_t i)
+{
+    uint64_t s = ht_slot(t->slots, i);
+    return s ? ht_slot_item(s) : NULL;
 }
 
 static inline uint32_t ht_size(const struct ht *t)

@@ -36,7 +36,8 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     if (vlen >= ITEM_REF_MIN)
         bits |= IT_REF;
     opt = item_opt_size[bits];
-    size_t total = sizeof(*it) + opt + klen + vlen;
+    size_t vfield = vlen >= ITEM_VLONG ? 4 : 0;
+    size_t total = sizeof(*it) + opt + vfield + klen + vlen;
 #ifndef TC_NO_SLAB
     if (total >= SLAB_MIN && total <= SLAB_MAX) {
 #else
@@ -53,10 +54,14 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     it->lru = 0;
     it->bits = bits;
     it->klen8 = (uint8_t)(klen > 255 ? 0 : klen);
-    it->type = type;
-    it->enc = 0;
-    it->vlen = (uint32_t)vlen;
+    it->type = type & 7;
+    it->fetched = 0;
+    it->vlen12 = vfield ? ITEM_VLONG : (uint16_t)vlen;
     memset(it->data, 0, opt);
+    if (vfield) {
+        uint32_t v = (uint32_t)vlen;
+        memcpy(it->data + opt, &v, 4);
+    }
     if (bits & IT_REF) {
         uint32_t one = 1;
         memcpy(it->data, &one, 4);
@@ -71,11 +76,12 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 
 struct item *item_recreate(struct item *it, uint8_t bits)
 {
-    struct item *n = item_create(it->type, item_key(it), item_klen(it), it->vlen, bits);
+    size_t vlen = item_vlen(it);
+    struct item *n = item_create(it->type, item_key(it), item_klen(it), vlen, bits);
     if (!n)
         return NULL;
     n->lru = it->lru;
-    n->enc = it->enc;
+    n->fetched = it->fetched;
     n->bits |= (uint8_t)(it->bits & IT_MC_MASK);
     if ((bits & IT_FLAGS) && (it->bits & IT_FLAGS))
         memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
@@ -83,7 +89,7 @@ struct item *item_recreate(struct item *it, uint8_t bits)
         memcpy(item_opt(n, IT_TTL), item_opt(it, IT_TTL), 8);
     if ((bits & IT_CAS) && (it->bits & IT_CAS))
         memcpy(item_opt(n, IT_CAS), item_opt(it, IT_CAS), 8);
-    memcpy(item_value(n), item_value(it), it->vlen);
+    memcpy(item_value(n), item_value(it), vlen);
     if (it->type != OBJ_STRING) {
         /* the structure now belongs to n: free only the old shell */
         it->type = OBJ_STRING;

@@ -1,7 +1,7 @@
 /* An item is one allocation holding a compact header, optional fields, the key and the value.
  * Optional fields cost bytes only when present:
  *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS][expire i64 if IT_TTL][cas u64 if IT_CAS]
- *   [klen u32 if IT_KLONG] key value
+ *   [klen u32 if IT_KLONG][vlen u32 if the value has 4095 bytes or more] key value
  * Strings keep their bytes inline; other types keep a pointer to their structure as value.
  * Items are owned by the stripe table that holds them; the stripe lock protects every field
  * except the refcount (atomic, only for large values read without the lock). */
@@ -21,8 +21,6 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define IT_KLONG 0x10 /* key length > 255, stored as u32 */
 #define IT_OPT_MASK 0x1f
 
-#define ITEM_FETCHED 0x80
-
 /* Marker bits of it->bits (no field behind them), kept by item_recreate: memcached meta state. */
 #define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
 #define IT_MC_WON 0x40   /* a recache token (mg W) was handed out: others see Z */
@@ -33,14 +31,17 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define ITEM_REF_MIN 16384
 
 struct item {
-    uint32_t lru;   /* LRU: store clock in ms (wraps in 49 days); LFU: minutes << 8 | counter */
-    uint8_t bits;   /* IT_* */
-    uint8_t klen8;  /* key length when !IT_KLONG */
-    uint8_t type;   /* enum obj_type */
-    uint8_t enc;    /* low 7 bits: type-specific encoding id; ITEM_FETCHED: read since stored */
-    uint32_t vlen;  /* value length in bytes */
-    char data[];    /* optional fields, key, value */
+    uint32_t lru;         /* LRU: store clock in ms (wraps in 49 days); LFU: minutes << 8 | counter */
+    uint8_t bits;         /* IT_* */
+    uint8_t klen8;        /* key length when !IT_KLONG */
+    uint16_t type : 3;    /* enum obj_type */
+    uint16_t fetched : 1; /* read since stored (memcached's "fetched") */
+    uint16_t vlen12 : 12; /* value length, or ITEM_VLONG: a u32 after the optional fields */
+    char data[];          /* optional fields, [vlen u32], key, value */
 };
+
+#define ITEM_VLONG 0xfff /* vlen12 of a value of 4095 bytes or more */
+_Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
 extern const uint8_t item_opt_size[32];
 
@@ -66,6 +67,39 @@ static inline char *item_opt(struct item *it, int which)
     return it->data + off; /* IT_KLONG */
 }
 
+/* Bytes before the key: the optional fields, then the long value length when there is one. */
+static inline size_t item_key_off(const struct item *it)
+{
+    return item_opt_size[it->bits & IT_OPT_MASK] + (it->vlen12 == ITEM_VLONG ? 4 : 0);
+}
+
+static inline size_t item_vlen(const struct item *it)
+{
+    if (it->vlen12 != ITEM_VLONG)
+        return it->vlen12;
+    uint32_t n;
+    memcpy(&n, it->data + item_opt_size[it->bits & IT_OPT_MASK], 4);
+    return n;
+}
+
+/* Whether a value of n bytes keeps the item's layout (the same vlen form): it may then be
+ * resized in place. */
+static inline int item_vlen_same_form(const struct item *it, size_t n)
+{
+    return (it->vlen12 == ITEM_VLONG) == (n >= ITEM_VLONG);
+}
+
+/* Set the value length; n must keep the form (item_vlen_same_form). */
+static inline void item_set_vlen(struct item *it, size_t n)
+{
+    if (it->vlen12 != ITEM_VLONG) {
+        it->vlen12 = (uint16_t)n;
+    } else {
+        uint32_t v = (uint32_t)n;
+        memcpy(it->data + item_opt_size[it->bits & IT_OPT_MASK], &v, 4);
+    }
+}
+
 static inline size_t item_klen(const struct item *it)
 {
     if (it->bits & IT_KLONG) {
@@ -78,7 +112,7 @@ static inline size_t item_klen(const struct item *it)
 
 static inline char *item_key(struct item *it)
 {
-    return (char *)it->data + item_opt_size[it->bits & IT_OPT_MASK];
+    return (char *)it->data + item_key_off(it);
 }
 
 static inline char *item_value(struct item *it)
@@ -145,7 +179,7 @@ size_t item_alloc_size(struct item *it);
 /* Bytes of header, optional fields, key and value (what was asked of the allocator). */
 static inline size_t item_total_size(struct item *it)
 {
-    return sizeof(*it) + item_opt_size[it->bits & IT_OPT_MASK] + item_klen(it) + it->vlen;
+    return sizeof(*it) + item_key_off(it) + item_klen(it) + item_vlen(it);
 }
 /* Drop one reference (or free when not refcounted); frees the value structure of non-string
  * types through the destructor table. */

@@ -265,7 +265,7 @@ struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int
         COUNTER_ADD(st->hits, 1);
         if (TC_LIKELY(!store_no_touch))
             store_touch(it);
-        it->enc |= ITEM_FETCHED;
+        it->fetched = 1;
     } else {
         COUNTER_ADD(st->misses, 1);
         /* keyspace event class m: Redis's "keymiss", where it counts keyspace_misses */
@@ -365,11 +365,11 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
 
     bits &= IT_FLAGS | IT_TTL | IT_CAS;
     /* a refcounted value may still be queued for a socket; other types own a structure */
-    if (old->type != OBJ_STRING || vlen >= ITEM_REF_MIN ||
+    if (old->type != OBJ_STRING || vlen >= ITEM_REF_MIN || !item_vlen_same_form(old, vlen) ||
         (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_CAS)) != bits)
         return NULL;
     have = item_total_size(old);
-    want = have - old->vlen + vlen;
+    want = have - item_vlen(old) + vlen;
     if (old->bits & IT_SLAB) {
         /* the slab class (and so the accounted size) must stay the same */
         if (want < SLAB_MIN || slab_round(want) != slab_round(have))
@@ -381,8 +381,8 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
     if ((exp != 0) != (item_expire(old) != 0))
         vol_add(st, &st->db[k->db], exp ? 1 : -1);
     old->bits &= (uint8_t)~IT_MC_MASK;
-    old->enc = 0;
-    old->vlen = (uint32_t)vlen;
+    old->fetched = 0;
+    item_set_vlen(old, vlen);
     if (bits) {
         memset(old->data, 0, item_opt_size[bits]); /* flags, expire, CAS as item_create */
         if (bits & IT_TTL)
@@ -482,12 +482,10 @@ void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
     store_lock(s, stripe);
     t = &st->db[db];
     for (uint32_t i = 0; i < ht_size(t); i++) {
-        uint64_t sl = t->slots[i];
-        struct item *it;
+        struct item *it = ht_item_at(t, i);
         int64_t exp;
-        if (!sl)
+        if (!it)
             continue;
-        it = ht_slot_item(sl);
         exp = item_expire(it);
         if (exp && exp <= now)
             continue;
@@ -512,12 +510,10 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
         if (t->count) {
             uint32_t size = ht_size(t), i = ht_reduce(t, (uint32_t)random());
             for (uint32_t j = 0; j < size; j++, i = ht_next(t, i)) {
-                uint64_t sl = t->slots[i];
-                struct item *it;
+                struct item *it = ht_item_at(t, i);
                 int64_t exp;
-                if (!sl)
+                if (!it)
                     continue;
-                it = ht_slot_item(sl);
                 exp = item_expire(it);
                 if (exp && exp <= now)
                     continue;
@@ -583,8 +579,8 @@ uint64_t store_flush(struct store *s, int db)
             if (db >= 0 && d != db)
                 continue;
             for (uint32_t j = 0; j < ht_size(t); j++) {
-                if (t->slots[j]) {
-                    struct item *it = ht_slot_item(t->slots[j]);
+                struct item *it = ht_item_at(t, j);
+                if (it) {
                     mem_sub(st, item_mem(it));
                     item_release(it);
                     removed++;
@@ -610,16 +606,15 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
         return;
     i = t->sweep < t->size ? t->sweep : 0;
     for (int n = 0; n < max && t->nvolatile; n++) {
-        uint64_t sl = t->slots[i];
-        if (sl) {
-            struct item *it = ht_slot_item(sl);
+        struct item *it = ht_item_at(t, i);
+        if (it) {
             int64_t exp = item_expire(it);
             if (exp) {
                 (*sampled)++;
                 if (exp <= now) {
                     (*expired)++;
                     COUNTER_ADD(st->expired, 1);
-                    if (!(it->enc & ITEM_FETCHED))
+                    if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
                     if (item_expire(it))

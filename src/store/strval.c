@@ -46,14 +46,14 @@ int strval_concat_locked(struct store *s, const struct skey *k, struct item **it
                          const char *data, size_t n, unsigned how)
 {
     struct item *old = *itp, *it;
-    size_t total = (size_t)old->vlen + n;
+    size_t total = (size_t)item_vlen(old) + n;
 
     if (!(how & (STRVAL_FRESH | STRVAL_PREPEND)) && item_writable(old) &&
-        !(old->bits & IT_REF) == !(total >= ITEM_REF_MIN) &&
+        !(old->bits & IT_REF) == !(total >= ITEM_REF_MIN) && item_vlen_same_form(old, total) &&
         (size_t)(item_value(old) - (char *)old) + total <= item_alloc_size(old)) {
         /* the allocation has room: grow in place (its accounted size is unchanged) */
-        memcpy(item_value(old) + old->vlen, data, n);
-        old->vlen = (uint32_t)total;
+        memcpy(item_value(old) + total - n, data, n);
+        item_set_vlen(old, total);
         item_cas_invalidate(old);
         return STRVAL_OK;
     }
@@ -62,10 +62,10 @@ int strval_concat_locked(struct store *s, const struct skey *k, struct item **it
         return STRVAL_OOM;
     if (how & STRVAL_PREPEND) {
         memcpy(item_value(it), data, n);
-        memcpy(item_value(it) + n, item_value(old), old->vlen);
+        memcpy(item_value(it) + n, item_value(old), item_vlen(old));
     } else {
-        memcpy(item_value(it), item_value(old), old->vlen);
-        memcpy(item_value(it) + old->vlen, data, n);
+        memcpy(item_value(it), item_value(old), item_vlen(old));
+        memcpy(item_value(it) + item_vlen(old), data, n);
     }
     if (store_put_locked(s, k, it))
         return STRVAL_OOM;
@@ -81,14 +81,14 @@ int strval_incr_locked(struct store *s, const struct skey *k, struct item **itp,
     char buf[24];
     int n;
 
-    if (it && !util_str2ll(item_value(it), it->vlen, &v))
+    if (it && !util_str2ll(item_value(it), item_vlen(it), &v))
         return STRVAL_NOT_NUMBER;
     if ((delta < 0 && v < 0 && delta < LLONG_MIN - v) ||
         (delta > 0 && v > 0 && delta > LLONG_MAX - v))
         return STRVAL_OVERFLOW;
     v += delta;
     n = util_ll2str(buf, v);
-    if (it && it->vlen == (uint32_t)n && item_writable(it))
+    if (it && item_vlen(it) == (uint32_t)n && item_writable(it))
         strval_overwrite(it, 0, buf, (size_t)n);
     else if (!(it = strval_put_locked(s, k, it, buf, (size_t)n)))
         return STRVAL_OOM;
@@ -105,15 +105,15 @@ int strval_mc_delta_locked(struct store *s, const struct skey *k, struct item **
     char buf[24];
     int n;
 
-    if (it->vlen == 0 || !util_mc_str2u64(item_value(it), it->vlen, &v))
+    if (item_vlen(it) == 0 || !util_mc_str2u64(item_value(it), item_vlen(it), &v))
         return STRVAL_NOT_NUMBER;
     if (incr)
         v += delta;
     else
         v = delta > v ? 0 : v - delta;
     n = util_ull2str(buf, v);
-    if ((size_t)n <= it->vlen && !(it->bits & IT_REF) && !pinned) {
-        memset(item_value(it) + n, ' ', it->vlen - (size_t)n);
+    if ((size_t)n <= item_vlen(it) && !(it->bits & IT_REF) && !pinned) {
+        memset(item_value(it) + n, ' ', item_vlen(it) - (size_t)n);
         strval_overwrite(it, 0, buf, (size_t)n);
         store_touch(it);
     } else if (!(it = strval_put_locked(s, k, it, buf, (size_t)n))) {

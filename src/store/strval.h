@@ -138,7 +138,7 @@ static inline void strval_hit_locked(struct store *s, const struct skey *k, stru
     COUNTER_ADD(s->stripes[k->stripe].hits, 1);
     if (bump) {
         store_touch(it);
-        it->enc |= ITEM_FETCHED;
+        it->fetched = 1;
     }
 }
 static inline void strval_miss_locked(struct store *s, const struct skey *k)

@@ -157,7 +157,7 @@ def test_volatile_ttl_evicts_nearest_expiry_first(limited):
     p = Pipe(srv.port)
     assert p.fill(b"far", 4000, 1000, px=3_600_000) == []
     assert p.fill(b"near", 4000, 1000, px=600_000) == []
-    assert p.fill(b"new", 6000, 1000, px=7_200_000) == []
+    assert p.fill(b"new", 10000, 1000, px=7_200_000) == []
     far = sum(1 for x in p.run([[b"EXISTS", b"far:%d" % i] for i in range(4000)]) if x == b":1\r\n")
     near = sum(1 for x in p.run([[b"EXISTS", b"near:%d" % i] for i in range(4000)]) if x == b":1\r\n")
     p.close()

@@ -11,7 +11,8 @@
 #include "store/item.h"
 #include "tap.h"
 
-#define TAGOF(h) ((h) >> 48)
+#define TAGOF(h) ((h) >> 61)         /* the tag bits of a hash */
+#define SLOT_TAG(s) (((s) >> 45) & 7) /* and of a slot */
 
 static struct item *mk(const char *key, size_t klen)
 {
@@ -35,7 +36,7 @@ static uint32_t occupied(const struct ht *t)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < ht_size(t); i++)
-        n += t->slots[i] != 0;
+        n += ht_item_at(t, i) != NULL;
     return n;
 }
 
@@ -43,13 +44,13 @@ static uint32_t occupied(const struct ht *t)
 static int consistent(struct ht *t)
 {
     for (uint32_t i = 0; i < ht_size(t); i++) {
-        uint64_t s = t->slots[i];
+        uint64_t s = ht_slot(t->slots, i);
         uint32_t pos;
         if (!s)
             continue;
         struct item *it = ht_slot_item(s);
         uint64_t h = util_hash(item_key(it), item_klen(it));
-        if (TAGOF(s) != TAGOF(h))
+        if (SLOT_TAG(s) != TAGOF(h))
             return 0;
         if (ht_find(t, h, item_key(it), item_klen(it), &pos) != it || pos != i)
             return 0;
@@ -60,8 +61,8 @@ static int consistent(struct ht *t)
 static void free_all(struct ht *t)
 {
     for (uint32_t i = 0; i < ht_size(t); i++)
-        if (t->slots[i])
-            item_release(ht_slot_item(t->slots[i]));
+        if (ht_item_at(t, i))
+            item_release(ht_item_at(t, i));
     ht_deinit(t);
 }
 
@@ -75,8 +76,8 @@ static void test_basic(void)
     is_int(ht_mem(&t), 0, "no memory before the first insert");
     struct item *a = mk("a", 1), *b = mk("b", 1);
     ok(insert(&t, a) == 0 && t.count == 1, "insert");
-    ok(ht_size(&t) > 0 && ht_mem(&t) >= ht_size(&t) * 8, "slots allocated (%u)", ht_size(&t));
-    ok(find(&t, "a", 1, &pos) == a && ht_slot_item(t.slots[pos]) == a, "find returns its slot");
+    ok(ht_size(&t) > 0 && ht_mem(&t) >= ht_size(&t) * 6, "slots allocated (%u)", ht_size(&t));
+    ok(find(&t, "a", 1, &pos) == a && ht_item_at(&t, pos) == a, "find returns its slot");
     ok(find(&t, "b", 1, NULL) == NULL, "absent key");
     ok(find(&t, "a\0", 2, NULL) == NULL, "key length matters");
     ht_replace_at(&t, pos, b);
@@ -201,9 +202,9 @@ static void test_iterate(void)
     }
     uint32_t seen = 0;
     for (uint32_t i = 0; i < ht_size(&t); i++) {
-        if (!t.slots[i])
+        struct item *it = ht_item_at(&t, i);
+        if (!it)
             continue;
-        struct item *it = ht_slot_item(t.slots[i]);
         int k = atoi(item_key(it) + 3);
         visits[k]++;
         seen++;
@@ -220,7 +221,7 @@ static void test_iterate(void)
     free_all(&t);
 }
 
-/* Keys whose hashes share the 16-bit tag: the tag check passes, the key compare decides. */
+/* Keys whose hashes share the 3-bit tag: the tag check passes, the key compare decides. */
 static void test_colliding_tags(void)
 {
     enum { NCOL = 48 };
@@ -332,7 +333,7 @@ static void test_delete_while_iterating(void)
         }
         uint32_t i = 0, steps = 0;
         while (i < ht_size(&t)) {
-            uint64_t s = t.slots[i];
+            uint64_t s = ht_slot(t.slots, i);
             steps++;
             if (s) {
                 struct item *it = ht_slot_item(s);

@@ -49,7 +49,7 @@ static int get(struct store *s, int db, const char *key, int64_t now, char *out,
     it = store_lookup_read_locked(s, &k, now);
     out[0] = '\0';
     if (it) {
-        size_t n = it->vlen < cap - 1 ? it->vlen : cap - 1;
+        size_t n = item_vlen(it) < cap - 1 ? item_vlen(it) : cap - 1;
         memcpy(out, item_value(it), n);
         out[n] = '\0';
     }
@@ -96,9 +96,9 @@ static int audit(struct store *s, uint64_t *keys, uint64_t *expires)
             uint32_t n = 0, v = 0;
             mem += (int64_t)ht_mem(t);
             for (uint32_t j = 0; j < ht_size(t); j++) {
-                if (!t->slots[j])
+                struct item *it = ht_item_at(t, j);
+                if (!it)
                     continue;
-                struct item *it = ht_slot_item(t->slots[j]);
                 struct skey k;
                 uint32_t pos;
                 n++;
@@ -159,7 +159,7 @@ static void test_basic(void)
     store_lock(s, k.stripe);
     struct item *u = store_unlink_locked(s, &k, T0);
     store_unlock(s, k.stripe);
-    ok(u && u->vlen == 3 && !memcmp(item_value(u), "db1", 3), "unlink hands the item over");
+    ok(u && item_vlen(u) == 3 && !memcmp(item_value(u), "db1", 3), "unlink hands the item over");
     item_release(u);
     ok(store_dbsize(s, 1) == 0, "unlinked");
 
@@ -436,7 +436,7 @@ static void test_cas(void)
     c1 = store_cas_locked(s, &k, &it2);
     ok(c1 != 0 && it2 != it && (it2->bits & IT_CAS), "CAS assigned lazily (item recreated)");
     ok(store_lookup_write_locked(s, &k, T0) == it2, "the table holds the item with CAS");
-    ok(it2->vlen == 5 && !memcmp(item_value(it2), "value", 5) && item_expire(it2) == T0 + 1000,
+    ok(item_vlen(it2) == 5 && !memcmp(item_value(it2), "value", 5) && item_expire(it2) == T0 + 1000,
        "value and TTL kept");
     it = it2;
     c2 = store_cas_locked(s, &k, &it2);
@@ -581,7 +581,7 @@ static void mt_key(char *out, size_t cap, int k)
 static int value_ok(struct item *it)
 {
     size_t kl = item_klen(it);
-    return it->vlen > kl + 1 && !memcmp(item_value(it), item_key(it), kl) &&
+    return item_vlen(it) > kl + 1 && !memcmp(item_value(it), item_key(it), kl) &&
            item_value(it)[kl] == '|';
 }
 

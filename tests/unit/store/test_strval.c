@@ -31,7 +31,7 @@ static void unlock(const struct skey *k)
 
 static int value_is(struct item *it, const char *want)
 {
-    return it && it->vlen == strlen(want) && !memcmp(item_value(it), want, it->vlen);
+    return it && item_vlen(it) == strlen(want) && !memcmp(item_value(it), want, item_vlen(it));
 }
 
 static void test_create(void)
@@ -51,7 +51,7 @@ static void test_create(void)
     item_release(like);
     item_release(it);
     it = strval_create(&k, NULL, 4, 0, 0, 0);
-    ok(it && !(it->bits & (IT_FLAGS | IT_TTL | IT_CAS)) && it->vlen == 4,
+    ok(it && !(it->bits & (IT_FLAGS | IT_TTL | IT_CAS)) && item_vlen(it) == 4,
        "no flags, TTL or CAS: no optional fields");
     item_release(it);
 }
@@ -198,7 +198,7 @@ static void test_cas_find_counters(void)
     store_totals(s, &t0);
     store_lock(s, k.stripe);
     strval_hit_locked(s, &k, it, 1);
-    ok(it->enc & ITEM_FETCHED, "a hit with bump sets the fetched bit");
+    ok(it->fetched, "a hit with bump sets the fetched bit");
     strval_hit_locked(s, &k, it, 0);
     strval_miss_locked(s, &k);
     store_unlock(s, k.stripe);
