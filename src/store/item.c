@@ -7,10 +7,11 @@
 #include <stdlib.h>
 
 #define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + (((b) & IT_TTL) ? 8 : 0) + \
-              (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0))
+              (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0) + (((b) & IT_VLONG) ? 4 : 0))
 #define O4(b) O(b), O(b + 1), O(b + 2), O(b + 3)
 #define O16(b) O4(b), O4(b + 4), O4(b + 8), O4(b + 12)
-const uint8_t item_opt_size[32] = {O16(0), O16(16)};
+#define O64(b) O16(b), O16(b + 16), O16(b + 32), O16(b + 48)
+const uint8_t item_opt_size[256] = {O64(0), O64(64), O64(128), O64(192)};
 
 static item_free_fn *destructors[8];
 static item_size_fn *sizers[8];
@@ -29,6 +30,7 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 {
     struct item *it;
     size_t opt;
+    int slab = 0;
 
     bits &= IT_FLAGS | IT_TTL | IT_CAS;
     if (klen > 255)
@@ -36,8 +38,9 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     if (vlen >= ITEM_REF_MIN)
         bits |= IT_REF;
     opt = item_opt_size[bits];
-    size_t vfield = vlen >= ITEM_VLONG ? 4 : 0;
-    size_t total = sizeof(*it) + opt + vfield + klen + vlen;
+    if (vlen >= ITEM_VLONG)
+        bits |= IT_VLONG;
+    size_t total = sizeof(*it) + item_opt_size[bits] + klen + vlen;
 #ifndef TC_NO_SLAB
     if (total >= SLAB_MIN && total <= SLAB_MAX) {
 #else
@@ -45,7 +48,7 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     if (0) {
 #endif
         it = slab_alloc(total);
-        bits |= IT_SLAB;
+        slab = 1;
     } else {
         it = malloc(total);
     }
@@ -56,9 +59,10 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     it->klen8 = (uint8_t)(klen > 255 ? 0 : klen);
     it->type = type & 7;
     it->fetched = 0;
-    it->vlen12 = vfield ? ITEM_VLONG : (uint16_t)vlen;
+    it->slab = (uint16_t)(slab & 1);
+    it->vlen11 = (bits & IT_VLONG) ? 0 : (uint16_t)vlen;
     memset(it->data, 0, opt);
-    if (vfield) {
+    if (bits & IT_VLONG) {
         uint32_t v = (uint32_t)vlen;
         memcpy(it->data + opt, &v, 4);
     }
@@ -99,7 +103,7 @@ struct item *item_recreate(struct item *it, uint8_t bits)
 
 size_t item_alloc_size(struct item *it)
 {
-    if (it->bits & IT_SLAB)
+    if (it->slab)
         return slab_round(item_total_size(it));
     return malloc_usable_size(it);
 }
@@ -127,7 +131,7 @@ void item_release(struct item *it)
     }
     if (it->type != OBJ_STRING && destructors[it->type & 7])
         destructors[it->type & 7](item_ptr(it));
-    if (it->bits & IT_SLAB)
+    if (it->slab)
         slab_free(it, item_total_size(it));
     else
         free(it);

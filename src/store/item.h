@@ -1,7 +1,7 @@
 /* An item is one allocation holding a compact header, optional fields, the key and the value.
  * Optional fields cost bytes only when present:
  *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS][expire i64 if IT_TTL][cas u64 if IT_CAS]
- *   [klen u32 if IT_KLONG][vlen u32 if the value has 4095 bytes or more] key value
+ *   [klen u32 if IT_KLONG][vlen u32 if IT_VLONG] key value
  * Strings keep their bytes inline; other types keep a pointer to their structure as value.
  * Items are owned by the stripe table that holds them; the stripe lock protects every field
  * except the refcount (atomic, only for large values read without the lock). */
@@ -25,7 +25,8 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
 #define IT_MC_WON 0x40   /* a recache token (mg W) was handed out: others see Z */
 #define IT_MC_MASK (IT_MC_STALE | IT_MC_WON)
-#define IT_SLAB 0x80     /* allocated from src/store/slab.c, not malloc */
+#define IT_VLONG 0x80    /* value length >= ITEM_VLONG, stored as u32 after the optional fields */
+#define IT_KEY_MASK (IT_OPT_MASK | IT_VLONG) /* the bits that place the key */
 
 /* Values at least this large are refcounted and written to sockets without a copy. */
 #define ITEM_REF_MIN 16384
@@ -36,14 +37,15 @@ struct item {
     uint8_t klen8;        /* key length when !IT_KLONG */
     uint16_t type : 3;    /* enum obj_type */
     uint16_t fetched : 1; /* read since stored (memcached's "fetched") */
-    uint16_t vlen12 : 12; /* value length, or ITEM_VLONG: a u32 after the optional fields */
+    uint16_t slab : 1;    /* allocated from src/store/slab.c, not malloc */
+    uint16_t vlen11 : 11; /* value length when !IT_VLONG */
     char data[];          /* optional fields, [vlen u32], key, value */
 };
 
-#define ITEM_VLONG 0xfff /* vlen12 of a value of 4095 bytes or more */
+#define ITEM_VLONG 2048 /* values of this many bytes or more keep their length in a u32 */
 _Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
-extern const uint8_t item_opt_size[32];
+extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & IT_KEY_MASK */
 
 static inline char *item_opt(struct item *it, int which)
 {
@@ -70,13 +72,13 @@ static inline char *item_opt(struct item *it, int which)
 /* Bytes before the key: the optional fields, then the long value length when there is one. */
 static inline size_t item_key_off(const struct item *it)
 {
-    return item_opt_size[it->bits & IT_OPT_MASK] + (it->vlen12 == ITEM_VLONG ? 4 : 0);
+    return item_opt_size[it->bits & IT_KEY_MASK];
 }
 
 static inline size_t item_vlen(const struct item *it)
 {
-    if (it->vlen12 != ITEM_VLONG)
-        return it->vlen12;
+    if (!(it->bits & IT_VLONG))
+        return it->vlen11;
     uint32_t n;
     memcpy(&n, it->data + item_opt_size[it->bits & IT_OPT_MASK], 4);
     return n;
@@ -86,14 +88,14 @@ static inline size_t item_vlen(const struct item *it)
  * resized in place. */
 static inline int item_vlen_same_form(const struct item *it, size_t n)
 {
-    return (it->vlen12 == ITEM_VLONG) == (n >= ITEM_VLONG);
+    return !(it->bits & IT_VLONG) == !(n >= ITEM_VLONG);
 }
 
 /* Set the value length; n must keep the form (item_vlen_same_form). */
 static inline void item_set_vlen(struct item *it, size_t n)
 {
-    if (it->vlen12 != ITEM_VLONG) {
-        it->vlen12 = (uint16_t)n;
+    if (!(it->bits & IT_VLONG)) {
+        it->vlen11 = (uint16_t)n;
     } else {
         uint32_t v = (uint32_t)n;
         memcpy(it->data + item_opt_size[it->bits & IT_OPT_MASK], &v, 4);

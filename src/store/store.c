@@ -370,7 +370,7 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
         return NULL;
     have = item_total_size(old);
     want = have - item_vlen(old) + vlen;
-    if (old->bits & IT_SLAB) {
+    if (old->slab) {
         /* the slab class (and so the accounted size) must stay the same */
         if (want < SLAB_MIN || slab_round(want) != slab_round(have))
             return NULL;
