@@ -48,8 +48,7 @@ static void mcset_command(struct conn *c)
         bits |= IT_FLAGS;
     if (cas || c->argv[2].n >= ITEM_REF_MIN)
         bits |= IT_CAS;
-    if (exp)
-        bits |= IT_TTL;
+    bits |= item_ttl_bits(exp);
     it = item_create(OBJ_STRING, k.p, k.n, c->argv[2].n, bits);
     if (!it) {
         store_unlock(s, k.stripe);

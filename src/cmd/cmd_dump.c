@@ -83,7 +83,7 @@ static void set_access(struct item *it, long long idle, long long freq)
 /* An item for key k holding v (consumed on success). NULL when out of memory. */
 static struct item *item_of_value(const struct skey *k, struct rdb_value *v, int64_t exp)
 {
-    uint8_t bits = exp ? IT_TTL : 0;
+    uint8_t bits = item_ttl_bits(exp);
     struct item *it = item_create((uint8_t)v->type, k->p, k->n,
                                   v->type == OBJ_STRING ? v->strn : sizeof(void *), bits);
     if (!it)

@@ -48,7 +48,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
         mc_out_meta(c, &l);
         return;
     }
-    token_sent = (it->bits & IT_MC_WON) != 0;
+    token_sent = it->mc_won;
     fetched = it->fetched != 0;
     idle = store_idle_seconds(it);
     l.n = 0;
@@ -114,7 +114,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
     }
     if (won) {
         mc_line_put(&l, " W", 2);
-        it->bits |= IT_MC_WON;
+        it->mc_won = 1;
     }
     mc_out_meta(c, &l);
     if (has & MC_MF('v'))
@@ -316,7 +316,8 @@ void mc_md_command(struct conn *c, struct mc_req *r)
         /* invalidate: keep the value, mark it stale, new CAS, let a client win again */
         if (has & MC_MF('T'))
             it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(r->m.ttl, mc_now(c)));
-        it->bits = (uint8_t)((it->bits | IT_MC_STALE) & ~IT_MC_WON);
+        it->bits |= IT_MC_STALE;
+        it->mc_won = 0;
         strval_new_cas_locked(s, &k, &it, r->m.new_cas);
         code = "HD";
     } else {

@@ -117,7 +117,7 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     }
     if (res == MC_ST_STORED &&
         (mode == MC_SET || mode == MC_ADD || mode == MC_REPLACE || mode == MC_CAS)) {
-        uint8_t won = old ? (uint8_t)(old->bits & IT_MC_WON) : 0;
+        int won = old ? old->mc_won : 0;
         if (mark_stale) /* a stale value replaces the old one but keeps its TTL */
             exp = item_expire(old);
         /* large values get room for a CAS value so that gets does not copy them */
@@ -125,8 +125,10 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
                                want_cas || vlen >= ITEM_REF_MIN, old && !mc_pinned(c, old));
         if (!it)
             return MC_ST_OOM;
-        if (mark_stale) /* memcached keeps a handed-out recache token */
-            it->bits |= (uint8_t)(IT_MC_STALE | won);
+        if (mark_stale) { /* memcached keeps a handed-out recache token */
+            it->bits |= IT_MC_STALE;
+            it->mc_won = (uint16_t)(won & 1);
+        }
         *out = it;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed))) {

@@ -43,12 +43,10 @@ int rdb_load_no_replace;
 static int put_key(struct store *s, int db, const struct rstr *key, int type, const char *v,
                    size_t vn, void *ptr, int64_t exp, const struct mcmeta *mc)
 {
-    uint8_t bits = 0;
+    uint8_t bits = item_ttl_bits(exp);
     struct skey k;
     struct item *it;
 
-    if (exp)
-        bits |= IT_TTL;
     if (mc->set && mc->flags)
         bits |= IT_FLAGS;
     if (mc->set && mc->cas)

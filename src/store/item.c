@@ -6,7 +6,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + (((b) & IT_TTL) ? 8 : 0) + \
+#define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + \
+              (((b) & IT_TTL) ? (((b) & IT_TTL8) ? 8 : 6) : 0) + \
               (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0) + (((b) & IT_VLONG) ? 4 : 0))
 #define O4(b) O(b), O(b + 1), O(b + 2), O(b + 3)
 #define O16(b) O4(b), O4(b + 4), O4(b + 8), O4(b + 12)
@@ -32,7 +33,9 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     size_t opt;
     int slab = 0;
 
-    bits &= IT_FLAGS | IT_TTL | IT_CAS;
+    bits &= IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS;
+    if (!(bits & IT_TTL))
+        bits &= (uint8_t)~IT_TTL8;
     if (klen > 255)
         bits |= IT_KLONG;
     if (vlen >= ITEM_REF_MIN)
@@ -60,7 +63,8 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     it->type = type & 7;
     it->fetched = 0;
     it->slab = (uint16_t)(slab & 1);
-    it->vlen11 = (bits & IT_VLONG) ? 0 : (uint16_t)vlen;
+    it->mc_won = 0;
+    it->vlen10 = (bits & IT_VLONG) ? 0 : (uint16_t)vlen;
     memset(it->data, 0, opt);
     if (bits & IT_VLONG) {
         uint32_t v = (uint32_t)vlen;
@@ -86,11 +90,12 @@ struct item *item_recreate(struct item *it, uint8_t bits)
         return NULL;
     n->lru = it->lru;
     n->fetched = it->fetched;
-    n->bits |= (uint8_t)(it->bits & IT_MC_MASK);
+    n->bits |= (uint8_t)(it->bits & IT_MC_STALE);
+    n->mc_won = it->mc_won;
     if ((bits & IT_FLAGS) && (it->bits & IT_FLAGS))
         memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
-    if ((bits & IT_TTL) && (it->bits & IT_TTL))
-        memcpy(item_opt(n, IT_TTL), item_opt(it, IT_TTL), 8);
+    if ((n->bits & IT_TTL) && (it->bits & IT_TTL) && item_expire_fits(n, item_expire(it)))
+        item_set_expire_field(n, item_expire(it));
     if ((bits & IT_CAS) && (it->bits & IT_CAS))
         memcpy(item_opt(n, IT_CAS), item_opt(it, IT_CAS), 8);
     memcpy(item_value(n), item_value(it), vlen);

@@ -1,6 +1,7 @@
 /* An item is one allocation holding a compact header, optional fields, the key and the value.
  * Optional fields cost bytes only when present:
- *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS][expire i64 if IT_TTL][cas u64 if IT_CAS]
+ *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS]
+ *   [expire if IT_TTL: u48 ms, or i64 with IT_TTL8][cas u64 if IT_CAS]
  *   [klen u32 if IT_KLONG][vlen u32 if IT_VLONG] key value
  * Strings keep their bytes inline; other types keep a pointer to their structure as value.
  * Items are owned by the stripe table that holds them; the stripe lock protects every field
@@ -19,14 +20,14 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define IT_TTL 0x04   /* has an expire time field (0 = persistent) */
 #define IT_CAS 0x08   /* has a CAS value */
 #define IT_KLONG 0x10 /* key length > 255, stored as u32 */
-#define IT_OPT_MASK 0x1f
-
-/* Marker bits of it->bits (no field behind them), kept by item_recreate: memcached meta state. */
-#define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
-#define IT_MC_WON 0x40   /* a recache token (mg W) was handed out: others see Z */
-#define IT_MC_MASK (IT_MC_STALE | IT_MC_WON)
-#define IT_VLONG 0x80    /* value length >= ITEM_VLONG, stored as u32 after the optional fields */
+#define IT_TTL8 0x40  /* with IT_TTL: the expire time is outside 0..2^48-1 ms, stored as i64 */
+#define IT_VLONG 0x80 /* value length >= ITEM_VLONG, stored as u32 after the optional fields */
+#define IT_OPT_MASK (IT_REF | IT_FLAGS | IT_TTL | IT_CAS | IT_KLONG | IT_TTL8)
 #define IT_KEY_MASK (IT_OPT_MASK | IT_VLONG) /* the bits that place the key */
+
+/* A marker bit of it->bits (no field behind it), kept by item_recreate: memcached meta state
+ * (with it->mc_won). */
+#define IT_MC_STALE 0x20 /* marked stale (md I, ms I): mg answers X */
 
 /* Values at least this large are refcounted and written to sockets without a copy. */
 #define ITEM_REF_MIN 16384
@@ -38,11 +39,13 @@ struct item {
     uint16_t type : 3;    /* enum obj_type */
     uint16_t fetched : 1; /* read since stored (memcached's "fetched") */
     uint16_t slab : 1;    /* allocated from src/store/slab.c, not malloc */
-    uint16_t vlen11 : 11; /* value length when !IT_VLONG */
+    uint16_t mc_won : 1;  /* a recache token (mg W) was handed out: others see Z */
+    uint16_t vlen10 : 10; /* value length when !IT_VLONG */
     char data[];          /* optional fields, [vlen u32], key, value */
 };
 
-#define ITEM_VLONG 2048 /* values of this many bytes or more keep their length in a u32 */
+#define ITEM_VLONG 1024 /* values of this many bytes or more keep their length in a u32 */
+#define ITEM_TTL6_MAX ((int64_t)1 << 48) /* expire times in 0..this-1 ms take 6 bytes */
 _Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
 extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & IT_KEY_MASK */
@@ -61,7 +64,7 @@ static inline char *item_opt(struct item *it, int which)
     if (which == IT_TTL)
         return it->data + off;
     if (it->bits & IT_TTL)
-        off += 8;
+        off += (it->bits & IT_TTL8) ? 8 : 6;
     if (which == IT_CAS)
         return it->data + off;
     if (it->bits & IT_CAS)
@@ -78,7 +81,7 @@ static inline size_t item_key_off(const struct item *it)
 static inline size_t item_vlen(const struct item *it)
 {
     if (!(it->bits & IT_VLONG))
-        return it->vlen11;
+        return it->vlen10;
     uint32_t n;
     memcpy(&n, it->data + item_opt_size[it->bits & IT_OPT_MASK], 4);
     return n;
@@ -95,7 +98,7 @@ static inline int item_vlen_same_form(const struct item *it, size_t n)
 static inline void item_set_vlen(struct item *it, size_t n)
 {
     if (!(it->bits & IT_VLONG)) {
-        it->vlen11 = (uint16_t)n;
+        it->vlen10 = (uint16_t)n;
     } else {
         uint32_t v = (uint32_t)n;
         memcpy(it->data + item_opt_size[it->bits & IT_OPT_MASK], &v, 4);
@@ -106,7 +109,7 @@ static inline size_t item_klen(const struct item *it)
 {
     if (it->bits & IT_KLONG) {
         uint32_t n;
-        memcpy(&n, it->data + item_opt_size[it->bits & (IT_KLONG - 1)], 4);
+        memcpy(&n, it->data + item_opt_size[it->bits & (IT_OPT_MASK & ~IT_KLONG)], 4);
         return n;
     }
     return it->klen8;
@@ -124,16 +127,36 @@ static inline char *item_value(struct item *it)
 
 static inline int64_t item_expire(struct item *it)
 {
-    int64_t v;
     if (!(it->bits & IT_TTL))
         return 0;
-    memcpy(&v, item_opt(it, IT_TTL), 8);
-    return v;
+    if (it->bits & IT_TTL8) {
+        int64_t v;
+        memcpy(&v, item_opt(it, IT_TTL), 8);
+        return v;
+    }
+    uint64_t v = 0;
+    memcpy(&v, item_opt(it, IT_TTL), 6);
+    return (int64_t)v;
 }
 
+/* The optional-field bits an expire time ms needs (0 for none). */
+static inline uint8_t item_ttl_bits(int64_t ms)
+{
+    if (!ms)
+        return 0;
+    return (ms >= 0 && ms < ITEM_TTL6_MAX) ? IT_TTL : IT_TTL | IT_TTL8;
+}
+
+/* Whether an item with IT_TTL can hold expire time ms in its field. */
+static inline int item_expire_fits(const struct item *it, int64_t ms)
+{
+    return (it->bits & IT_TTL8) || (ms >= 0 && ms < ITEM_TTL6_MAX);
+}
+
+/* Store ms in the expire field; the item has IT_TTL and item_expire_fits(it, ms). */
 static inline void item_set_expire_field(struct item *it, int64_t ms)
 {
-    memcpy(item_opt(it, IT_TTL), &ms, 8);
+    memcpy(item_opt(it, IT_TTL), &ms, (it->bits & IT_TTL8) ? 8 : 6);
 }
 
 static inline uint32_t item_mcflags(struct item *it)

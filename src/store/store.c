@@ -363,10 +363,10 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
     struct stripe *st = &s->stripes[k->stripe];
     size_t have, want;
 
-    bits &= IT_FLAGS | IT_TTL | IT_CAS;
+    bits &= IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS;
     /* a refcounted value may still be queued for a socket; other types own a structure */
     if (old->type != OBJ_STRING || vlen >= ITEM_REF_MIN || !item_vlen_same_form(old, vlen) ||
-        (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_CAS)) != bits)
+        (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS)) != bits)
         return NULL;
     have = item_total_size(old);
     want = have - item_vlen(old) + vlen;
@@ -380,7 +380,8 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
     /* the accounted size (usable size or slab class) is unchanged: only TTL counts move */
     if ((exp != 0) != (item_expire(old) != 0))
         vol_add(st, &st->db[k->db], exp ? 1 : -1);
-    old->bits &= (uint8_t)~IT_MC_MASK;
+    old->bits &= (uint8_t)~IT_MC_STALE;
+    old->mc_won = 0;
     old->fetched = 0;
     item_set_vlen(old, vlen);
     if (bits) {
@@ -437,14 +438,15 @@ struct item *store_set_expire_locked(struct store *s, const struct skey *k, stru
     struct stripe *st = &s->stripes[k->stripe];
     struct ht *t = &st->db[k->db];
 
-    if (it->bits & IT_TTL) {
+    if ((it->bits & IT_TTL) && item_expire_fits(it, ms)) {
         vol_add(st, t, (ms != 0) - (item_expire(it) != 0));
         item_set_expire_field(it, ms);
         return it;
     }
     if (ms == 0)
         return it;
-    struct item *n = item_recreate(it, (uint8_t)(it->bits | IT_TTL));
+    /* no expire field, or a 6-byte one and ms outside its range */
+    struct item *n = item_recreate(it, (uint8_t)((it->bits & ~(IT_TTL | IT_TTL8)) | item_ttl_bits(ms)));
     if (!n)
         return NULL;
     item_set_expire_field(n, ms);

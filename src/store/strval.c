@@ -9,7 +9,7 @@
 struct item *strval_create(const struct skey *k, const char *v, size_t vlen, uint32_t flags,
                            int64_t exp, int with_cas)
 {
-    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | (exp ? IT_TTL : 0) | (with_cas ? IT_CAS : 0));
+    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | item_ttl_bits(exp) | (with_cas ? IT_CAS : 0));
     struct item *it = item_create(OBJ_STRING, k->p, k->n, vlen, bits);
 
     if (!it)

@@ -58,7 +58,7 @@ static inline struct item *strval_set_locked(struct store *s, const struct skey 
                                              int with_cas, int reuse)
 {
     /* inline: SET's hot path, where the constant arguments fold away */
-    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | (exp ? IT_TTL : 0) | (with_cas ? IT_CAS : 0));
+    uint8_t bits = (uint8_t)((flags ? IT_FLAGS : 0) | item_ttl_bits(exp) | (with_cas ? IT_CAS : 0));
     struct item *it;
 
     /* an overwrite of a value of about the same size reuses the item (no malloc/free) */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 static struct item *mkval(const char *key, const void *val, size_t vl, int64_t expire)
 {
-    struct item *it = item_create(OBJ_STRING, key, strlen(key), vl, expire ? IT_TTL : 0);
+    struct item *it = item_create(OBJ_STRING, key, strlen(key), vl, item_ttl_bits(expire));
     memcpy(item_value(it), val, vl);
     if (expire)
         item_set_expire_field(it, expire);
@@ -354,6 +355,65 @@ static void test_nvolatile(void)
     put(s, 0, "f", "v", T0 + 1000);
     store_flush(s, 0);
     is_int(store_db_expires(s, 0), 0, "flush");
+    store_destroy(&s);
+}
+
+/* Every optional field in both expire forms (6 bytes for 0..2^48-1 ms, else 8) and both value
+ * length forms (10 bits, else a u32), with a long key: each reads back what was written. */
+static void test_item_forms(void)
+{
+    static const int64_t exps[] = {1, T0, ((int64_t)1 << 48) - 1, (int64_t)1 << 48, INT64_MAX, -5};
+    static const size_t vls[] = {0, 1, ITEM_VLONG - 1, ITEM_VLONG, 70000};
+    char key[300], *val = malloc(70000);
+    int bad = 0, n = 0;
+
+    memset(key, 'k', sizeof(key));
+    for (size_t i = 0; i < 70000; i++)
+        val[i] = (char)('a' + i % 26);
+    for (size_t e = 0; e < sizeof(exps) / sizeof(exps[0]); e++) {
+        for (size_t v = 0; v < sizeof(vls) / sizeof(vls[0]); v++) {
+            for (size_t kl = 1; kl <= 300; kl += 299) {
+                uint8_t bits = (uint8_t)(IT_FLAGS | IT_CAS | item_ttl_bits(exps[e]));
+                struct item *it = item_create(OBJ_STRING, key, kl, vls[v], bits);
+                uint32_t fl = 0xdeadbeef;
+                uint64_t cas = 0x0123456789abcdefULL;
+                memcpy(item_opt(it, IT_FLAGS), &fl, 4);
+                item_set_expire_field(it, exps[e]);
+                memcpy(item_opt(it, IT_CAS), &cas, 8);
+                memcpy(item_value(it), val, vls[v]);
+                n++;
+                bad += item_expire(it) != exps[e] || item_mcflags(it) != fl ||
+                       item_cas_field(it) != cas || item_klen(it) != kl ||
+                       memcmp(item_key(it), key, kl) || item_vlen(it) != vls[v] ||
+                       memcmp(item_value(it), val, vls[v]) ||
+                       !!(it->bits & IT_TTL8) != !(exps[e] >= 0 && exps[e] < ((int64_t)1 << 48)) ||
+                       item_total_size(it) != sizeof(*it) + 4 + (it->bits & IT_TTL8 ? 8 : 6) + 8 +
+                                                  (kl > 255 ? 4 : 0) + (vls[v] >= ITEM_VLONG ? 4 : 0) +
+                                                  (vls[v] >= ITEM_REF_MIN ? 4 : 0) + kl + vls[v];
+                item_release(it);
+            }
+        }
+    }
+    is_int(bad, 0, "%d items: every field reads back in every expire and length form", n);
+    free(val);
+
+    /* EXPIRE past the 6-byte range moves the item to the 8-byte form, keeping the rest */
+    struct store *s = store_create(4, 1);
+    struct skey k;
+    struct item *it;
+    put(s, 0, "x", "value", T0 + 1000);
+    store_key(s, &k, 0, "x", 1);
+    store_lock(s, k.stripe);
+    it = store_lookup_write_locked(s, &k, T0);
+    ok(it && !(it->bits & IT_TTL8), "a near expire time takes the 6-byte form");
+    it = store_set_expire_locked(s, &k, it, INT64_MAX - 1);
+    ok(it && (it->bits & IT_TTL8) && item_expire(it) == INT64_MAX - 1 && item_vlen(it) == 5 &&
+           !memcmp(item_value(it), "value", 5) && store_lookup_write_locked(s, &k, T0) == it,
+       "a far one the 8-byte form, value kept, the table holds the new item");
+    struct item *same = store_set_expire_locked(s, &k, it, T0 + 2000);
+    ok(same == it && item_expire(it) == T0 + 2000, "a near one again fits the 8-byte field in place");
+    store_unlock(s, k.stripe);
+    is_int(store_db_expires(s, 0), 1, "one volatile key throughout");
     store_destroy(&s);
 }
 
@@ -721,6 +781,7 @@ int main(void)
     test_lazy_expiry();
     test_active_expiry();
     test_nvolatile();
+    test_item_forms();
     test_mem();
     test_cas();
     test_lock_keys();

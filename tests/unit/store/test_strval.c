@@ -74,7 +74,7 @@ static void test_set(void)
     it->bits |= IT_MC_STALE;
     old = store_lookup_pos_locked(s, &k, T0, &pos);
     it = strval_set_locked(s, &k, old, pos, "again", 5, 3, 0, 0, 0);
-    ok(it != old && value_is(it, "again") && !(it->bits & IT_MC_MASK),
+    ok(it != old && value_is(it, "again") && !(it->bits & IT_MC_STALE) && !it->mc_won,
        "without reuse a new item replaces it, memcached marks gone");
     ok(store_lookup_write_locked(s, &k, T0) == it, "the table holds the new item");
     store_unlock(s, k.stripe);
