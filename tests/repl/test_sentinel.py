@@ -122,7 +122,12 @@ def test_sentinel_failover_keeps_every_acknowledged_write(servers, tmp_path):
     threads = [threading.Thread(target=writer, args=(n,), daemon=True) for n in range(4)]
     for t in threads:
         t.start()
+    # writes acknowledged by the replicas before the kill (a slow sanitizer build takes longer
+    # than the 1.5 s a release build needs to find the primary and see WAIT answered)
+    end = time.time() + 20
     time.sleep(1.5)
+    while sum(len(a) for a in acked) < 20 and time.time() < end:
+        time.sleep(0.1)
     before = sum(len(a) for a in acked)
     assert before > 0, "no write was acknowledged before the kill"
     primary.stop(sig=signal.SIGKILL)
