@@ -451,10 +451,11 @@ static void sort_generic(struct conn *c, int readonly)
         end = len - 1;
     if (it && load_elems(it, &o, start, end, &es))
         oom = 1;
+    int native = it && it->type != OBJ_SET; /* read under the lock: it may go once released */
     store_unlock(s, k.stripe);
     if (oom)
         goto oom;
-    if (o.dontsort && it && it->type != OBJ_SET) {
+    if (o.dontsort && native) {
         /* the native range was loaded */
         end -= start;
         start = 0;
