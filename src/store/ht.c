@@ -21,12 +21,13 @@ static inline void put(uint8_t *slots, uint32_t i, uint64_t v)
     memcpy(slots + (size_t)i * HT_SLOT, &v, HT_SLOT);
 }
 
-static inline uint64_t encode(uint64_t hash, struct item *it)
+/* The slot bits of an item's address */
+static inline uint64_t ptr_bits(struct item *it)
 {
     uintptr_t p = (uintptr_t)it;
     if ((p & 3) || (p >> 47))
         abort(); /* items are 4-byte aligned user-space addresses (47 bits on x86-64) */
-    return TAG(hash) | (uint64_t)(p >> 2);
+    return (uint64_t)(p >> 2);
 }
 
 static inline size_t array_bytes(uint32_t nslots)
@@ -139,18 +140,14 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
         if (resize(t, size ? size + size / 2 : 4))
             return -1;
     }
-    place(t->slots, t->size, hash, encode(hash, it));
+    place(t->slots, t->size, hash, TAG(hash) | ptr_bits(it));
     COUNTER_ADD(t->count, 1);
     return 0;
 }
 
 void ht_replace_at(struct ht *t, uint32_t pos, struct item *it)
 {
-    uint64_t s = ht_slot(t->slots, pos);
-    uintptr_t p = (uintptr_t)it;
-    if ((p & 3) || (p >> 47))
-        abort();
-    put(t->slots, pos, (s & TAG_MASK) | (uint64_t)(p >> 2));
+    put(t->slots, pos, (ht_slot(t->slots, pos) & TAG_MASK) | ptr_bits(it));
 }
 
 void ht_delete_at(struct ht *t, uint32_t pos)
