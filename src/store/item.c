@@ -85,6 +85,8 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 struct item *item_recreate(struct item *it, uint8_t bits)
 {
     size_t vlen = item_vlen(it);
+    if ((bits & IT_TTL) && (it->bits & IT_TTL))
+        bits |= item_ttl_bits(item_expire(it)) & IT_TTL8; /* room for the expire time kept */
     struct item *n = item_create(it->type, item_key(it), item_klen(it), vlen, bits);
     if (!n)
         return NULL;
@@ -94,7 +96,7 @@ struct item *item_recreate(struct item *it, uint8_t bits)
     n->mc_won = it->mc_won;
     if ((bits & IT_FLAGS) && (it->bits & IT_FLAGS))
         memcpy(item_opt(n, IT_FLAGS), item_opt(it, IT_FLAGS), 4);
-    if ((n->bits & IT_TTL) && (it->bits & IT_TTL) && item_expire_fits(n, item_expire(it)))
+    if ((n->bits & IT_TTL) && (it->bits & IT_TTL))
         item_set_expire_field(n, item_expire(it));
     if ((bits & IT_CAS) && (it->bits & IT_CAS))
         memcpy(item_opt(n, IT_CAS), item_opt(it, IT_CAS), 8);
