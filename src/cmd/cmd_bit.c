@@ -83,7 +83,7 @@ static struct item *bits_for_write(struct conn *c, const struct skey *k, struct 
         if (total == len)
             return it;
         if (!(it->bits & IT_REF) == !(total >= ITEM_REF_MIN) && item_vlen_same_form(it, total) &&
-            (size_t)(item_value(it) - (char *)it) + total <= item_alloc_size(it)) {
+            (size_t)(item_value(it) - (char *)it) + total <= item_room(it)) {
             /* the allocation has room: grow in place */
             memset(item_value(it) + len, 0, total - len);
             item_set_vlen(it, total);

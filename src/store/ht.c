@@ -3,15 +3,18 @@
 
 #include <malloc.h>
 #include <stdlib.h>
+/* a slot is never 0 when used: a slab item's id is past its page's header, and every other
+ * id has ITEM_ID_MALLOC */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/util.h"
 #include "store/item.h"
 
-/* 3 hash bits (the top ones; the home slot uses bits 20..51) in bits 45..47 of a slot */
-#define TAG(h) (((h) >> 61) << 45)
-#define TAG_MASK (7ULL << 45)
+/* 9 hash bits (the top ones; the home slot uses bits 20..51) above the item id */
+#define TAG(h) (((h) >> 55) << ITEM_ID_BITS)
+#define TAG_MASK (0x1ffULL << ITEM_ID_BITS)
+_Static_assert(ITEM_ID_BITS + 9 == 48, "a slot is 48 bits");
 /* multiply-shift: 32 hash bits above the stripe bits scaled to [0, size) */
 #define HOME(h, size) ((uint32_t)(((uint64_t)(uint32_t)((h) >> HT_SLOT_BITS) * (size)) >> 32))
 #define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
@@ -19,15 +22,6 @@
 static inline void put(uint8_t *slots, uint32_t i, uint64_t v)
 {
     memcpy(slots + (size_t)i * HT_SLOT, &v, HT_SLOT);
-}
-
-/* The slot bits of an item's address */
-static inline uint64_t ptr_bits(struct item *it)
-{
-    uintptr_t p = (uintptr_t)it;
-    if ((p & 3) || (p >> 47))
-        abort(); /* items are 4-byte aligned user-space addresses (47 bits on x86-64) */
-    return (uint64_t)(p >> 2);
 }
 
 static inline size_t array_bytes(uint32_t nslots)
@@ -140,14 +134,14 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
         if (resize(t, size ? size + size / 2 : 4))
             return -1;
     }
-    place(t->slots, t->size, hash, TAG(hash) | ptr_bits(it));
+    place(t->slots, t->size, hash, TAG(hash) | item_id(it));
     COUNTER_ADD(t->count, 1);
     return 0;
 }
 
 void ht_replace_at(struct ht *t, uint32_t pos, struct item *it)
 {
-    put(t->slots, pos, (ht_slot(t->slots, pos) & TAG_MASK) | ptr_bits(it));
+    put(t->slots, pos, (ht_slot(t->slots, pos) & TAG_MASK) | item_id(it));
 }
 
 void ht_delete_at(struct ht *t, uint32_t pos)

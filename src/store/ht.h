@@ -1,6 +1,6 @@
 /* Open-addressing hash table of items for one stripe and one database: linear probing,
- * 6-byte slots holding the item pointer (4-byte aligned, under 2^47: 45 bits) tagged with 3
- * hash bits (so 7 in 8 mismatches are rejected without touching the item), backward-shift
+ * 6-byte slots holding the item's 39-bit id (src/store/item.h) tagged with 9 hash bits (so
+ * 511 in 512 mismatches are rejected without touching the item), backward-shift
  * deletion (no tombstones). Sizes are not powers of two (home slot by multiply-shift) so the
  * table grows by 1.5x and stays between 53% and 80% full, which keeps the slot cost per item
  * near 9 bytes.
@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
-struct item;
+#include "store/item.h"
 
 struct ht {
-    uint8_t *slots;     /* 6-byte tagged item pointers (0 = empty) and 2 bytes of padding;
+    uint8_t *slots;     /* 6-byte tagged item ids (0 = empty) and 2 bytes of padding;
                          * NULL until first insert */
     uint32_t size;      /* number of slots (0 when slots == NULL) */
     uint32_t count;     /* items held */
@@ -31,7 +31,7 @@ struct ht {
 #define COUNTER_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED) /* hash bits below this pick the stripe; the slot uses the rest */
 
 #define HT_SLOT 6
-#define HT_PTR_MASK ((1ULL << 45) - 1)
+#define HT_ID_MASK ((1ULL << ITEM_ID_BITS) - 1)
 
 /* The 48 bits of slot i (an 8-byte load: the array has 2 bytes of padding). */
 static inline uint64_t ht_slot(const uint8_t *slots, uint32_t i)
@@ -43,7 +43,7 @@ static inline uint64_t ht_slot(const uint8_t *slots, uint32_t i)
 
 static inline struct item *ht_slot_item(uint64_t s)
 {
-    return (struct item *)(uintptr_t)((s & HT_PTR_MASK) << 2);
+    return item_by_id(s & HT_ID_MASK);
 }
 
 /* The item in slot i of t, or NULL when the slot is empty. */

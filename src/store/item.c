@@ -3,6 +3,7 @@
 #include "store/slab.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -13,6 +14,54 @@
 #define O16(b) O4(b), O4(b + 4), O4(b + 8), O4(b + 12)
 #define O64(b) O16(b), O16(b + 16), O16(b + 32), O16(b + 48)
 const uint8_t item_opt_size[256] = {O64(0), O64(64), O64(128), O64(192)};
+
+struct item **item_mtab[1u << ITEM_MTAB_BITS];
+
+/* The id table of malloc'd items: a free entry holds the next free number, shifted left by
+ * one with the low bit set (an item address is even). */
+#define MTAB_CHUNK (1u << 16)
+static pthread_mutex_t mtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t mtab_free = UINT32_MAX; /* first free number (UINT32_MAX: none) */
+static uint32_t mtab_next;              /* numbers below this were handed out */
+
+/* A number for it, stored in the table and in front of it; -1 when out of memory. */
+static int mtab_add(struct item *it)
+{
+    uint32_t n;
+
+    pthread_mutex_lock(&mtab_lock);
+    if (mtab_free != UINT32_MAX) {
+        n = mtab_free;
+        mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 16][n & 0xffff] >> 1);
+    } else {
+        n = mtab_next;
+        if (!(n & (MTAB_CHUNK - 1))) {
+            struct item **c;
+            if (n >> 16 >= (1u << ITEM_MTAB_BITS) - 1 || !(c = calloc(MTAB_CHUNK, sizeof(*c)))) {
+                pthread_mutex_unlock(&mtab_lock);
+                return -1;
+            }
+            item_mtab[n >> 16] = c;
+        }
+        mtab_next++;
+    }
+    item_mtab[n >> 16][n & 0xffff] = it;
+    pthread_mutex_unlock(&mtab_lock);
+    uint64_t v = n;
+    memcpy((char *)it - 8, &v, 8);
+    return 0;
+}
+
+static void mtab_del(struct item *it)
+{
+    uint64_t v;
+    memcpy(&v, (char *)it - 8, 8);
+    uint32_t n = (uint32_t)v;
+    pthread_mutex_lock(&mtab_lock);
+    item_mtab[n >> 16][n & 0xffff] = (struct item *)(uintptr_t)(((uintptr_t)mtab_free << 1) | 1);
+    mtab_free = n;
+    pthread_mutex_unlock(&mtab_lock);
+}
 
 static item_free_fn *destructors[8];
 static item_size_fn *sizers[8];
@@ -53,10 +102,20 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
         it = slab_alloc(total);
         slab = 1;
     } else {
-        it = malloc(total);
+        it = NULL;
     }
-    if (!it)
-        return NULL;
+    if (!it) {
+        /* its own allocation, the id's 8 bytes in front (also when the slab has no room) */
+        char *m = malloc(8 + total);
+        slab = 0;
+        if (!m)
+            return NULL;
+        it = (struct item *)(void *)(m + 8);
+        if (mtab_add(it)) {
+            free(m);
+            return NULL;
+        }
+    }
     it->lru = 0;
     it->bits = bits;
     it->klen8 = (uint8_t)(klen > 255 ? 0 : klen);
@@ -112,7 +171,14 @@ size_t item_alloc_size(struct item *it)
 {
     if (it->slab)
         return slab_round(item_total_size(it));
-    return malloc_usable_size(it);
+    return malloc_usable_size((char *)it - 8);
+}
+
+size_t item_room(struct item *it)
+{
+    if (it->slab)
+        return slab_round(item_total_size(it));
+    return malloc_usable_size((char *)it - 8) - 8;
 }
 
 size_t item_value_mem(struct item *it)
@@ -138,10 +204,12 @@ void item_release(struct item *it)
     }
     if (it->type != OBJ_STRING && destructors[it->type & 7])
         destructors[it->type & 7](item_ptr(it));
-    if (it->slab)
+    if (it->slab) {
         slab_free(it, item_total_size(it));
-    else
-        free(it);
+    } else {
+        mtab_del(it);
+        free((char *)it - 8);
+    }
 }
 
 void item_unref(void *it)

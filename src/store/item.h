@@ -50,6 +50,33 @@ _Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
 extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & IT_KEY_MASK */
 
+/* An item's id: 39 bits the keyspace index stores instead of its address. A slab item is
+ * its chunk's offset in the slab's reserved range (src/store/slab.h); any other (malloc'd:
+ * large values, and every item in sanitizer builds) has ITEM_ID_MALLOC set and a number
+ * that indexes a table of their addresses, kept in 8 bytes in front of the item. */
+#define ITEM_ID_BITS 39
+#define ITEM_ID_MALLOC ((uint64_t)1 << 38)
+#define ITEM_MTAB_BITS 16 /* the table: 2^16 arrays of 2^16 addresses, allocated as needed */
+extern struct item **item_mtab[1u << ITEM_MTAB_BITS];
+extern char *slab_arena;
+
+static inline uint64_t item_id(const struct item *it)
+{
+    if (it->slab)
+        return (uint64_t)((const char *)it - slab_arena) >> 2;
+    uint64_t n;
+    memcpy(&n, (const char *)it - 8, 8);
+    return ITEM_ID_MALLOC | n;
+}
+
+static inline struct item *item_by_id(uint64_t id)
+{
+    if (!(id & ITEM_ID_MALLOC))
+        return (struct item *)(void *)(slab_arena + (id << 2));
+    uint32_t n = (uint32_t)id;
+    return item_mtab[n >> 16][n & 0xffff];
+}
+
 static inline char *item_opt(struct item *it, int which)
 {
     size_t off = 0;
@@ -201,6 +228,8 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 struct item *item_recreate(struct item *it, uint8_t bits);
 /* Usable size of the allocation (what memory accounting counts). */
 size_t item_alloc_size(struct item *it);
+/* Bytes from it to the end of its allocation (what a value may grow into in place). */
+size_t item_room(struct item *it);
 /* Bytes of header, optional fields, key and value (what was asked of the allocator). */
 static inline size_t item_total_size(struct item *it)
 {

@@ -9,8 +9,9 @@
 
 #define FIRST_CLASS 20 /* slab_round(SLAB_MIN) */
 #define NCLASSES ((SLAB_MAX - FIRST_CLASS) / SLAB_STEP + 1) /* 20, 24, ..., 1024 */
-/* Pages come straight from mmap, in regions carved into aligned pages: through malloc a large
- * block carries jemalloc's extra page (cache-oblivious placement), 6% on 64 KiB. */
+/* Pages come straight from mmap (the reserved range), in regions carved into aligned pages:
+ * through malloc a large block carries jemalloc's extra page (cache-oblivious placement), 6%
+ * on 64 KiB. */
 #define PAGE_BYTES ((size_t)64 * 1024)
 #define REGION_PAGES 64 /* 4 MiB */
 #define HDR 64          /* struct page, at the start of its page */
@@ -64,6 +65,9 @@ static _Atomic size_t total;  /* bytes of pages held by classes */
 static _Atomic size_t in_use; /* bytes of chunks outside the pages' free lists */
 static _Thread_local struct cache caches[NCLASSES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+char *slab_arena;               /* the reserved range every page comes from */
+static size_t arena_bytes;      /* its size */
+static size_t arena_used;       /* bytes of it carved into regions (under pool_lock) */
 
 /* A fork child (SCRIPT DEBUG YES runs scripts that allocate items in one) never finds a lock
  * held by a thread it does not have: fork waits for the holders (each holds a class lock, and
@@ -82,10 +86,32 @@ static void fork_done(void)
         pthread_mutex_unlock(&classes[i].lock);
 }
 
+/* Reserve the range: inaccessible and uncommitted until a region is carved from it. Asks
+ * for 1 TiB, then less (a strict overcommit policy or an address-space limit may refuse);
+ * without any, slab_alloc fails and items are malloc'd. */
+static void arena_reserve(void)
+{
+    const size_t align = REGION_PAGES * PAGE_BYTES;
+    for (int bits = SLAB_ARENA_BITS; bits >= 30 && !slab_arena; bits -= 2) {
+        size_t want = (size_t)1 << bits;
+        char *m = mmap(NULL, want + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED)
+            continue;
+        char *a = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
+        if (a > m)
+            munmap(m, (size_t)(a - m));
+        munmap(a + want, (size_t)(m + want + align - (a + want)));
+        arena_bytes = want;
+        slab_arena = a;
+    }
+}
+
 static void init(void)
 {
     for (int i = 0; i < NCLASSES; i++)
         pthread_mutex_init(&classes[i].lock, NULL);
+    arena_reserve();
     pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
@@ -115,18 +141,13 @@ static struct page *page_get(void)
         pool = p->next;
     } else {
         if (!region_left) {
-            /* a region aligned to its size: map one more region's worth and trim */
+            /* the next region of the reserved range, made accessible */
             size_t want = REGION_PAGES * PAGE_BYTES;
-            char *m = mmap(NULL, 2 * want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                           -1, 0);
-            if (m != MAP_FAILED) {
-                char *a = (char *)(((uintptr_t)m + want - 1) & ~(uintptr_t)(want - 1));
-                if (a > m)
-                    munmap(m, (size_t)(a - m));
-                if (a + want < m + 2 * want)
-                    munmap(a + want, (size_t)(m + 2 * want - (a + want)));
-                region = a;
+            if (slab_arena && arena_used + want <= arena_bytes &&
+                mprotect(slab_arena + arena_used, want, PROT_READ | PROT_WRITE) == 0) {
+                region = slab_arena + arena_used;
                 region_left = REGION_PAGES;
+                arena_used += want;
             }
         }
         if (region_left) {

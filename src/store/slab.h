@@ -9,15 +9,37 @@
  * address). A page whose chunks are all free again goes back to a shared pool, its memory
  * returned to the OS, and any class may take it: when the sizes written change (every item
  * evicted from one class while another grows), the memory follows, and RSS stays near
- * maxmemory. Any thread may allocate or free. */
+ * maxmemory. Any thread may allocate or free.
+ *
+ * Every page lies in one range of address space reserved at the first allocation (1 TiB,
+ * or less when the system refuses that much; regions are made accessible as they are
+ * used), so a chunk is named by its offset there: 38 bits at 4-byte granularity. The
+ * keyspace index stores that instead of a pointer and spends the bits saved on its tags. */
 #ifndef TC_SLAB_H
 #define TC_SLAB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SLAB_MIN 17   /* smaller sizes: jemalloc's 8- and 16-byte classes fit them */
 #define SLAB_MAX 1024
 #define SLAB_STEP 4
+
+#define SLAB_ARENA_BITS 40 /* at most 1 TiB of slab pages */
+
+/* The start of the reserved range (NULL before the first slab_alloc). */
+extern char *slab_arena;
+
+/* The offset, in 4-byte units, of a chunk (< 2^(SLAB_ARENA_BITS - 2)), and back. */
+static inline uint64_t slab_off(const void *chunk)
+{
+    return (uint64_t)((const char *)chunk - slab_arena) >> 2;
+}
+
+static inline void *slab_at(uint64_t off)
+{
+    return slab_arena + (off << 2);
+}
 
 /* Size actually reserved for a request of n bytes (n in [SLAB_MIN, SLAB_MAX]). */
 static inline size_t slab_round(size_t n)

@@ -374,7 +374,7 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
         /* the slab class (and so the accounted size) must stay the same */
         if (want < SLAB_MIN || slab_round(want) != slab_round(have))
             return NULL;
-    } else if (want > have && want > malloc_usable_size(old)) {
+    } else if (want > have && want > item_room(old)) {
         return NULL;
     }
     /* the accounted size (usable size or slab class) is unchanged: only TTL counts move */

@@ -50,7 +50,7 @@ int strval_concat_locked(struct store *s, const struct skey *k, struct item **it
 
     if (!(how & (STRVAL_FRESH | STRVAL_PREPEND)) && item_writable(old) &&
         !(old->bits & IT_REF) == !(total >= ITEM_REF_MIN) && item_vlen_same_form(old, total) &&
-        (size_t)(item_value(old) - (char *)old) + total <= item_alloc_size(old)) {
+        (size_t)(item_value(old) - (char *)old) + total <= item_room(old)) {
         /* the allocation has room: grow in place (its accounted size is unchanged) */
         memcpy(item_value(old) + total - n, data, n);
         item_set_vlen(old, total);

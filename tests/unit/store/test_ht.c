@@ -1,5 +1,5 @@
 /* ht: insert/find/delete with backward shift (no tombstones), growth by 1.5x and shrinking,
- * iteration over every slot, keys sharing their 16-bit tag, clusters that wrap around the end,
+ * iteration over every slot, keys sharing their 9-bit tag, clusters that wrap around the end,
  * and the delete-while-iterating pattern of the active expiry sweep. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -11,8 +11,8 @@
 #include "store/item.h"
 #include "tap.h"
 
-#define TAGOF(h) ((h) >> 61)         /* the tag bits of a hash */
-#define SLOT_TAG(s) (((s) >> 45) & 7) /* and of a slot */
+#define TAGOF(h) ((h) >> 55)          /* the tag bits of a hash */
+#define SLOT_TAG(s) ((s) >> 39)       /* and of a slot */
 
 static struct item *mk(const char *key, size_t klen)
 {
@@ -221,7 +221,7 @@ static void test_iterate(void)
     free_all(&t);
 }
 
-/* Keys whose hashes share the 3-bit tag: the tag check passes, the key compare decides. */
+/* Keys whose hashes share the 9-bit tag: the tag check passes, the key compare decides. */
 static void test_colliding_tags(void)
 {
     enum { NCOL = 48 };
