@@ -111,6 +111,16 @@ void *alloc_table(size_t n)
     return calloc(1, n);
 }
 
+size_t alloc_table_size(size_t n)
+{
+#ifdef TC_HAVE_JEMALLOC
+    size_t r = n ? nallocx(n, MALLOCX_TCACHE_NONE) : 0;
+    if (r >= n)
+        return r;
+#endif
+    return n;
+}
+
 void alloc_table_free(void *p, size_t n)
 {
 #ifdef TC_HAVE_JEMALLOC

@@ -31,6 +31,9 @@ void alloc_purge(void);
  * arrays would stay behind as whole free runs of the general arena. Free with
  * alloc_table_free and the same n. Not for hot paths. */
 void *alloc_table(size_t n);
+/* The bytes alloc_table(n) actually provides (its size class): a table sized to use them
+ * wastes nothing to rounding. */
+size_t alloc_table_size(size_t n);
 void alloc_table_free(void *p, size_t n);
 
 #endif

@@ -1,9 +1,9 @@
-/* Open-addressing hash table of items for one stripe and one database: linear probing,
- * 6-byte slots holding the item's 39-bit id (src/store/item.h) tagged with 9 hash bits (so
- * 511 in 512 mismatches are rejected without touching the item), backward-shift
- * deletion (no tombstones). Sizes are not powers of two (home slot by multiply-shift) so the
- * table grows by 1.5x and stays between 53% and 80% full, which keeps the slot cost per item
- * near 9 bytes.
+/* Open-addressing hash table of items for one stripe and one database: linear probing in
+ * Robin Hood order, 5-byte slots holding the item's 35-bit id (src/store/item.h), 2 hash bits
+ * as a tag and the entry's distance from its home slot (3 bits; see ht.c), backward-shift
+ * deletion (no tombstones). Sizes are not powers of two (home slot by multiply-shift): the
+ * array grows to the allocator's next size class (about 1.2x; every byte of it is slots) and
+ * stays between ~70% and 85% full, so a slot costs ~6.5 bytes per item.
  * Not thread-safe: the caller holds the stripe lock (hence no _locked suffix here). */
 #ifndef TC_HT_H
 #define TC_HT_H
@@ -15,7 +15,7 @@
 #include "store/item.h"
 
 struct ht {
-    uint8_t *slots;     /* 6-byte tagged item ids (0 = empty) and 2 bytes of padding;
+    uint8_t *slots;     /* 5-byte tagged item ids (0 = empty) and 3 bytes of padding;
                          * NULL until first insert */
     uint32_t size;      /* number of slots (0 when slots == NULL) */
     uint32_t count;     /* items held */
@@ -30,15 +30,15 @@ struct ht {
  * of a plain store. */
 #define COUNTER_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED) /* hash bits below this pick the stripe; the slot uses the rest */
 
-#define HT_SLOT 6
+#define HT_SLOT 5
 #define HT_ID_MASK ((1ULL << ITEM_ID_BITS) - 1)
 
-/* The 48 bits of slot i (an 8-byte load: the array has 2 bytes of padding). */
+/* The 40 bits of slot i (an 8-byte load: the array has 3 bytes of padding). */
 static inline uint64_t ht_slot(const uint8_t *slots, uint32_t i)
 {
     uint64_t v;
     memcpy(&v, slots + (size_t)i * HT_SLOT, 8);
-    return v & 0xffffffffffffULL;
+    return v & 0xffffffffffULL;
 }
 
 static inline struct item *ht_slot_item(uint64_t s)

@@ -19,10 +19,27 @@ struct item **item_mtab[1u << ITEM_MTAB_BITS];
 
 /* The id table of malloc'd items: a free entry holds the next free number, shifted left by
  * one with the low bit set (an item address is even). */
-#define MTAB_CHUNK (1u << 16)
+#define MTAB_CHUNK (1u << 12) /* 32 KiB: a server that stores one large value pays that */
 static pthread_mutex_t mtab_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t mtab_free = UINT32_MAX; /* first free number (UINT32_MAX: none) */
 static uint32_t mtab_next;              /* numbers below this were handed out */
+
+/* A fork child (SCRIPT DEBUG YES, a fork snapshot) never finds the table's lock held by a
+ * thread it does not have. */
+static void mtab_fork_prepare(void)
+{
+    pthread_mutex_lock(&mtab_lock);
+}
+
+static void mtab_fork_done(void)
+{
+    pthread_mutex_unlock(&mtab_lock);
+}
+
+__attribute__((constructor)) static void mtab_init(void)
+{
+    pthread_atfork(mtab_fork_prepare, mtab_fork_done, mtab_fork_done);
+}
 
 /* A number for it, stored in the table and in front of it; -1 when out of memory. */
 static int mtab_add(struct item *it)
@@ -32,20 +49,20 @@ static int mtab_add(struct item *it)
     pthread_mutex_lock(&mtab_lock);
     if (mtab_free != UINT32_MAX) {
         n = mtab_free;
-        mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 16][n & 0xffff] >> 1);
+        mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 12][n & 0xfff] >> 1);
     } else {
         n = mtab_next;
         if (!(n & (MTAB_CHUNK - 1))) {
             struct item **c;
-            if (n >> 16 >= (1u << ITEM_MTAB_BITS) - 1 || !(c = calloc(MTAB_CHUNK, sizeof(*c)))) {
+            if (n >> 12 >= (1u << ITEM_MTAB_BITS) - 1 || !(c = calloc(MTAB_CHUNK, sizeof(*c)))) {
                 pthread_mutex_unlock(&mtab_lock);
                 return -1;
             }
-            item_mtab[n >> 16] = c;
+            item_mtab[n >> 12] = c;
         }
         mtab_next++;
     }
-    item_mtab[n >> 16][n & 0xffff] = it;
+    item_mtab[n >> 12][n & 0xfff] = it;
     pthread_mutex_unlock(&mtab_lock);
     uint64_t v = n;
     memcpy((char *)it - 8, &v, 8);
@@ -58,7 +75,7 @@ static void mtab_del(struct item *it)
     memcpy(&v, (char *)it - 8, 8);
     uint32_t n = (uint32_t)v;
     pthread_mutex_lock(&mtab_lock);
-    item_mtab[n >> 16][n & 0xffff] = (struct item *)(uintptr_t)(((uintptr_t)mtab_free << 1) | 1);
+    item_mtab[n >> 12][n & 0xfff] = (struct item *)(uintptr_t)(((uintptr_t)mtab_free << 1) | 1);
     mtab_free = n;
     pthread_mutex_unlock(&mtab_lock);
 }

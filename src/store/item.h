@@ -50,13 +50,13 @@ _Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
 extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & IT_KEY_MASK */
 
-/* An item's id: 39 bits the keyspace index stores instead of its address. A slab item is
+/* An item's id: 35 bits the keyspace index stores instead of its address. A slab item is
  * its chunk's offset in the slab's reserved range (src/store/slab.h); any other (malloc'd:
  * large values, and every item in sanitizer builds) has ITEM_ID_MALLOC set and a number
  * that indexes a table of their addresses, kept in 8 bytes in front of the item. */
-#define ITEM_ID_BITS 39
-#define ITEM_ID_MALLOC ((uint64_t)1 << 38)
-#define ITEM_MTAB_BITS 16 /* the table: 2^16 arrays of 2^16 addresses, allocated as needed */
+#define ITEM_ID_BITS 35
+#define ITEM_ID_MALLOC ((uint64_t)1 << 34)
+#define ITEM_MTAB_BITS 20 /* the table: 2^20 arrays of 2^12 addresses, allocated as needed */
 extern struct item **item_mtab[1u << ITEM_MTAB_BITS];
 extern char *slab_arena;
 
@@ -74,7 +74,7 @@ static inline struct item *item_by_id(uint64_t id)
     if (!(id & ITEM_ID_MALLOC))
         return (struct item *)(void *)(slab_arena + (id << 2));
     uint32_t n = (uint32_t)id;
-    return item_mtab[n >> 16][n & 0xffff];
+    return item_mtab[n >> 12][n & 0xfff];
 }
 
 static inline char *item_opt(struct item *it, int which)

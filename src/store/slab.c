@@ -87,7 +87,7 @@ static void fork_done(void)
 }
 
 /* Reserve the range: inaccessible and uncommitted until a region is carved from it. Asks
- * for 1 TiB, then less (a strict overcommit policy or an address-space limit may refuse);
+ * for 64 GiB, then less (a strict overcommit policy or an address-space limit may refuse);
  * without any, slab_alloc fails and items are malloc'd. */
 static void arena_reserve(void)
 {

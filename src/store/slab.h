@@ -11,9 +11,9 @@
  * evicted from one class while another grows), the memory follows, and RSS stays near
  * maxmemory. Any thread may allocate or free.
  *
- * Every page lies in one range of address space reserved at the first allocation (1 TiB,
+ * Every page lies in one range of address space reserved at the first allocation (64 GiB,
  * or less when the system refuses that much; regions are made accessible as they are
- * used), so a chunk is named by its offset there: 38 bits at 4-byte granularity. The
+ * used), so a chunk is named by its offset there: 34 bits at 4-byte granularity. The
  * keyspace index stores that instead of a pointer and spends the bits saved on its tags. */
 #ifndef TC_SLAB_H
 #define TC_SLAB_H
@@ -25,7 +25,7 @@
 #define SLAB_MAX 1024
 #define SLAB_STEP 4
 
-#define SLAB_ARENA_BITS 40 /* at most 1 TiB of slab pages */
+#define SLAB_ARENA_BITS 36 /* at most 64 GiB of slab pages; items past that are malloc'd */
 
 /* The start of the reserved range (NULL before the first slab_alloc). */
 extern char *slab_arena;
