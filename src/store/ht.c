@@ -70,34 +70,48 @@ void ht_prefetch_slot(const struct ht *t, uint64_t hash)
         __builtin_prefetch(slots + (size_t)HOME(hash, size) * HT_SLOT);
 }
 
-/* The first slot at or after the home of hash that may hold its key (UINT32_MAX: none).
- * Starts at *i, distance *d; leaves them at that slot. */
-static inline uint32_t next_candidate(const struct ht *t, uint64_t tag, uint32_t *i, uint32_t *d)
+/* The probe of a key: its next slot and what an entry there must carry in the 5 bits above
+ * its id (distance capped at DMAX, then the tag) to be a candidate. One compare finds a
+ * candidate, and one the entry that ends the search. */
+struct probe {
+    uint32_t i, want;
+};
+
+static inline struct probe probe_start(const struct ht *t, uint64_t hash)
+{
+    return (struct probe){HOME(hash, t->size), (uint32_t)(hash >> 62)};
+}
+
+/* Advance p to the next slot that may hold the key; 0 when none does (an empty slot, or an
+ * entry nearer its home than the key would be there: Robin Hood order). */
+static inline int probe_next(const struct ht *t, struct probe *p)
 {
     for (;;) {
-        uint64_t s = ht_slot(t->slots, *i);
-        uint32_t sd;
-        if (s == 0)
-            return UINT32_MAX;
-        sd = DIST(s);
-        if (sd < *d && sd < DMAX)
-            return UINT32_MAX; /* Robin Hood: the key would be before this entry */
-        if ((sd == *d || (sd == DMAX && *d >= DMAX)) && (s & TAG_MASK) == tag)
-            return *i;
-        *i = NEXT(*i, t->size);
-        (*d)++;
+        uint64_t s = ht_slot(t->slots, p->i);
+        uint32_t hi = (uint32_t)(s >> TAG_SHIFT);
+        if (hi == p->want && s)
+            return 1;
+        if (!s || (hi >> 2) < (p->want >> 2))
+            return 0;
+        p->i = NEXT(p->i, t->size);
+        p->want += (p->want >> 2) < DMAX ? 4 : 0;
     }
+}
+
+/* Past a candidate that was not the key. */
+static inline void probe_skip(const struct ht *t, struct probe *p)
+{
+    p->i = NEXT(p->i, t->size);
+    p->want += (p->want >> 2) < DMAX ? 4 : 0;
 }
 
 void ht_prefetch(const struct ht *t, uint64_t hash)
 {
-    uint32_t i, d = 0;
-
     if (!t->slots)
         return;
-    i = HOME(hash, t->size);
-    if (next_candidate(t, TAG(hash), &i, &d) != UINT32_MAX) {
-        struct item *it = ht_slot_item(ht_slot(t->slots, i));
+    struct probe p = probe_start(t, hash);
+    if (probe_next(t, &p)) {
+        struct item *it = ht_slot_item(ht_slot(t->slots, p.i));
         /* header, key and a short value usually straddle two lines */
         __builtin_prefetch(it, 1);
         __builtin_prefetch((char *)it + 64, 1);
@@ -106,20 +120,16 @@ void ht_prefetch(const struct ht *t, uint64_t hash)
 
 struct item *ht_find(struct ht *t, uint64_t hash, const char *key, size_t klen, uint32_t *pos)
 {
-    uint64_t tag = TAG(hash);
-    uint32_t i, d = 0;
-
     if (!t->slots)
         return NULL;
-    i = HOME(hash, t->size);
-    while (next_candidate(t, tag, &i, &d) != UINT32_MAX) {
-        struct item *it = ht_slot_item(ht_slot(t->slots, i));
+    struct probe p = probe_start(t, hash);
+    while (probe_next(t, &p)) {
+        struct item *it = ht_slot_item(ht_slot(t->slots, p.i));
         if (item_klen(it) == klen && memcmp(item_key(it), key, klen) == 0) {
-            *pos = i;
+            *pos = p.i;
             return it;
         }
-        i = NEXT(i, t->size);
-        d++;
+        probe_skip(t, &p);
     }
     return NULL;
 }
