@@ -198,8 +198,10 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
     uint32_t size = ht_size(t);
 
     if ((uint64_t)(t->count + 1) * HT_LOAD_DEN > (uint64_t)size * HT_LOAD_NUM) {
-        /* the next size class at least an eighth larger */
-        if (resize(t, fit_slots(size ? (uint64_t)size + size / 8 + 1 : 4)))
+        /* the next size class at least an eighth larger, and with room for this item */
+        uint64_t want = (uint64_t)size + size / 8 + 1;
+        uint64_t need = (uint64_t)(t->count + 1) * HT_LOAD_DEN / HT_LOAD_NUM + 1;
+        if (resize(t, fit_slots(want > need ? want : need)))
             return -1;
     }
     place(t->slots, t->size, HOME(hash, t->size), TAG(hash) | item_id(it));

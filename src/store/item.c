@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "core/forksafe.h"
+
 #define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + \
               (((b) & IT_TTL) ? (((b) & IT_TTL8) ? 8 : 6) : 0) + \
               (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0) + (((b) & IT_VLONG) ? 4 : 0))
@@ -24,46 +26,47 @@ static pthread_mutex_t mtab_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t mtab_free = UINT32_MAX; /* first free number (UINT32_MAX: none) */
 static uint32_t mtab_next;              /* numbers below this were handed out */
 
+static pthread_once_t mtab_once = PTHREAD_ONCE_INIT;
+
 /* A fork child (SCRIPT DEBUG YES, a fork snapshot) never finds the table's lock held by a
- * thread it does not have. */
-static void mtab_fork_prepare(void)
+ * thread it does not have: a leaf lock (nothing is allocated under it), registered at the
+ * first malloc'd item, after the allocator's own handlers. */
+static void mtab_init(void)
 {
-    pthread_mutex_lock(&mtab_lock);
-}
-
-static void mtab_fork_done(void)
-{
-    pthread_mutex_unlock(&mtab_lock);
-}
-
-__attribute__((constructor)) static void mtab_init(void)
-{
-    pthread_atfork(mtab_fork_prepare, mtab_fork_done, mtab_fork_done);
+    fork_protect(&mtab_lock);
 }
 
 /* A number for it, stored in the table and in front of it; -1 when out of memory. */
 static int mtab_add(struct item *it)
 {
+    struct item **spare = NULL;
     uint32_t n;
 
-    pthread_mutex_lock(&mtab_lock);
-    if (mtab_free != UINT32_MAX) {
-        n = mtab_free;
-        mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 12][n & 0xfff] >> 1);
-    } else {
-        n = mtab_next;
-        if (!(n & (MTAB_CHUNK - 1))) {
-            struct item **c;
-            if (n >> 12 >= (1u << ITEM_MTAB_BITS) - 1 || !(c = calloc(MTAB_CHUNK, sizeof(*c)))) {
-                pthread_mutex_unlock(&mtab_lock);
-                return -1;
-            }
-            item_mtab[n >> 12] = c;
+    pthread_once(&mtab_once, mtab_init);
+    for (;;) {
+        pthread_mutex_lock(&mtab_lock);
+        if (mtab_free != UINT32_MAX) {
+            n = mtab_free;
+            mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 12][n & 0xfff] >> 1);
+            break;
         }
-        mtab_next++;
+        n = mtab_next;
+        if (!item_mtab[n >> 12] && spare) {
+            item_mtab[n >> 12] = spare;
+            spare = NULL;
+        }
+        if (item_mtab[n >> 12]) {
+            mtab_next++;
+            break;
+        }
+        /* a new array of numbers, allocated outside the lock */
+        pthread_mutex_unlock(&mtab_lock);
+        if (n >> 12 >= (1u << ITEM_MTAB_BITS) - 1 || !(spare = calloc(MTAB_CHUNK, sizeof(*spare))))
+            return -1;
     }
     item_mtab[n >> 12][n & 0xfff] = it;
     pthread_mutex_unlock(&mtab_lock);
+    free(spare); /* another thread added the array meanwhile */
     uint64_t v = n;
     memcpy((char *)it - 8, &v, 8);
     return 0;
