@@ -249,7 +249,7 @@ static void persist_command(struct conn *c)
 static struct item *item_with_key(struct item *it, const struct skey *nk)
 {
     struct item *n = item_create(it->type, nk->p, nk->n, item_vlen(it),
-                                 (uint8_t)(it->bits & (IT_TTL | IT_TTL8 | IT_FLAGS)));
+                                 (uint8_t)(it->bits & (IT_TTL | IT_FLAGS)));
     if (!n)
         return NULL;
     n->fetched = it->fetched;

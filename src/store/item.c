@@ -6,11 +6,15 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/forksafe.h"
 
 #define O(b) ((((b) & IT_REF) ? 4 : 0) + (((b) & IT_FLAGS) ? 4 : 0) + \
-              (((b) & IT_TTL) ? (((b) & IT_TTL8) ? 8 : 6) : 0) + \
+              (((b) & IT_TTL) == IT_TTL4   ? 4                                              \
+               : ((b) & IT_TTL) == IT_TTL6 ? 6                                              \
+               : ((b) & IT_TTL)            ? 8                                              \
+                                           : 0) +                                           \
               (((b) & IT_CAS) ? 8 : 0) + (((b) & IT_KLONG) ? 4 : 0) + (((b) & IT_VLONG) ? 4 : 0))
 #define O4(b) O(b), O(b + 1), O(b + 2), O(b + 3)
 #define O16(b) O4(b), O4(b + 4), O4(b + 8), O4(b + 12)
@@ -18,6 +22,15 @@
 const uint8_t item_opt_size[256] = {O64(0), O64(64), O64(128), O64(192)};
 
 struct item **item_mtab[1u << ITEM_MTAB_BITS];
+int64_t item_ttl_base;
+
+/* Before any item exists, and never changed after: the clock an hour ago. */
+__attribute__((constructor)) static void ttl_base_init(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    item_ttl_base = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - 3600 * 1000;
+}
 
 /* The id table of malloc'd items: a free entry holds the next free number, shifted left by
  * one with the low bit set (an item address is even). */
@@ -102,9 +115,7 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
     size_t opt;
     int slab = 0;
 
-    bits &= IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS;
-    if (!(bits & IT_TTL))
-        bits &= (uint8_t)~IT_TTL8;
+    bits &= IT_FLAGS | IT_TTL | IT_CAS;
     if (klen > 255)
         bits |= IT_KLONG;
     if (vlen >= ITEM_REF_MIN)
@@ -164,8 +175,8 @@ struct item *item_create(uint8_t type, const char *key, size_t klen, size_t vlen
 struct item *item_recreate(struct item *it, uint8_t bits)
 {
     size_t vlen = item_vlen(it);
-    if ((bits & IT_TTL) && (it->bits & IT_TTL))
-        bits |= item_ttl_bits(item_expire(it)) & IT_TTL8; /* room for the expire time kept */
+    if ((bits & IT_TTL) && (it->bits & IT_TTL)) /* room for the expire time kept */
+        bits = (uint8_t)((bits & ~IT_TTL) | item_ttl_wider(bits, item_ttl_bits(item_expire(it))));
     struct item *n = item_create(it->type, item_key(it), item_klen(it), vlen, bits);
     if (!n)
         return NULL;

@@ -1,7 +1,7 @@
 /* An item is one allocation holding a compact header, optional fields, the key and the value.
  * Optional fields cost bytes only when present:
  *   [refcnt u32 if IT_REF][mcflags u32 if IT_FLAGS]
- *   [expire if IT_TTL: u48 ms, or i64 with IT_TTL8][cas u64 if IT_CAS]
+ *   [expire if IT_TTL: u32, u48 or i64 ms, see below][cas u64 if IT_CAS]
  *   [klen u32 if IT_KLONG][vlen u32 if IT_VLONG] key value
  * Strings keep their bytes inline; other types keep a pointer to their structure as value.
  * Items are owned by the stripe table that holds them; the stripe lock protects every field
@@ -17,12 +17,19 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 
 #define IT_REF 0x01   /* has an atomic reference count (large values) */
 #define IT_FLAGS 0x02 /* has memcached client flags */
-#define IT_TTL 0x04   /* has an expire time field (0 = persistent) */
 #define IT_CAS 0x08   /* has a CAS value */
 #define IT_KLONG 0x10 /* key length > 255, stored as u32 */
-#define IT_TTL8 0x40  /* with IT_TTL: the expire time is outside 0..2^48-1 ms, stored as i64 */
 #define IT_VLONG 0x80 /* value length >= ITEM_VLONG, stored as u32 after the optional fields */
-#define IT_OPT_MASK (IT_REF | IT_FLAGS | IT_TTL | IT_CAS | IT_KLONG | IT_TTL8)
+/* The expire time field (0 = persistent) in one of three forms, two bits (0x04, 0x40):
+ * IT_TTL4 a u32 of ms since item_ttl_base (times within ~49.7 days of the process's start;
+ * 0 is no expire time),
+ * IT_TTL6 a u48 of ms since the epoch (to the year 10889), IT_TTL8 an i64 (any other). Each
+ * form's range holds the one before. it->bits & IT_TTL: the item has an expire field. */
+#define IT_TTL4 0x40
+#define IT_TTL6 0x04
+#define IT_TTL8 0x44
+#define IT_TTL 0x44
+#define IT_OPT_MASK (IT_REF | IT_FLAGS | IT_TTL | IT_CAS | IT_KLONG)
 #define IT_KEY_MASK (IT_OPT_MASK | IT_VLONG) /* the bits that place the key */
 
 /* A marker bit of it->bits (no field behind it), kept by item_recreate: memcached meta state
@@ -45,7 +52,9 @@ struct item {
 };
 
 #define ITEM_VLONG 1024 /* values of this many bytes or more keep their length in a u32 */
-#define ITEM_TTL6_MAX ((int64_t)1 << 48) /* expire times in 0..this-1 ms take 6 bytes */
+#define ITEM_TTL6_MAX ((int64_t)1 << 48) /* expire times in 0..this-1 ms fit IT_TTL6 */
+/* The start of IT_TTL4's range: an hour before the process started, in ms since the epoch. */
+extern int64_t item_ttl_base;
 _Static_assert(sizeof(struct item) == 8, "the item header is 8 bytes");
 
 extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & IT_KEY_MASK */
@@ -77,6 +86,21 @@ static inline struct item *item_by_id(uint64_t id)
     return item_mtab[n >> 12][n & 0xfff];
 }
 
+/* Bytes of the expire field for the bits of an item (0, 4, 6 or 8). */
+static inline size_t item_ttl_size(uint8_t bits)
+{
+    switch (bits & IT_TTL) {
+    case IT_TTL4:
+        return 4;
+    case IT_TTL6:
+        return 6;
+    case IT_TTL8:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
 static inline char *item_opt(struct item *it, int which)
 {
     size_t off = 0;
@@ -90,8 +114,7 @@ static inline char *item_opt(struct item *it, int which)
         off += 4;
     if (which == IT_TTL)
         return it->data + off;
-    if (it->bits & IT_TTL)
-        off += (it->bits & IT_TTL8) ? 8 : 6;
+    off += item_ttl_size(it->bits);
     if (which == IT_CAS)
         return it->data + off;
     if (it->bits & IT_CAS)
@@ -154,36 +177,58 @@ static inline char *item_value(struct item *it)
 
 static inline int64_t item_expire(struct item *it)
 {
-    if (!(it->bits & IT_TTL))
-        return 0;
-    if (it->bits & IT_TTL8) {
+    switch (it->bits & IT_TTL) {
+    case IT_TTL4: {
+        uint32_t v;
+        memcpy(&v, item_opt(it, IT_TTL), 4);
+        return v ? item_ttl_base + v : 0;
+    }
+    case IT_TTL6: {
+        uint64_t v = 0;
+        memcpy(&v, item_opt(it, IT_TTL), 6);
+        return (int64_t)v;
+    }
+    case IT_TTL8: {
         int64_t v;
         memcpy(&v, item_opt(it, IT_TTL), 8);
         return v;
     }
-    uint64_t v = 0;
-    memcpy(&v, item_opt(it, IT_TTL), 6);
-    return (int64_t)v;
+    default:
+        return 0;
+    }
 }
 
-/* The optional-field bits an expire time ms needs (0 for none). */
+/* The expire field form an expire time ms needs (0 for none): the smallest that holds it. */
 static inline uint8_t item_ttl_bits(int64_t ms)
 {
     if (!ms)
         return 0;
-    return (ms >= 0 && ms < ITEM_TTL6_MAX) ? IT_TTL : IT_TTL | IT_TTL8;
+    if ((uint64_t)ms - (uint64_t)item_ttl_base - 1 < ((uint64_t)1 << 32) - 1)
+        return IT_TTL4;
+    return (ms >= 0 && ms < ITEM_TTL6_MAX) ? IT_TTL6 : IT_TTL8;
 }
 
-/* Whether an item with IT_TTL can hold expire time ms in its field. */
+/* The wider of two expire field forms (each form's range holds the smaller ones'). */
+static inline uint8_t item_ttl_wider(uint8_t a, uint8_t b)
+{
+    return item_ttl_size(a) >= item_ttl_size(b) ? (uint8_t)(a & IT_TTL) : (uint8_t)(b & IT_TTL);
+}
+
+/* Whether an item with an expire field can hold expire time ms in it. */
 static inline int item_expire_fits(const struct item *it, int64_t ms)
 {
-    return (it->bits & IT_TTL8) || (ms >= 0 && ms < ITEM_TTL6_MAX);
+    return item_ttl_size(it->bits) >= item_ttl_size(item_ttl_bits(ms));
 }
 
-/* Store ms in the expire field; the item has IT_TTL and item_expire_fits(it, ms). */
+/* Store ms in the expire field; the item has one and item_expire_fits(it, ms). */
 static inline void item_set_expire_field(struct item *it, int64_t ms)
 {
-    memcpy(item_opt(it, IT_TTL), &ms, (it->bits & IT_TTL8) ? 8 : 6);
+    if ((it->bits & IT_TTL) == IT_TTL4) {
+        uint32_t v = ms ? (uint32_t)((uint64_t)ms - (uint64_t)item_ttl_base) : 0; /* 0: none */
+        memcpy(item_opt(it, IT_TTL), &v, 4);
+    } else {
+        memcpy(item_opt(it, IT_TTL), &ms, item_ttl_size(it->bits));
+    }
 }
 
 static inline uint32_t item_mcflags(struct item *it)

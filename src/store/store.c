@@ -363,10 +363,10 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
     struct stripe *st = &s->stripes[k->stripe];
     size_t have, want;
 
-    bits &= IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS;
+    bits &= IT_FLAGS | IT_TTL | IT_CAS;
     /* a refcounted value may still be queued for a socket; other types own a structure */
     if (old->type != OBJ_STRING || vlen >= ITEM_REF_MIN || !item_vlen_same_form(old, vlen) ||
-        (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_TTL8 | IT_CAS)) != bits)
+        (old->bits & (IT_REF | IT_FLAGS | IT_TTL | IT_CAS)) != bits)
         return NULL;
     have = item_total_size(old);
     want = have - item_vlen(old) + vlen;
@@ -445,8 +445,8 @@ struct item *store_set_expire_locked(struct store *s, const struct skey *k, stru
     }
     if (ms == 0)
         return it;
-    /* no expire field, or a 6-byte one and ms outside its range */
-    struct item *n = item_recreate(it, (uint8_t)((it->bits & ~(IT_TTL | IT_TTL8)) | item_ttl_bits(ms)));
+    /* no expire field, or one whose form cannot hold ms */
+    struct item *n = item_recreate(it, (uint8_t)((it->bits & ~IT_TTL) | item_ttl_bits(ms)));
     if (!n)
         return NULL;
     item_set_expire_field(n, ms);

@@ -358,11 +358,23 @@ static void test_nvolatile(void)
     store_destroy(&s);
 }
 
-/* Every optional field in both expire forms (6 bytes for 0..2^48-1 ms, else 8) and both value
- * length forms (10 bits, else a u32), with a long key: each reads back what was written. */
+/* The expire field's size for ms: 4 bytes for base+1 .. base+2^32-1 (item_ttl_base), else 6
+ * for 0..2^48-1, else 8. */
+static size_t ttl_size_of(int64_t ms)
+{
+    if (ms > item_ttl_base && ms - item_ttl_base < ((int64_t)1 << 32))
+        return 4;
+    return ms >= 0 && ms < ((int64_t)1 << 48) ? 6 : 8;
+}
+
+/* Every optional field in the three expire forms and both value length forms (10 bits, else
+ * a u32), with a long key: each reads back what was written. */
 static void test_item_forms(void)
 {
-    static const int64_t exps[] = {1, T0, ((int64_t)1 << 48) - 1, (int64_t)1 << 48, INT64_MAX, -5};
+    const int64_t b = item_ttl_base;
+    const int64_t exps[] = {1, T0, ((int64_t)1 << 48) - 1, (int64_t)1 << 48, INT64_MAX, -5,
+                            INT64_MIN + 1, b - 1, b, b + 1, b + 3600 * 1000,
+                            b + ((int64_t)1 << 32) - 1, b + ((int64_t)1 << 32)};
     static const size_t vls[] = {0, 1, ITEM_VLONG - 1, ITEM_VLONG, 70000};
     char key[300], *val = malloc(70000);
     int bad = 0, n = 0;
@@ -386,8 +398,8 @@ static void test_item_forms(void)
                        item_cas_field(it) != cas || item_klen(it) != kl ||
                        memcmp(item_key(it), key, kl) || item_vlen(it) != vls[v] ||
                        memcmp(item_value(it), val, vls[v]) ||
-                       !!(it->bits & IT_TTL8) != !(exps[e] >= 0 && exps[e] < ((int64_t)1 << 48)) ||
-                       item_total_size(it) != sizeof(*it) + 4 + (it->bits & IT_TTL8 ? 8 : 6) + 8 +
+                       item_ttl_size(it->bits) != ttl_size_of(exps[e]) ||
+                       item_total_size(it) != sizeof(*it) + 4 + ttl_size_of(exps[e]) + 8 +
                                                   (kl > 255 ? 4 : 0) + (vls[v] >= ITEM_VLONG ? 4 : 0) +
                                                   (vls[v] >= ITEM_REF_MIN ? 4 : 0) + kl + vls[v];
                 item_release(it);
@@ -397,7 +409,10 @@ static void test_item_forms(void)
     is_int(bad, 0, "%d items: every field reads back in every expire and length form", n);
     free(val);
 
-    /* EXPIRE past the 6-byte range moves the item to the 8-byte form, keeping the rest */
+    ok(ttl_size_of(b + 3600 * 1000) == 4 && ttl_size_of(T0) == 6 && ttl_size_of(-5) == 8,
+       "the test covers each form");
+
+    /* EXPIRE past a form's range moves the item to a wider form, keeping the rest */
     struct store *s = store_create(4, 1);
     struct skey k;
     struct item *it;
@@ -405,15 +420,36 @@ static void test_item_forms(void)
     store_key(s, &k, 0, "x", 1);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, T0);
-    ok(it && !(it->bits & IT_TTL8), "a near expire time takes the 6-byte form");
+    ok(it && (it->bits & IT_TTL) == IT_TTL6,
+       "a time before the process's start takes the 6-byte form");
+    it = store_set_expire_locked(s, &k, it, b + 5000);
+    ok(it && (it->bits & IT_TTL) == IT_TTL6 && item_expire(it) == b + 5000,
+       "one near now fits the 6-byte field in place");
     it = store_set_expire_locked(s, &k, it, INT64_MAX - 1);
-    ok(it && (it->bits & IT_TTL8) && item_expire(it) == INT64_MAX - 1 && item_vlen(it) == 5 &&
+    ok(it && (it->bits & IT_TTL) == IT_TTL8 && item_expire(it) == INT64_MAX - 1 &&
+           item_vlen(it) == 5 &&
            !memcmp(item_value(it), "value", 5) && store_lookup_write_locked(s, &k, T0) == it,
        "a far one the 8-byte form, value kept, the table holds the new item");
     struct item *same = store_set_expire_locked(s, &k, it, T0 + 2000);
     ok(same == it && item_expire(it) == T0 + 2000, "a near one again fits the 8-byte field in place");
     store_unlock(s, k.stripe);
-    is_int(store_db_expires(s, 0), 1, "one volatile key throughout");
+    put(s, 0, "y", "other", b + 7200 * 1000);
+    struct skey ky;
+    store_key(s, &ky, 0, "y", 1);
+    store_lock(s, ky.stripe);
+    it = store_lookup_write_locked(s, &ky, T0);
+    ok(it && (it->bits & IT_TTL) == IT_TTL4 && item_expire(it) == b + 7200 * 1000,
+       "an expire time within days of now takes the 4-byte form");
+    it = store_set_expire_locked(s, &ky, it, 0);
+    ok(it && (it->bits & IT_TTL) == IT_TTL4 && item_expire(it) == 0, "PERSIST keeps the field, 0");
+    it = store_set_expire_locked(s, &ky, it, b + 1);
+    ok(it && (it->bits & IT_TTL) == IT_TTL4 && item_expire(it) == b + 1, "its first time in place");
+    it = store_set_expire_locked(s, &ky, it, T0 + 1000);
+    ok(it && (it->bits & IT_TTL) == IT_TTL6 && item_expire(it) == T0 + 1000 &&
+           !memcmp(item_value(it), "other", 5) && store_lookup_write_locked(s, &ky, T0) == it,
+       "one outside its range moves it to the 6-byte form");
+    store_unlock(s, ky.stripe);
+    is_int(store_db_expires(s, 0), 2, "two volatile keys");
     store_destroy(&s);
 }
 
