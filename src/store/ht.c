@@ -3,8 +3,6 @@
 
 #include <malloc.h>
 #include <stdlib.h>
-/* a slot is never 0 when used: a slab item's id is past its page's header, and every other
- * id has ITEM_ID_MALLOC */
 #include <string.h>
 
 #include "core/alloc.h"
@@ -17,10 +15,11 @@
  * a probe sequence no entry is nearer its home than the key looked for would be at that
  * slot, so a miss stops at the first entry nearer its home than that, after a few slots at
  * 85% full (linear probing without that order scans ~23). An entry the key could be at has
- * the key's home (its distance equals the probe's) and tag: ~1 in 4 of those at most. */
+ * the key's home (its distance equals the probe's) and tag: ~1 in 4 of those at most.
+ * A used slot is never 0: a slab item's id is past its page's header, and every other id
+ * has ITEM_ID_MALLOC. */
 #define TAG_SHIFT ITEM_ID_BITS
 #define TAG(h) (((h) >> 62) << TAG_SHIFT)
-#define TAG_MASK (3ULL << TAG_SHIFT)
 #define DIST_SHIFT (ITEM_ID_BITS + 2)
 #define DMAX 7u
 #define DIST(s) ((uint32_t)((s) >> DIST_SHIFT))
@@ -82,6 +81,13 @@ static inline struct probe probe_start(const struct ht *t, uint64_t hash)
     return (struct probe){HOME(hash, t->size), (uint32_t)(hash >> 62)};
 }
 
+/* Past a slot that does not hold the key. */
+static inline void probe_skip(const struct ht *t, struct probe *p)
+{
+    p->i = NEXT(p->i, t->size);
+    p->want += (p->want >> 2) < DMAX ? 4 : 0;
+}
+
 /* Advance p to the next slot that may hold the key; 0 when none does (an empty slot, or an
  * entry nearer its home than the key would be there: Robin Hood order). */
 static inline int probe_next(const struct ht *t, struct probe *p)
@@ -93,16 +99,8 @@ static inline int probe_next(const struct ht *t, struct probe *p)
             return 1;
         if (!s || (hi >> 2) < (p->want >> 2))
             return 0;
-        p->i = NEXT(p->i, t->size);
-        p->want += (p->want >> 2) < DMAX ? 4 : 0;
+        probe_skip(t, p);
     }
-}
-
-/* Past a candidate that was not the key. */
-static inline void probe_skip(const struct ht *t, struct probe *p)
-{
-    p->i = NEXT(p->i, t->size);
-    p->want += (p->want >> 2) < DMAX ? 4 : 0;
 }
 
 void ht_prefetch(const struct ht *t, uint64_t hash)
