@@ -34,7 +34,7 @@ __attribute__((constructor)) static void ttl_base_init(void)
 
 /* The id table of malloc'd items: a free entry holds the next free number, shifted left by
  * one with the low bit set (an item address is even). */
-#define MTAB_CHUNK (1u << 12) /* 32 KiB: a server that stores one large value pays that */
+#define MTAB_CHUNK (1u << ITEM_MTAB_SHIFT) /* 32 KiB: one large value stored pays that */
 static pthread_mutex_t mtab_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t mtab_free = UINT32_MAX; /* first free number (UINT32_MAX: none) */
 static uint32_t mtab_next;              /* numbers below this were handed out */
@@ -60,24 +60,27 @@ static int mtab_add(struct item *it)
         pthread_mutex_lock(&mtab_lock);
         if (mtab_free != UINT32_MAX) {
             n = mtab_free;
-            mtab_free = (uint32_t)((uintptr_t)item_mtab[n >> 12][n & 0xfff] >> 1);
+            mtab_free = (uint32_t)((uintptr_t)*item_mtab_entry(n) >> 1);
             break;
         }
         n = mtab_next;
-        if (!item_mtab[n >> 12] && spare) {
-            item_mtab[n >> 12] = spare;
+        struct item ***array = &item_mtab[n >> ITEM_MTAB_SHIFT];
+        if (!*array && spare) {
+            *array = spare;
             spare = NULL;
         }
-        if (item_mtab[n >> 12]) {
+        if (*array) {
             mtab_next++;
             break;
         }
         /* a new array of numbers, allocated outside the lock */
         pthread_mutex_unlock(&mtab_lock);
-        if (n >> 12 >= (1u << ITEM_MTAB_BITS) - 1 || !(spare = calloc(MTAB_CHUNK, sizeof(*spare))))
+        if (n >> ITEM_MTAB_SHIFT >= (1u << ITEM_MTAB_BITS) - 1)
+            return -1;
+        if (!(spare = calloc(MTAB_CHUNK, sizeof(*spare))))
             return -1;
     }
-    item_mtab[n >> 12][n & 0xfff] = it;
+    *item_mtab_entry(n) = it;
     pthread_mutex_unlock(&mtab_lock);
     free(spare); /* another thread added the array meanwhile */
     uint64_t v = n;
@@ -91,7 +94,7 @@ static void mtab_del(struct item *it)
     memcpy(&v, (char *)it - 8, 8);
     uint32_t n = (uint32_t)v;
     pthread_mutex_lock(&mtab_lock);
-    item_mtab[n >> 12][n & 0xfff] = (struct item *)(uintptr_t)(((uintptr_t)mtab_free << 1) | 1);
+    *item_mtab_entry(n) = (struct item *)(uintptr_t)(((uintptr_t)mtab_free << 1) | 1);
     mtab_free = n;
     pthread_mutex_unlock(&mtab_lock);
 }
@@ -207,9 +210,7 @@ size_t item_alloc_size(struct item *it)
 
 size_t item_room(struct item *it)
 {
-    if (it->slab)
-        return slab_round(item_total_size(it));
-    return malloc_usable_size((char *)it - 8) - 8;
+    return item_alloc_size(it) - (it->slab ? 0 : 8); /* the id's 8 bytes are in front */
 }
 
 size_t item_value_mem(struct item *it)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "store/slab.h"
+
 enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 5 };
 
 #define IT_REF 0x01   /* has an atomic reference count (large values) */
@@ -66,13 +68,19 @@ extern const uint8_t item_opt_size[256]; /* bytes before the key, by it->bits & 
 #define ITEM_ID_BITS 35
 #define ITEM_ID_MALLOC ((uint64_t)1 << 34)
 #define ITEM_MTAB_BITS 20 /* the table: 2^20 arrays of 2^12 addresses, allocated as needed */
+#define ITEM_MTAB_SHIFT 12
 extern struct item **item_mtab[1u << ITEM_MTAB_BITS];
-extern char *slab_arena;
+
+/* The table's entry for number n (its array exists). */
+static inline struct item **item_mtab_entry(uint32_t n)
+{
+    return &item_mtab[n >> ITEM_MTAB_SHIFT][n & ((1u << ITEM_MTAB_SHIFT) - 1)];
+}
 
 static inline uint64_t item_id(const struct item *it)
 {
     if (it->slab)
-        return (uint64_t)((const char *)it - slab_arena) >> 2;
+        return slab_off(it);
     uint64_t n;
     memcpy(&n, (const char *)it - 8, 8);
     return ITEM_ID_MALLOC | n;
@@ -81,9 +89,8 @@ static inline uint64_t item_id(const struct item *it)
 static inline struct item *item_by_id(uint64_t id)
 {
     if (!(id & ITEM_ID_MALLOC))
-        return (struct item *)(void *)(slab_arena + (id << 2));
-    uint32_t n = (uint32_t)id;
-    return item_mtab[n >> 12][n & 0xfff];
+        return (struct item *)slab_at(id);
+    return *item_mtab_entry((uint32_t)id);
 }
 
 /* Bytes of the expire field for the bits of an item (0, 4, 6 or 8). */
