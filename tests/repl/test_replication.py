@@ -258,7 +258,13 @@ def test_partial_resync_after_pause_and_full_after_backlog_overflow(servers):
         time.sleep(2.0)
     finally:
         os.kill(r.pid, signal.SIGCONT)
-    wait_for(lambda: in_sync(p, r), what="the partial resync")
+    # the replica may first apply what reached its socket before the primary closed it, and
+    # look in sync for a moment before it reads the close: wait for the new sync as well
+    def resynced():
+        st = info(p, "stats")
+        return (st["sync_partial_ok"] > st0["sync_partial_ok"] or
+                st["sync_full"] > st0["sync_full"]) and in_sync(p, r)
+    wait_for(resynced, what="the partial resync")
     st1 = info(p, "stats")
     assert st1["sync_full"] == st0["sync_full"]
     assert st1["sync_partial_ok"] == st0["sync_partial_ok"] + 1
@@ -273,7 +279,8 @@ def test_partial_resync_after_pause_and_full_after_backlog_overflow(servers):
         time.sleep(0.5)
     finally:
         os.kill(r.pid, signal.SIGCONT)
-    wait_for(lambda: in_sync(p, r), what="the full resync")
+    wait_for(lambda: info(p, "stats")["sync_full"] > st1["sync_full"] and in_sync(p, r),
+             what="the full resync")
     st2 = info(p, "stats")
     assert st2["sync_full"] == st1["sync_full"] + 1
     assert dataset(r) == dataset(p)
