@@ -38,12 +38,20 @@ static _Thread_local struct {
     int in_tx;
     size_t tx_mark;    /* pend length after MULTI */
     uint64_t *bm;      /* stripe bitmap scratch */
+    int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
+    const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
+    size_t dfr_n;
+    int dfr_db;
 } tl;
+
+static void rec_undefer(void);
 
 static size_t rec_open(int db)
 {
     int32_t d = db;
     uint32_t z = 0;
+    if (TC_UNLIKELY(tl.dfr != NULL))
+        rec_undefer(); /* a record after the deferred frame: the frame goes first */
     size_t at = buf_len(&tl.pend);
     if (buf_reserve(&tl.pend, 8))
         return at;
@@ -150,6 +158,13 @@ static void rec_command(struct conn *c, int db)
             pos += n + 2;
         }
         if (f && pos == c->frame_n) {
+            if (tl.may_defer) {
+                /* fed straight from the client's buffer at commit (no copy into pend) */
+                tl.dfr = f;
+                tl.dfr_n = pos;
+                tl.dfr_db = db;
+                return;
+            }
             size_t at = rec_open(db);
             if (buf_reserve(&tl.pend, pos))
                 return;
@@ -160,6 +175,21 @@ static void rec_command(struct conn *c, int db)
         }
     }
     rec_slices(db, c->argc, c->argv);
+}
+
+/* The deferred frame into pend, as a record like the others. */
+static void rec_undefer(void)
+{
+    const char *f = tl.dfr;
+    size_t at;
+
+    tl.dfr = NULL;
+    at = rec_open(tl.dfr_db);
+    if (buf_reserve(&tl.pend, tl.dfr_n))
+        return;
+    memcpy(tl.pend.data + tl.pend.wpos, f, tl.dfr_n);
+    tl.pend.wpos += tl.dfr_n;
+    rec_close(at);
 }
 
 /* One more record propagated by the running command (its start at is a pend offset). */
@@ -173,10 +203,14 @@ static void counted(size_t at)
  * replay applies them together (outside EXEC, which has its own block). */
 static void wrap_multi(void)
 {
-    size_t start = tl.prop_at, end = buf_len(&tl.pend), at, mlen;
+    size_t start, end, at, mlen;
     char m[64];
     char *base;
 
+    if (tl.dfr)
+        rec_undefer();
+    start = tl.prop_at;
+    end = buf_len(&tl.pend);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("MULTI");
@@ -241,6 +275,21 @@ void cmd_prop_none(struct conn *c)
 /* Append pend to the shared buffer; remember the offset for the reply of c. */
 static void commit(struct conn *c)
 {
+    if (tl.dfr) {
+        const char *f = tl.dfr;
+        tl.dfr = NULL;
+        if (!atomic_load_explicit(&aof_on, memory_order_relaxed) &&
+            atomic_load_explicit(&repl_on, memory_order_relaxed)) {
+            uint64_t off = repl_feed_frame(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend),
+                                           tl.dfr_db, f, tl.dfr_n);
+            if (c && off)
+                c->woff = off;
+            tl.pend.rpos = tl.pend.wpos = 0;
+            return;
+        }
+        tl.dfr = f; /* the AOF came on meanwhile: a record for both */
+        rec_undefer();
+    }
     if (buf_len(&tl.pend)) {
         if (atomic_load_explicit(&aof_on, memory_order_relaxed)) {
             aof_log_append(tl.pend.data + tl.pend.rpos, buf_len(&tl.pend));
@@ -519,7 +568,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         tl.depth = 1;
         tl.nprop = 0;
         cmd_key_memo = k;
+        tl.may_defer = !atomic_load_explicit(&aof_on, memory_order_relaxed);
         run_logged(c, cmd);
+        tl.may_defer = 0;
         cmd_key_memo.p = NULL;
         if (tl.nprop > 1)
             wrap_multi();

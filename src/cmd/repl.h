@@ -50,6 +50,9 @@ extern _Atomic int repl_loading;
 /* Feed propagation records ([int32 db][uint32 len][RESP], propagate.c) to the stream, under
  * the stripes of the keys they change. Returns the stream offset after them. */
 uint64_t repl_feed(const char *recs, size_t n);
+/* repl_feed, then (f not NULL) one command of database db as its fn RESP bytes f: the frame
+ * a client sent, fed without a copy into a record first. */
+uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size_t fn);
 /* Bytes exactly as received from the primary (the replica's link thread). */
 void repl_feed_raw(const char *p, size_t n);
 /* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */

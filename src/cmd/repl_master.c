@@ -19,6 +19,7 @@
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/persist.h"
@@ -89,7 +90,7 @@ struct rslave {
 };
 
 static struct {
-    pthread_mutex_t lock;     /* leaf: the chain, the IDs, the replica list */
+    struct tc_lock lock;      /* leaf: the chain, the IDs, the replica list */
     char replid[41], replid2[41];
     uint64_t offset;          /* master_repl_offset: bytes fed so far */
     uint64_t second_off;      /* second_repl_offset (first byte of replid2's end + 1), 0: none */
@@ -117,7 +118,7 @@ static struct {
     uint8_t sn_old[MAX_REPLICAS];  /* ... that sent SYNC: no +FULLRESYNC line */
     char sn_mark[41];
     int64_t first_wait_ms;
-} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .sync_lock = PTHREAD_MUTEX_INITIALIZER,
+} R = {.lock = TC_LOCK_INIT, .sync_lock = PTHREAD_MUTEX_INITIALIZER,
        .sn = SNAPSHOT_INIT, .stream_db = -1};
 
 static _Thread_local uint64_t tl_fed; /* this worker fed the stream this turn */
@@ -148,8 +149,8 @@ void repl_random_id(char id[41])
 
 static void drop_replicas_locked(void);
 
-/* Under R.lock: append n bytes to the chain. */
-static void chain_put(const char *p, size_t n)
+/* Under R.lock: append n bytes to the chain, in new blocks as needed. */
+static void chain_put_slow(const char *p, size_t n)
 {
     while (n) {
         struct rblock *t = R.tail;
@@ -183,8 +184,21 @@ static void chain_put(const char *p, size_t n)
     }
 }
 
+/* Under R.lock: append n bytes to the chain (most often all within the tail block). */
+static inline void chain_put(const char *p, size_t n)
+{
+    struct rblock *t = R.tail;
+    if (TC_LIKELY(t && t->cap - t->len >= n)) {
+        memcpy(t->data + t->len, p, n);
+        t->len += n;
+        R.offset += n;
+        return;
+    }
+    chain_put_slow(p, n);
+}
+
 /* Under R.lock: drop head blocks past repl-backlog-size (replicas behind keep theirs). */
-static void chain_trim(void)
+static void chain_trim_slow(void)
 {
     long long size = cfg.repl_backlog_size;
     while (R.head && R.head != R.tail &&
@@ -198,6 +212,17 @@ static void chain_trim(void)
         R.backlog_first = R.head->start;
     else
         R.backlog_first = R.offset + 1;
+}
+
+static inline void chain_trim(void)
+{
+    struct rblock *h = R.head;
+    /* nothing to drop and backlog_first already right: what chain_trim_slow would find */
+    if (TC_LIKELY(h && R.backlog_first == h->start &&
+                  (h == R.tail ||
+                   R.offset - (h->start + h->len - 1) < (uint64_t)cfg.repl_backlog_size)))
+        return;
+    chain_trim_slow();
 }
 
 static void chain_free(void)
@@ -216,43 +241,57 @@ static void put_select(int db)
     chain_put(h, (size_t)m);
 }
 
-uint64_t repl_feed(const char *recs, size_t n)
+/* Under R.lock: one command of database db to the stream, after a SELECT if the stream is
+ * in another database (db -1: a command of no database, MULTI or EXEC). */
+static inline void feed_one_locked(int db, const char *p, size_t n)
+{
+    if (db >= 0 && db != R.stream_db) {
+        put_select(db);
+        R.stream_db = db;
+    }
+    chain_put(p, n);
+}
+
+uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size_t fn)
 {
     uint64_t off;
 
     if (repl_applying || atomic_load_explicit(&repl_is_replica, memory_order_relaxed))
         return 0; /* a replica sends on what its primary sent, nothing of its own */
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     if (!R.active) {
-        pthread_mutex_unlock(&R.lock);
+        tc_unlock(&R.lock);
         return 0;
     }
     while (n >= 8) {
-        int32_t db;
+        int32_t rdb;
         uint32_t len;
-        memcpy(&db, recs, 4);
+        memcpy(&rdb, recs, 4);
         memcpy(&len, recs + 4, 4);
         if (8 + (size_t)len > n)
             break;
-        if (db >= 0 && db != R.stream_db) {
-            put_select(db);
-            R.stream_db = db;
-        }
-        chain_put(recs + 8, len);
+        feed_one_locked(rdb, recs + 8, len);
         recs += 8 + len;
         n -= 8 + len;
     }
+    if (f)
+        feed_one_locked(db, f, fn);
     chain_trim();
     off = R.offset;
     atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     tl_fed = off;
     return off;
 }
 
+uint64_t repl_feed(const char *recs, size_t n)
+{
+    return repl_feed_frame(recs, n, -1, NULL, 0);
+}
+
 void repl_feed_raw(const char *p, size_t n)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     if (R.active) {
         chain_put(p, n);
         chain_trim();
@@ -262,7 +301,7 @@ void repl_feed_raw(const char *p, size_t n)
     }
     atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
     tl_fed = R.offset;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 /* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */
@@ -277,15 +316,15 @@ static void feed_cmd_locked(const char *resp)
 
 void repl_get_id(char id[41], uint64_t *off)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     memcpy(id, R.replid, 41);
     *off = R.offset;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 void repl_set_id(const char *id, uint64_t off, int keep_old_as_second)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     if (keep_old_as_second) {
         memcpy(R.replid2, R.replid, 41);
         R.second_off = R.offset + 1;
@@ -301,7 +340,7 @@ void repl_set_id(const char *id, uint64_t off, int keep_old_as_second)
         R.offset = off;
         R.backlog_first = off + 1;
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 static void activate_locked(void)
@@ -315,14 +354,14 @@ static void activate_locked(void)
 
 void repl_reset_backlog(uint64_t off)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     chain_free();
     R.offset = off;
     R.backlog_first = off + 1;
     R.stream_db = -1;
     activate_locked();
     atomic_fetch_add(&R.gen, 1);
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     atomic_store(&repl_on, 1);
 }
 
@@ -390,7 +429,7 @@ void repl_conn_closed(struct conn *c)
     struct rslave *s = c->repl;
     if (!s)
         return;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     int i = s->slot;
     R.slaves[i] = R.slaves[--R.nslaves];
     R.slaves[i]->slot = i;
@@ -402,7 +441,7 @@ void repl_conn_closed(struct conn *c)
             close(s->file_fd);
         atomic_fetch_sub(&R.sending, 1);
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     if (s->state == RS_ONLINE)
         log_notice("Connection with replica %s:%d lost.", s->ip, s->port);
     blk_unref(b);
@@ -425,18 +464,18 @@ static void drop_replicas_locked(void)
 
 void repl_drop_replicas(void)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     drop_replicas_locked();
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 void repl_drop_replicas_except(struct conn *keep)
 {
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     drop_except = keep;
     drop_replicas_locked();
     drop_except = NULL;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 /* The sync child may write c's socket itself (not a TLS session). */
@@ -576,22 +615,22 @@ void repl_before_sleep(struct worker *w)
     /* (not during a FAILOVER: the stream stands still while the replica catches up; its
      * periodic ACK tells when) */
     if (atomic_exchange_explicit(&R.getack, 0, memory_order_relaxed) && !failover_running()) {
-        pthread_mutex_lock(&R.lock);
+        tc_lock(&R.lock);
         if (R.nslaves)
             feed_cmd_locked("*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n");
         tl_fed = R.offset;
-        pthread_mutex_unlock(&R.lock);
+        tc_unlock(&R.lock);
     }
     uint64_t gen = atomic_load_explicit(&R.gen, memory_order_acquire);
     if (tl_fed) {
         /* wake the workers of the replicas this turn fed */
         uint8_t wake[256] = {0};
-        pthread_mutex_lock(&R.lock);
+        tc_lock(&R.lock);
         for (int i = 0; i < R.nslaves; i++)
             if (R.slaves[i]->w != w && R.slaves[i]->state == RS_ONLINE &&
                 R.slaves[i]->w->idx < 256)
                 wake[R.slaves[i]->w->idx] = 1;
-        pthread_mutex_unlock(&R.lock);
+        tc_unlock(&R.lock);
         tl_fed = 0;
         for (int i = 0; i < repl_srv->nworkers && i < 256; i++)
             if (wake[i])
@@ -600,7 +639,7 @@ void repl_before_sleep(struct worker *w)
     if (gen == tl_seen && !atomic_load_explicit(&R.sending, memory_order_relaxed))
         return;
     tl_seen = gen;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
         if (s->w != w || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
@@ -616,7 +655,7 @@ void repl_before_sleep(struct worker *w)
         check_limits(s, w->now_ms);
         todo[nt++] = s->c;
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     for (int i = 0; i < nt; i++)
         worker_conn_done(w, todo[i]);
 }
@@ -624,11 +663,11 @@ void repl_before_sleep(struct worker *w)
 void repl_wake_replicas(void)
 {
     uint8_t wake[256] = {0};
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++)
         if (R.slaves[i]->state == RS_ONLINE && R.slaves[i]->w->idx < 256)
             wake[R.slaves[i]->w->idx] = 1;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     for (int i = 0; i < repl_srv->nworkers && i < 256; i++)
         if (wake[i])
             worker_wake(&repl_srv->workers[i]);
@@ -639,7 +678,7 @@ void repl_wake_replicas(void)
 static int sync_prepare(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     R.sn_n = 0;
     R.sn_off = R.offset;
     memcpy(R.sn_replid, R.replid, 41);
@@ -659,7 +698,7 @@ static int sync_prepare(void *arg)
         R.sn_n++;
     }
     R.stream_db = -1; /* what follows the copy starts with a SELECT */
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     return R.sn_n ? 0 : -1;
 }
 
@@ -716,13 +755,13 @@ static void maybe_start_sync(int64_t now)
 
     if (R.sn.pid)
         return;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++)
         if (R.slaves[i]->state == RS_WAIT_START) {
             waiting++;
             all_eof &= R.slaves[i]->capa_eof && repl_conn_raw_ok(R.slaves[i]->c);
         }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     if (!waiting) {
         R.first_wait_ms = 0;
         return;
@@ -760,13 +799,13 @@ static void maybe_start_sync(int64_t now)
     if (rc == SNAPSHOT_ERR_PREPARE)
         return;
     log_warn("BGSAVE for replication failed");
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++)
         if (R.slaves[i]->state == RS_WAIT_START) {
             atomic_store(&R.slaves[i]->c->kill, 1);
             worker_wake(R.slaves[i]->w);
         }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 static void reap_sync(int64_t now)
@@ -779,7 +818,7 @@ static void reap_sync(int64_t now)
         log_notice("Background RDB transfer terminated with success");
     else
         log_warn("Background transfer error");
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
         if (s->state != RS_WAIT_END)
@@ -802,7 +841,7 @@ static void reap_sync(int64_t now)
         worker_wake(s->w);
     }
     atomic_fetch_add(&R.gen, 1); /* every worker looks at its replicas again */
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     for (int i = 0; i < repl_srv->nworkers; i++)
         worker_wake(&repl_srv->workers[i]);
 }
@@ -830,7 +869,7 @@ void repl_tick(int64_t now)
     maybe_start_sync(now);
     pthread_mutex_unlock(&R.sync_lock);
 
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     int has = 0;
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
@@ -860,7 +899,7 @@ void repl_tick(int64_t now)
         log_notice("Replication backlog freed after %d seconds without connected replicas.",
                    cfg.repl_backlog_ttl);
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 _Atomic int repl_loading;
@@ -888,35 +927,35 @@ static void replconf_command(struct conn *c)
                 reply_error(c, "ERR value is not an integer or out of range");
                 return;
             }
-            pthread_mutex_lock(&R.lock);
+            tc_lock(&R.lock);
             struct rslave *s = slave_add(c);
             if (s)
                 s->port = (int)port;
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
         } else if (util_eq_nocase(k->p, k->n, "ip-address")) {
-            pthread_mutex_lock(&R.lock);
+            tc_lock(&R.lock);
             struct rslave *s = slave_add(c);
             if (s)
                 snprintf(s->ip, sizeof(s->ip), "%.*s", (int)(v->n > 60 ? 60 : v->n), v->p);
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
         } else if (util_eq_nocase(k->p, k->n, "capa")) {
-            pthread_mutex_lock(&R.lock);
+            tc_lock(&R.lock);
             struct rslave *s = slave_add(c);
             if (s && util_eq_nocase(v->p, v->n, "eof"))
                 s->capa_eof = 1;
             if (s && util_eq_nocase(v->p, v->n, "psync2"))
                 s->capa_psync2 = 1;
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
         } else if (util_eq_nocase(k->p, k->n, "ack")) {
             long long off;
             struct rslave *s = slave_of(c);
             if (!s || !util_str2ll(v->p, v->n, &off))
                 return; /* no reply, as Redis */
-            pthread_mutex_lock(&R.lock);
+            tc_lock(&R.lock);
             if ((uint64_t)off > s->ack_off)
                 s->ack_off = (uint64_t)off;
             s->ack_ms = c->w->now_ms;
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
             if (block_nclients() > 0)
                 block_wake_waiters(c->w->srv);
             return;
@@ -928,11 +967,11 @@ static void replconf_command(struct conn *c)
                 reply_error(c, "ERR value is not an integer or out of range");
                 return;
             }
-            pthread_mutex_lock(&R.lock);
+            tc_lock(&R.lock);
             struct rslave *s = slave_add(c);
             if (s)
                 s->rdb_only = (int)v1;
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
         } else if (util_eq_nocase(k->p, k->n, "rdb-filter-only")) {
             /* 7.0 accepts it: the filters it names are not applied */
         } else {
@@ -992,10 +1031,10 @@ static void sync_common(struct conn *c, int psync)
     if (colon)
         *colon = 0;
 
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     struct rslave *s = slave_add(c);
     if (!s) {
-        pthread_mutex_unlock(&R.lock);
+        tc_unlock(&R.lock);
         reply_error(c, "ERR too many replicas");
         return;
     }
@@ -1022,7 +1061,7 @@ static void sync_common(struct conn *c, int psync)
             s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
-            pthread_mutex_unlock(&R.lock);
+            tc_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
                        "of backlog starting from offset %lld.", c->addr,
                        (unsigned long long)backlog, off);
@@ -1041,7 +1080,7 @@ static void sync_common(struct conn *c, int psync)
     char id1[41], id2[41];
     memcpy(id1, R.replid, 41);
     memcpy(id2, R.replid2, 41);
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
     log_notice("Replica %s asks for synchronization", c->addr);
     if (first) {
@@ -1068,7 +1107,7 @@ int repl_caught_up(const char *host, int port, int any_state, char *ip, size_t i
                    int *port_out)
 {
     int found = 0;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves && !found; i++) {
         struct rslave *s = R.slaves[i];
         if (s->state != RS_ONLINE)
@@ -1081,41 +1120,41 @@ int repl_caught_up(const char *host, int port, int any_state, char *ip, size_t i
         *port_out = s->port;
         found = 1;
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     return found;
 }
 
 int repl_find_replica(const char *host, int port)
 {
     int r = 0;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
         if (s->state && !strcmp(s->ip, host) && s->port == port)
             r = s->state == RS_ONLINE ? 2 : 1;
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     return r;
 }
 
 int repl_online_replicas(void)
 {
     int n = 0;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++)
         n += R.slaves[i]->state != 0;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     return n;
 }
 
 int repl_count_acks(uint64_t off)
 {
     int n = 0;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     for (int i = 0; i < R.nslaves; i++)
         if (R.slaves[i]->state == RS_ONLINE && R.slaves[i]->ack_off >= off)
             n++;
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     return n;
 }
 
@@ -1157,9 +1196,9 @@ int repl_refuse(struct conn *c, const struct cmd *cmd)
     }
     if (cfg.min_replicas_to_write > 0 && cfg.min_replicas_max_lag > 0 &&
         (cmd->flags & CMD_WRITE)) {
-        pthread_mutex_lock(&R.lock);
+        tc_lock(&R.lock);
         int good = good_replicas(c->w->now_ms);
-        pthread_mutex_unlock(&R.lock);
+        tc_unlock(&R.lock);
         if (good < cfg.min_replicas_to_write) {
             reply_error(c, "NOREPLICAS Not enough good replicas to write.");
             return 1;
@@ -1197,7 +1236,7 @@ void repl_info(struct buf *b)
     P("# Replication\r\nrole:%s\r\n", replica ? "slave" : "master");
     if (replica)
         repl_link_info(b);
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     int n = 0;
     for (int i = 0; i < R.nslaves; i++)
         n += R.slaves[i]->state != 0;
@@ -1220,19 +1259,19 @@ void repl_info(struct buf *b)
     P("repl_backlog_first_byte_offset:%llu\r\nrepl_backlog_histlen:%llu\r\n",
       (unsigned long long)(R.active ? R.backlog_first : 0),
       (unsigned long long)(R.active ? R.offset + 1 - R.backlog_first : 0));
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 #undef P
 }
 
 void repl_info_stats(struct buf *b)
 {
     char line[256];
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     int k = snprintf(line, sizeof(line), "sync_full:%llu\r\nsync_partial_ok:%llu\r\n"
                                          "sync_partial_err:%llu\r\n",
                      (unsigned long long)R.sync_full, (unsigned long long)R.sync_partial_ok,
                      (unsigned long long)R.sync_partial_err);
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     buf_append(b, line, (size_t)k);
 }
 
@@ -1242,7 +1281,7 @@ void repl_role(struct conn *c)
         repl_link_role(c);
         return;
     }
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     int n = 0;
     for (int i = 0; i < R.nslaves; i++)
         n += R.slaves[i]->state == RS_ONLINE;
@@ -1262,7 +1301,7 @@ void repl_role(struct conn *c)
         snprintf(num, sizeof(num), "%llu", (unsigned long long)s->ack_off);
         reply_cstr(c, num);
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
 }
 
 int repl_rdb_aux(char id[41], unsigned long long *off, int *db)
@@ -1275,7 +1314,7 @@ int repl_rdb_aux(char id[41], unsigned long long *off, int *db)
      * the data and the offset match (every stripe is held here: only try) */
     if (link && !repl_link_quiet_begin())
         return 0;
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     if (R.active) {
         memcpy(id, R.replid, 41);
         *off = R.offset;
@@ -1284,7 +1323,7 @@ int repl_rdb_aux(char id[41], unsigned long long *off, int *db)
         *db = link ? repl_link_db() : (R.stream_db > 0 ? R.stream_db : 0);
         ok = 1;
     }
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     if (link)
         repl_link_quiet_end();
     return ok;
@@ -1300,7 +1339,7 @@ void repl_after_load(void)
         return;
     repl_link_set_db(db);
     config_str(cfg.replicaof, v, sizeof(v));
-    pthread_mutex_lock(&R.lock);
+    tc_lock(&R.lock);
     if (v[0]) {
         /* a replica: it asks its primary to continue from there */
         memcpy(R.replid, id, 41);
@@ -1312,7 +1351,7 @@ void repl_after_load(void)
     R.offset = off;
     R.backlog_first = off + 1;
     activate_locked();
-    pthread_mutex_unlock(&R.lock);
+    tc_unlock(&R.lock);
     atomic_store(&repl_on, 1);
     cmd_prop_gone_install();
     log_notice("Replication ID %s and offset %llu restored from the RDB file", id, off);
