@@ -123,6 +123,14 @@ static struct {
 
 static _Thread_local uint64_t tl_fed; /* this worker fed the stream this turn */
 
+/* Under R.lock: tell the workers the chain or a replica changed. Every bump is made under the
+ * lock, so a plain store does (no locked read-modify-write per feed). */
+static inline void gen_bump_locked(void)
+{
+    atomic_store_explicit(&R.gen, atomic_load_explicit(&R.gen, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
 static int failover_running(void)
 {
     return strcmp(repl_failover_state(), "no-failover") != 0;
@@ -278,7 +286,7 @@ uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size
         feed_one_locked(db, f, fn);
     chain_trim();
     off = R.offset;
-    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+    gen_bump_locked();
     tc_unlock(&R.lock);
     tl_fed = off;
     return off;
@@ -299,7 +307,7 @@ void repl_feed_raw(const char *p, size_t n)
         R.offset += n;
         R.backlog_first = R.offset + 1;
     }
-    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+    gen_bump_locked();
     tl_fed = R.offset;
     tc_unlock(&R.lock);
 }
@@ -311,7 +319,7 @@ static void feed_cmd_locked(const char *resp)
         return;
     chain_put(resp, strlen(resp));
     chain_trim();
-    atomic_fetch_add_explicit(&R.gen, 1, memory_order_release);
+    gen_bump_locked();
 }
 
 void repl_get_id(char id[41], uint64_t *off)
@@ -360,7 +368,7 @@ void repl_reset_backlog(uint64_t off)
     R.backlog_first = off + 1;
     R.stream_db = -1;
     activate_locked();
-    atomic_fetch_add(&R.gen, 1);
+    gen_bump_locked();
     tc_unlock(&R.lock);
     atomic_store(&repl_on, 1);
 }
@@ -840,7 +848,7 @@ static void reap_sync(int64_t now)
         }
         worker_wake(s->w);
     }
-    atomic_fetch_add(&R.gen, 1); /* every worker looks at its replicas again */
+    gen_bump_locked(); /* every worker looks at its replicas again */
     tc_unlock(&R.lock);
     for (int i = 0; i < repl_srv->nworkers; i++)
         worker_wake(&repl_srv->workers[i]);
@@ -1061,12 +1069,12 @@ static void sync_common(struct conn *c, int psync)
             s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
+            c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+            gen_bump_locked();
             tc_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
                        "of backlog starting from offset %lld.", c->addr,
                        (unsigned long long)backlog, off);
-            c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
-            atomic_fetch_add(&R.gen, 1);
             return;
         }
         if (!(id->n == 1 && id->p[0] == '?'))

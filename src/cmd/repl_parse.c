@@ -7,7 +7,8 @@
 /* The decimal after a '*' or '$' at s (s[0] is the type byte), up to its CRLF: 1 with *v and
  * *next (after the CRLF) set, 0 incomplete, -1 malformed. Redis's strictness: digits only,
  * no sign, no leading zero, at most 18 digits (every limit checked here is far lower). */
-static int header_num(const char *s, const char *e, long long *v, const char **next)
+static inline __attribute__((always_inline)) int header_num(const char *s, const char *e,
+                                                           long long *v, const char **next)
 {
     const char *d = s + 1, *q = d;
     long long x = 0;
