@@ -886,6 +886,11 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             uint64_t a, b;
             if (rd_len(&r, &a) || rd_len(&r, &b))
                 break;
+            /* the key count of this database, as Redis's loader expands its dict: believed
+             * only as far as the bytes left could hold keys (3 bytes each at the least: type,
+             * empty name, empty value), so a hostile count allocates nothing */
+            uint64_t left = (uint64_t)(r.end - r.p);
+            store_reserve_locked(s, db, a < left / 3 ? a : left / 3);
             continue;
         }
         if (t == OP_AUX) {

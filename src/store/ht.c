@@ -207,6 +207,18 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
     return 0;
 }
 
+int ht_reserve(struct ht *t, uint64_t n)
+{
+    uint64_t need;
+
+    if (n > UINT32_MAX)
+        n = UINT32_MAX; /* a table's limit; the products below stay in 64 bits */
+    need = n * HT_LOAD_DEN / HT_LOAD_NUM + 1;
+    if (n == 0 || n * HT_LOAD_DEN <= (uint64_t)ht_size(t) * HT_LOAD_NUM)
+        return 0;
+    return resize(t, fit_slots(need > UINT32_MAX - 1 ? UINT32_MAX - 1 : need));
+}
+
 void ht_replace_at(struct ht *t, uint32_t pos, struct item *it)
 {
     put(t->slots, pos, (ht_slot(t->slots, pos) & ~HT_ID_MASK) | item_id(it));

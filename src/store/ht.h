@@ -80,6 +80,9 @@ void ht_prefetch_slot(const struct ht *t, uint64_t hash);
 void ht_prefetch(const struct ht *t, uint64_t hash);
 /* Insert an item whose key is not present. Grows first when needed. Returns 0 or -1 (OOM). */
 int ht_insert(struct ht *t, uint64_t hash, struct item *it);
+/* Grow (never shrink) so that n entries fit without another resize: a loader that knows how
+ * many keys come saves the rehashes of growing one eighth at a time. Returns 0 or -1 (OOM). */
+int ht_reserve(struct ht *t, uint64_t n);
 /* Put it in place of the item at pos (same key). */
 void ht_replace_at(struct ht *t, uint32_t pos, struct item *it);
 /* Remove the item at pos (not freed). Entries after it may move back by one slot. */

@@ -195,6 +195,27 @@ static inline void mem_sub(struct stripe *st, int64_t d)
     mem_addv(st, -d);
 }
 
+void store_reserve_locked(struct store *s, int db, uint64_t n)
+{
+    /* the keys of a stripe are a binomial share of n: its mean plus four standard deviations
+     * (an integer square root from above), so few tables still grow */
+    uint64_t mean = n / s->nstripes, sd = 1;
+    while (sd * sd < mean)
+        sd++;
+    uint64_t each = mean + 4 * sd + 4;
+
+    if (db < 0 || db >= s->ndb || n == 0)
+        return;
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct stripe *st = &s->stripes[i];
+        struct ht *t = &st->db[db];
+        size_t before = ht_mem(t);
+        if (ht_reserve(t, t->count + each))
+            return; /* out of memory: the rest grow as keys come */
+        mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before);
+    }
+}
+
 /* Remove the item at pos of table t and release it. */
 static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t pos,
                       struct item *it)

@@ -209,6 +209,10 @@ struct item *store_lookup_write_locked(struct store *s, const struct skey *k, in
 /* A read that counts a keyspace hit or miss but leaves the access time alone (Redis's
  * LOOKUP_NOTOUCH: TTL, TYPE, EXISTS). */
 struct item *store_lookup_notouch_locked(struct store *s, const struct skey *k, int64_t now);
+/* Size database db's tables for n more keys spread over the stripes (the caller holds every
+ * stripe): a loader told the key count up front (the RDB's RESIZEDB) spares the tables their
+ * growth's rehashing. Best effort: a table it cannot grow grows later as usual. */
+void store_reserve_locked(struct store *s, int db, uint64_t n);
 /* store_lookup_write_locked that also sets *pos to the item's slot, for store_put_at_locked
  * (valid only while the lock is held and the table is not changed). */
 struct item *store_lookup_pos_locked(struct store *s, const struct skey *k, int64_t now,
