@@ -298,6 +298,8 @@ static int handshake(int fd, char id[41], uint64_t *off)
 
 /* ---- the RDB of a full sync ---- */
 
+#define RDB_WRITEBACK_STEP (8LL << 20) /* bytes received between writeback starts */
+
 static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
 {
     char line[256], d[1024], f[256], tmp[1400];
@@ -343,7 +345,7 @@ static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
     static char buf[1 << 16];
     char tail[40];
     size_t tailn = 0;
-    long long got = 0;
+    long long got = 0, flushed = 0; /* bytes received; file bytes handed to writeback */
     int rc = -1;
     for (;;) {
         if (stopped(gen))
@@ -390,6 +392,13 @@ static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
             tailn = keep;
         } else if (sock_write_all(out, buf, (size_t)r, tmo)) {
             goto out;
+        }
+        long long written = got - (mark[0] ? (long long)tailn : 0); /* in the file */
+        if (written - flushed >= RDB_WRITEBACK_STEP) {
+            /* start writing back what came so far, as Redis does, so the fsync at the end
+             * has little left to wait for */
+            sync_file_range(out, flushed, written - flushed, SYNC_FILE_RANGE_WRITE);
+            flushed = written;
         }
     }
     if (fsync(out) < 0)
