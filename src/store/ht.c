@@ -32,6 +32,7 @@ _Static_assert(ITEM_ID_BITS + 5 == 8 * HT_SLOT, "a slot is 40 bits");
 #define HT_LOAD_NUM 17
 #define HT_LOAD_DEN 20
 #define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
+#define RESIZE_AHEAD 16 /* slots whose items a resize prefetches ahead of the one it moves */
 
 static inline void put(uint8_t *slots, uint32_t i, uint64_t v)
 {
@@ -169,7 +170,19 @@ static int resize(struct ht *t, uint32_t nslots)
 
     if (!ns)
         return -1;
+    /* each entry's home comes from its key's hash, so every item is read: prefetch the
+     * items RESIZE_AHEAD slots ahead, and their cache misses overlap instead of coming one
+     * at a time */
+    uint32_t pf = 0;
     for (uint32_t i = 0; i < old; i++) {
+        for (; pf < old && pf < i + RESIZE_AHEAD; pf++) {
+            uint64_t a = ht_slot(t->slots, pf);
+            if (a) {
+                const char *it = (const char *)ht_slot_item(a);
+                __builtin_prefetch(it);
+                __builtin_prefetch(it + 63); /* a key that crosses into the next line */
+            }
+        }
         uint64_t s = ht_slot(t->slots, i);
         if (s) {
             uint64_t h = item_hash(ht_slot_item(s));
