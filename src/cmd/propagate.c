@@ -4,7 +4,10 @@
  * Order. A write runs with its stripes held; its records go to a thread-local buffer and are
  * handed to the log (aof_log_append, src/persist) before the stripes are released. Keys
  * removed by expiry or eviction are logged as DEL from under their stripe lock too
- * (cmd_prop_gone, installed as store_gone_hook by src/persist while the AOF is on).
+ * (cmd_prop_gone, installed as store_gone_hook by src/persist while the AOF is on). The
+ * replication stream (repl_feed) takes the same records at the same point; with the AOF off,
+ * a one-key command's frame as the client sent it is fed from the client's buffer instead of
+ * being copied into a record first (tl.dfr, always the last record until commit).
  *
  * Durability. The output of the connections whose commands were logged is held
  * (conn_hold_output): their worker writes the log before it sleeps (aof_before_sleep), then
