@@ -34,6 +34,12 @@ _Static_assert(ITEM_ID_BITS + 5 == 8 * HT_SLOT, "a slot is 40 bits");
 #define NEXT(i, size) ((i) + 1 == (size) ? 0 : (i) + 1)
 #define RESIZE_AHEAD 16 /* slots whose items a resize prefetches ahead of the one it moves */
 
+/* n entries would pass the load limit of a table of size slots. */
+static inline int over_load(uint64_t n, uint32_t size)
+{
+    return n * HT_LOAD_DEN > (uint64_t)size * HT_LOAD_NUM;
+}
+
 static inline void put(uint8_t *slots, uint32_t i, uint64_t v)
 {
     memcpy(slots + (size_t)i * HT_SLOT, &v, HT_SLOT);
@@ -208,7 +214,7 @@ int ht_insert(struct ht *t, uint64_t hash, struct item *it)
 {
     uint32_t size = ht_size(t);
 
-    if ((uint64_t)(t->count + 1) * HT_LOAD_DEN > (uint64_t)size * HT_LOAD_NUM) {
+    if (over_load((uint64_t)t->count + 1, size)) {
         /* the next size class at least an eighth larger, and with room for this item */
         uint64_t want = (uint64_t)size + size / 8 + 1;
         uint64_t need = (uint64_t)(t->count + 1) * HT_LOAD_DEN / HT_LOAD_NUM + 1;
@@ -227,7 +233,7 @@ int ht_reserve(struct ht *t, uint64_t n)
     if (n > UINT32_MAX)
         n = UINT32_MAX; /* a table's limit; the products below stay in 64 bits */
     need = n * HT_LOAD_DEN / HT_LOAD_NUM + 1;
-    if (n == 0 || n * HT_LOAD_DEN <= (uint64_t)ht_size(t) * HT_LOAD_NUM)
+    if (n == 0 || !over_load(n, ht_size(t)))
         return 0;
     return resize(t, fit_slots(need > UINT32_MAX - 1 ? UINT32_MAX - 1 : need));
 }

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <malloc.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,11 +199,9 @@ static inline void mem_sub(struct stripe *st, int64_t d)
 void store_reserve_locked(struct store *s, int db, uint64_t n)
 {
     /* the keys of a stripe are a binomial share of n: its mean plus four standard deviations
-     * (an integer square root from above), so few tables still grow */
-    uint64_t mean = n / s->nstripes, sd = 1;
-    while (sd * sd < mean)
-        sd++;
-    uint64_t each = mean + 4 * sd + 4;
+     * (about its square root), so few tables still grow */
+    uint64_t mean = n / s->nstripes;
+    uint64_t each = mean + 4 * ((uint64_t)sqrt((double)mean) + 1);
 
     if (db < 0 || db >= s->ndb || n == 0)
         return;
