@@ -224,7 +224,7 @@ size_t cmd_resp_read_hint(struct conn *c);
 int cmd_resp_may_time_out(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */
 void cmd_call(struct conn *c);
-/* cmd_call for a run of commands on one thread: *clk (-1 at first) is the monotonic time the
+/* cmd_call for a run of commands on one thread: *clk (-1 at first) is the util_ticks time the
  * previous command ended, used as this one's start, so each command reads the clock once. */
 void cmd_call_clk(struct conn *c, int64_t *clk);
 /* The RESP protocol close hook: forget transactions, subscriptions, blocking; free the

@@ -368,12 +368,12 @@ static void exec_command(struct conn *c)
         STAT_INC(c->w->st.commands);
         cmd_modified_reset();
         cmd_current = cmd;
-        int64_t t0 = util_mono_us();
+        int64_t t0 = util_ticks();
         if (TC_UNLIKELY(logged))
             aof_exec(c, cmd);
         else
             cmd->fn(c);
-        cmdstats_call(cmd, util_mono_us() - t0, cmd_errors != 0);
+        cmdstats_call(cmd, util_ticks_us(util_ticks() - t0), cmd_errors != 0);
         if (cmd_errors)
             cmdstats_errors(cmd_last_error, cmd_errors);
         /* blocked clients on other workers retry once EXEC releases the stripes */

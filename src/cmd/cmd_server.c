@@ -568,7 +568,10 @@ static void info_command(struct conn *c)
             P("redis_mode:standalone\r\n");
             P("os:%s %s %s\r\n", u.sysname, u.release, u.machine);
             P("arch_bits:%d\r\n", (int)sizeof(void *) * 8);
-            P("monotonic_clock:POSIX clock_gettime\r\n");
+            if (util_tsc)
+                P("monotonic_clock:X86 TSC @ %.0f ticks/us\r\n", util_tsc_per_us);
+            else
+                P("monotonic_clock:POSIX clock_gettime\r\n");
             P("multiplexing_api:epoll\r\n");
             P("atomicvar_api:c11-builtin\r\n");
             P("gcc_version:%d.%d.%d\r\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);

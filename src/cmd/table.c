@@ -256,7 +256,7 @@ const char *cmd_busy_error(void)
            "NOSAVE.";
 }
 
-/* cmd_call, timing the command for the slowlog from *clk (a monotonic time in us taken at or
+/* cmd_call, timing the command for the slowlog from *clk (a util_ticks reading taken at or
  * before its start, or -1: read here) and leaving the time it ended in *clk (-1 when it was
  * not timed), so consecutive commands of one input batch read the clock once each. */
 /* MONITOR is on: keep the command's name (EXEC reuses argv for its commands) and feed the
@@ -482,10 +482,10 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
     } else {
         int64_t took;
         if (start < 0)
-            start = util_mono_us();
+            start = util_ticks();
         cmd_exec(c, cmd);
-        *clk = util_mono_us();
-        took = *clk - start;
+        *clk = util_ticks();
+        took = util_ticks_us(*clk - start);
         cmdstats_call(cmd, took, cmd_errors != 0);
         if (TC_UNLIKELY(took >= cfg.slowlog_log_slower_than) &&
             cfg.slowlog_log_slower_than >= 0 && !(cmd->flags & CMD_SKIP_SLOWLOG))

@@ -85,6 +85,36 @@ int64_t util_now_us(void);
 /* Monotonic clock in microseconds. */
 int64_t util_mono_us(void);
 
+/* A cheap clock for timing commands (commandstats, slowlog, latency): the processor's
+ * time-stamp counter where the kernel keeps time with it too (an invariant TSC, clocksource
+ * tsc), else util_mono_us. Only a difference means something: util_ticks_us turns one into
+ * microseconds. util_ticks_init picks and calibrates, once, before the first reading. */
+extern int util_tsc;            /* 1: ticks are TSC cycles */
+extern uint64_t util_tsc_mult;  /* microseconds per cycle, times 2^32 */
+extern double util_tsc_per_us;  /* cycles per microsecond (for INFO) */
+void util_ticks_init(void);
+
+static inline int64_t util_ticks(void)
+{
+#if defined(__x86_64__)
+    if (util_tsc) {
+        uint32_t lo, hi;
+        __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+        return (int64_t)(((uint64_t)hi << 32 | lo) >> 1); /* >> 1: never negative */
+    }
+#endif
+    return util_mono_us();
+}
+
+static inline int64_t util_ticks_us(int64_t d)
+{
+    if (d <= 0)
+        return 0; /* a thread that moved to a core whose counter is a little behind */
+    if (!util_tsc)
+        return d;
+    return (int64_t)(((unsigned __int128)(uint64_t)d * util_tsc_mult) >> 32);
+}
+
 /* The key hash used everywhere (xxh3 64-bit). */
 uint64_t util_hash(const void *p, size_t n);
 /* The same with a seed (a secret one makes collisions impossible to choose). */

@@ -227,6 +227,7 @@ int main(int argc, char **argv)
         usage();
         return 0;
     }
+    util_ticks_init();
     config_defaults();
     if (mc_cmdline_is(argc, argv)) { /* memcached's flags: "twincache -p 11211 -m 64 ..." */
         int rc = mc_cmdline_parse(argc, argv);
