@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int buf_reserve(struct buf *b, size_t n)
+int buf_reserve_slow(struct buf *b, size_t n)
 {
     size_t need, cap;
     char *p;
@@ -24,15 +24,6 @@ int buf_reserve(struct buf *b, size_t n)
         return -1;
     b->data = p;
     b->cap = cap;
-    return 0;
-}
-
-int buf_append(struct buf *b, const void *p, size_t n)
-{
-    if (buf_reserve(b, n))
-        return -1;
-    memcpy(b->data + b->wpos, p, n);
-    b->wpos += n;
     return 0;
 }
 

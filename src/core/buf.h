@@ -15,10 +15,24 @@ struct buf {
                    * is now p - (shift - shift_then) (connection output references) */
 };
 
+/* buf_reserve when the room is not there yet: compact or grow. */
+int buf_reserve_slow(struct buf *b, size_t n);
+
 /* Make room for at least n more bytes after wpos. Returns 0, or -1 when out of memory. */
-int buf_reserve(struct buf *b, size_t n);
+static inline int buf_reserve(struct buf *b, size_t n)
+{
+    return b->cap - b->wpos >= n ? 0 : buf_reserve_slow(b, n);
+}
+
 /* Append n bytes. Returns 0 or -1 (out of memory). */
-int buf_append(struct buf *b, const void *p, size_t n);
+static inline int buf_append(struct buf *b, const void *p, size_t n)
+{
+    if (b->cap - b->wpos < n && buf_reserve_slow(b, n))
+        return -1;
+    memcpy(b->data + b->wpos, p, n);
+    b->wpos += n;
+    return 0;
+}
 /* Drop consumed bytes (move unread bytes to the front). */
 void buf_compact(struct buf *b);
 /* Append p[0..n) quoted as Redis quotes it (sdscatrepr: MONITOR, the Lua debugger): "...", with

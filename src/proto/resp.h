@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/buf.h"
 
 struct buf;
 
@@ -65,7 +66,10 @@ void resp_parser_deinit(struct resp_parser *rp);
 const char *resp_strerror(int status, char bad, char *tmp, size_t cap);
 
 /* Reply composition into b. Each returns 0 or -1 when out of memory. proto is 2 or 3. */
-int resp_add_raw(struct buf *b, const char *p, size_t n);
+static inline int resp_add_raw(struct buf *b, const char *p, size_t n)
+{
+    return buf_append(b, p, n);
+}
 int resp_add_status(struct buf *b, const char *s);
 int resp_add_error(struct buf *b, const char *msg); /* msg includes the code, e.g. "ERR x" */
 int resp_add_errorf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

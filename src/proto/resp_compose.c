@@ -6,11 +6,6 @@
 #include "core/util.h"
 #include "proto/resp.h"
 
-int resp_add_raw(struct buf *b, const char *p, size_t n)
-{
-    return buf_append(b, p, n);
-}
-
 static int add_prefixed(struct buf *b, char c, const char *s, size_t n)
 {
     char *w;
