@@ -512,7 +512,7 @@ void cmd_exec_snap_write(struct conn *c, const struct cmd *cmd)
         return;
     }
     arg_key(c, cmd->first, &k);
-    pthread_mutex_lock(&s->stripes[k.stripe].lock);
+    tc_lock(&s->stripes[k.stripe].lock);
     snap_before_one_key(s, cmd, &k);
     tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
     store_held = tl.bm;
@@ -521,7 +521,7 @@ void cmd_exec_snap_write(struct conn *c, const struct cmd *cmd)
     cmd_key_memo.p = NULL;
     store_held = NULL;
     tl.bm[k.stripe >> 6] = 0;
-    pthread_mutex_unlock(&s->stripes[k.stripe].lock);
+    tc_unlock(&s->stripes[k.stripe].lock);
 }
 
 void aof_exec(struct conn *c, const struct cmd *cmd)
@@ -564,7 +564,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
             return;
         }
         arg_key(c, cmd->first, &k);
-        pthread_mutex_lock(&s->stripes[k.stripe].lock);
+        tc_lock(&s->stripes[k.stripe].lock);
         snap_before_one_key(s, cmd, &k); /* a forkless snapshot keeps k's old value first */
         tl.bm[k.stripe >> 6] = 1ULL << (k.stripe & 63);
         store_held = tl.bm;
@@ -581,7 +581,7 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         tl.depth = 0;
         store_held = NULL;
         tl.bm[k.stripe >> 6] = 0;
-        pthread_mutex_unlock(&s->stripes[k.stripe].lock);
+        tc_unlock(&s->stripes[k.stripe].lock);
         return;
     }
     bm = key_stripes(c, cmd);

@@ -601,27 +601,20 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
     int64_t ran = util_mono_us();
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct rdb_copy cp;
-        struct timespec ts;
         int r, have = 0;
         /* the stripe may be held by a thread that waits for this one to stop (FLUSHALL
          * inside EXEC kills a running save): wait in slices, looking at abort */
         do {
             if (atomic_load_explicit(&e->abort, memory_order_relaxed))
                 goto out;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 20 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
-            r = pthread_mutex_timedlock(&s->stripes[i].lock, &ts);
-        } while (r == ETIMEDOUT || r == EINTR);
+            r = tc_lock_timed(&s->stripes[i].lock, 20);
+        } while (r == ETIMEDOUT);
         if (r)
             goto out;
         struct shadow *sh = NULL;
         if (!e->dumped[i])
             have = copy_stripe(e, i, 1, &cp, &sh) == 0;
-        pthread_mutex_unlock(&s->stripes[i].lock);
+        tc_unlock(&s->stripes[i].lock);
         if (have)
             pace(&ran); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);

@@ -38,7 +38,7 @@ struct store *store_create(uint32_t nstripes, int ndb)
     memset(s->stripes, 0, sizeof(struct stripe) * nstripes);
     for (uint32_t i = 0; i < nstripes; i++) {
         struct stripe *st = &s->stripes[i];
-        pthread_mutex_init(&st->lock, NULL);
+        atomic_init(&st->lock.v, 0);
         st->db = calloc((size_t)ndb, sizeof(struct ht));
         if (!st->db)
             goto out_free_stripes;
@@ -72,7 +72,6 @@ void store_destroy(struct store **sp)
         for (int d = 0; d < s->ndb; d++)
             ht_deinit(&s->stripes[i].db[d]);
         free(s->stripes[i].db);
-        pthread_mutex_destroy(&s->stripes[i].lock);
     }
     free(s->stripes);
     free(s->all);
@@ -102,7 +101,7 @@ static void lock_bitmap(struct store *s, const uint64_t *bm)
     for (;;) {
         uint32_t failed = UINT32_MAX;
         if (waited != UINT32_MAX)
-            pthread_mutex_lock(&s->stripes[waited].lock);
+            tc_lock(&s->stripes[waited].lock);
         for (uint32_t w = 0; w < words && failed == UINT32_MAX; w++) {
             uint64_t b = bm[w];
             while (b) {
@@ -110,7 +109,7 @@ static void lock_bitmap(struct store *s, const uint64_t *bm)
                 b &= b - 1;
                 if (i == waited || store_is_held(i))
                     continue;
-                if (pthread_mutex_trylock(&s->stripes[i].lock)) {
+                if (tc_trylock(&s->stripes[i].lock)) {
                     failed = i;
                     break;
                 }
@@ -137,11 +136,11 @@ static void lock_bitmap(struct store *s, const uint64_t *bm)
                 uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(b);
                 b &= b - 1;
                 if (i != waited && !store_is_held(i))
-                    pthread_mutex_unlock(&s->stripes[i].lock);
+                    tc_unlock(&s->stripes[i].lock);
             }
         }
         if (waited != UINT32_MAX)
-            pthread_mutex_unlock(&s->stripes[waited].lock);
+            tc_unlock(&s->stripes[waited].lock);
         waited = failed;
     }
 }
@@ -240,9 +239,9 @@ void store_prefetch(struct store *s, const struct skey *keys, int n)
         ht_prefetch_slot(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
     for (int i = 0; i < n; i++) {
         /* the lock alone, without a snapshot's copy-before-write: nothing changes here */
-        pthread_mutex_lock(&s->stripes[keys[i].stripe].lock);
+        tc_lock(&s->stripes[keys[i].stripe].lock);
         ht_prefetch(&s->stripes[keys[i].stripe].db[keys[i].db], keys[i].hash);
-        pthread_mutex_unlock(&s->stripes[keys[i].stripe].lock);
+        tc_unlock(&s->stripes[keys[i].stripe].lock);
     }
 }
 
@@ -732,7 +731,7 @@ void store_release_set(struct store *s, const uint64_t *bm)
     for (uint32_t w = 0; w < BITMAP_WORDS(s); w++) {
         uint64_t b = bm[w];
         while (b) {
-            pthread_mutex_unlock(&s->stripes[w * 64 + (uint32_t)__builtin_ctzll(b)].lock);
+            tc_unlock(&s->stripes[w * 64 + (uint32_t)__builtin_ctzll(b)].lock);
             b &= b - 1;
         }
     }

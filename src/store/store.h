@@ -11,12 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/lock.h"
 #include "core/util.h"
 #include "store/ht.h"
 #include "store/item.h"
 
 struct stripe {
-    pthread_mutex_t lock;
+    struct tc_lock lock;
     struct ht *db;      /* one table per database */
     int64_t mem;        /* bytes of items, values and tables held */
     uint64_t cas;       /* last CAS value handed out in this stripe */
@@ -162,14 +163,14 @@ static inline void store_lock(struct store *s, uint32_t stripe)
 {
     if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
         return;
-    pthread_mutex_lock(&s->stripes[stripe].lock);
+    tc_lock(&s->stripes[stripe].lock);
     store_snap_check(s, stripe);
 }
 
 /* Take a stripe only if it is free: 0 when taken (the caller marks it held), else busy. */
 static inline int store_trylock(struct store *s, uint32_t stripe)
 {
-    int r = pthread_mutex_trylock(&s->stripes[stripe].lock);
+    int r = tc_trylock(&s->stripes[stripe].lock);
     if (r == 0)
         store_snap_check(s, stripe);
     return r;
@@ -179,7 +180,7 @@ static inline void store_unlock(struct store *s, uint32_t stripe)
 {
     if (TC_UNLIKELY(store_held != NULL) && store_is_held(stripe))
         return;
-    pthread_mutex_unlock(&s->stripes[stripe].lock);
+    tc_unlock(&s->stripes[stripe].lock);
 }
 
 /* Lock the stripes set in bitmap (nstripes bits), then mark them held by this thread;

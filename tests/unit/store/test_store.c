@@ -577,9 +577,9 @@ static void test_cas(void)
 
 static int trylocked(struct store *s, uint32_t stripe)
 {
-    int r = pthread_mutex_trylock(&s->stripes[stripe].lock);
+    int r = tc_trylock(&s->stripes[stripe].lock);
     if (r == 0)
-        pthread_mutex_unlock(&s->stripes[stripe].lock);
+        tc_unlock(&s->stripes[stripe].lock);
     return r == EBUSY;
 }
 
