@@ -9,8 +9,6 @@ int buf_reserve_slow(struct buf *b, size_t n)
     size_t need, cap;
     char *p;
 
-    if (b->cap - b->wpos >= n)
-        return 0;
     if (b->rpos > 0 && b->cap - (b->wpos - b->rpos) >= n && b->rpos >= b->cap / 2) {
         buf_compact(b);
         return 0;

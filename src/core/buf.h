@@ -27,7 +27,7 @@ static inline int buf_reserve(struct buf *b, size_t n)
 /* Append n bytes. Returns 0 or -1 (out of memory). */
 static inline int buf_append(struct buf *b, const void *p, size_t n)
 {
-    if (b->cap - b->wpos < n && buf_reserve_slow(b, n))
+    if (buf_reserve(b, n))
         return -1;
     memcpy(b->data + b->wpos, p, n);
     b->wpos += n;

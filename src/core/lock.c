@@ -2,6 +2,7 @@
  * possible sleepers; a sleeper marks the lock 2 before it sleeps, so the holder's release
  * sees 2 and wakes one). */
 #include "core/lock.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -28,28 +29,15 @@ void tc_lock_slow(struct tc_lock *l)
 
 int tc_lock_timed(struct tc_lock *l, int ms)
 {
-    struct timespec end, now, left;
-
     if (tc_trylock(l) == 0)
         return 0;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += ms / 1000;
-    end.tv_nsec += (long)(ms % 1000) * 1000000;
-    if (end.tv_nsec >= 1000000000) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000;
-    }
+    int64_t end = util_mono_ns() + (int64_t)ms * 1000000;
     while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        left.tv_sec = end.tv_sec - now.tv_sec;
-        left.tv_nsec = end.tv_nsec - now.tv_nsec;
-        if (left.tv_nsec < 0) {
-            left.tv_sec--;
-            left.tv_nsec += 1000000000;
-        }
-        if (left.tv_sec < 0)
+        int64_t left = end - util_mono_ns();
+        if (left <= 0)
             return ETIMEDOUT; /* the 2 left behind costs the holder one needless wake */
-        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, &left, NULL, 0);
+        struct timespec ts = {left / 1000000000, left % 1000000000};
+        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, &ts, NULL, 0);
     }
     return 0;
 }

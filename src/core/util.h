@@ -82,8 +82,9 @@ int util_glob_match(const char *pat, size_t plen, const char *s, size_t slen, in
 /* Wall clock in milliseconds / microseconds since the epoch. */
 int64_t util_now_ms(void);
 int64_t util_now_us(void);
-/* Monotonic clock in microseconds. */
+/* Monotonic clock in microseconds / nanoseconds. */
 int64_t util_mono_us(void);
+int64_t util_mono_ns(void);
 
 /* A cheap clock for timing commands (commandstats, slowlog, latency): the processor's
  * time-stamp counter where the kernel keeps time with it too (an invariant TSC, clocksource

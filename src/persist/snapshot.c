@@ -609,8 +609,6 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
                 goto out;
             r = tc_lock_timed(&s->stripes[i].lock, 20);
         } while (r == ETIMEDOUT);
-        if (r)
-            goto out;
         struct shadow *sh = NULL;
         if (!e->dumped[i])
             have = copy_stripe(e, i, 1, &cp, &sh) == 0;

@@ -6,7 +6,6 @@
 #ifndef TC_STORE_H
 #define TC_STORE_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
