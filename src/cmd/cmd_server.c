@@ -333,7 +333,9 @@ static void shutdown_command(struct conn *c)
     }
     log_warn("User requested shutdown...");
     /* saved here so that a failure can be answered, as Redis does (FORCE exits anyway) */
+    repl_quiesce(1);
     if (persist_shutdown(save, nosave) && !force) {
+        repl_quiesce(0);
         reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }

@@ -62,6 +62,10 @@ int repl_refuse(struct conn *c, const struct cmd *cmd);
 void repl_before_sleep(struct worker *w);
 /* Worker 0's timer: start and reap full syncs, PINGs, timeouts, the backlog's TTL. */
 void repl_tick(int64_t now_ms);
+/* SHUTDOWN's final save is the stream's last point: 1 stops repl_tick (no PING, no replica
+ * brought online) so the offset saved is the one the replicas hold; 0 when the shutdown
+ * failed and the server goes on. */
+void repl_quiesce(int on);
 /* After CONFIG SET or a role change: whether cmd_call must ask repl_refuse. */
 void repl_update_gate(void);
 /* A replica's connection closed (cmd_resp_close). */

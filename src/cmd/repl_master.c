@@ -865,11 +865,18 @@ void repl_sync_shutdown(void)
     pthread_mutex_unlock(&R.sync_lock);
 }
 
+static _Atomic int quiesced;
+
+void repl_quiesce(int on)
+{
+    atomic_store(&quiesced, on);
+}
+
 void repl_tick(int64_t now)
 {
     static int64_t last_ping;
 
-    if (!atomic_load_explicit(&repl_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&repl_on, memory_order_relaxed) || atomic_load(&quiesced))
         return;
     repl_failover_tick(now);
     pthread_mutex_lock(&R.sync_lock);
