@@ -444,6 +444,8 @@ struct ahead {
     int argc[AHEAD_CMDS];
     int first[AHEAD_CMDS]; /* index of the command's first argument in a */
     size_t used[AHEAD_CMDS];
+    signed char kx[AHEAD_CMDS]; /* index in key of the command's first key, -1 for none */
+    struct skey key[AHEAD_CMDS]; /* hashed once here, for the prefetch and the command */
     const struct cmd *last; /* the entry of the last name looked up (streams repeat one) */
     char last_name[16];
     size_t last_len;
@@ -455,7 +457,6 @@ static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, si
 {
     struct conn *c = ctx;
     struct store *s = conn_store(c);
-    struct skey keys[AHEAD_CMDS];
     int nk = 0, db = c->db, base = 0;
 
     h->n = h->next = 0;
@@ -474,6 +475,7 @@ static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, si
         h->argc[h->n] = argc;
         h->first[h->n] = base;
         h->used[h->n] = used;
+        h->kx[h->n] = -1;
         h->n++;
         pos += used;
         base += argc;
@@ -496,10 +498,11 @@ static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, si
                 db = (int)v;
             continue;
         }
-        store_key(s, &keys[nk++], db, av[cmd->first], al[cmd->first]);
+        h->kx[h->n - 1] = (signed char)nk;
+        store_key(s, &h->key[nk++], db, av[cmd->first], al[cmd->first]);
     }
     if (nk > 1)
-        store_prefetch(s, keys, nk);
+        store_prefetch(s, h->key, nk);
 }
 
 static void stream_loop(int fd, uint64_t gen, void *ctx)
@@ -563,7 +566,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         ah.n = ah.next = 0; /* the buffer moved: nothing parsed ahead is valid */
         pthread_mutex_lock(&L.apply);
         for (;;) {
-            int argc = 0, rc = 1;
+            int argc = 0, rc = 1, kx = -1;
             size_t used = 0;
             const char **argv = NULL;
             const size_t *lens = NULL;
@@ -578,6 +581,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 argv = ah.a.argv + ah.first[ah.next];
                 lens = ah.a.lens + ah.first[ah.next];
                 used = ah.used[ah.next];
+                kx = ah.kx[ah.next];
                 ah.next++;
             }
             if (rc == 0)
@@ -598,7 +602,10 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 /* an unknown command: Redis's replica answers the primary an error it
                  * discards; the stream goes on */
                 repl_applying = 1;
+                if (kx >= 0)
+                    cmd_key_memo = ah.key[kx]; /* arg_key takes it when db and bytes match */
                 cmd_aof_replay_batch(ctx, argc, argv, lens, now_ms, &clk);
+                cmd_key_memo.p = NULL;
                 repl_applying = 0;
             }
             b.pos += used;
