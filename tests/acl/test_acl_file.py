@@ -3,6 +3,7 @@ acl-pubsub-default against redis-server 7.0: the same users, file contents and e
 (file paths differ between the two servers and are replaced by FILE)."""
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -25,6 +26,8 @@ def pair():
     yield [(tc, files[0]), (rs, files[1])]
     tc.stop()
     rs.stop()
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def both(pair, content, *cmds):

@@ -5,6 +5,7 @@ a key outside them is answered CLIENT_ERROR access denied and logged in ACL LOG 
 A login of the auth file alone is not restricted."""
 
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -30,6 +31,7 @@ def srv():
     s = tcharness.start_fresh(make, 2)
     yield s
     s.stop()
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def talk(port, data, wait=0.2):
@@ -163,3 +165,4 @@ def test_sasl_plain_login_of_acl_user():
         assert bin_statuses(got) == [0x20]
     finally:
         srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
