@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include "core/buf.h"
 
-
 enum resp_status {
     RESP_OK = 0,         /* a full command (argc may be 0 for an empty line / *0) */
     RESP_NEED_MORE = 1,  /* feed more bytes */
