@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static int log_level = LOG_NOTICE; /* atomic: CONFIG SET loglevel runs on any worker */
-static int log_fd = 2;
+static int log_fd = 1; /* stdout, as redis-server with logfile "" */
 static const char *names[] = {"debug", "verbose", "notice", "warning"};
 static const char marks[] = {'.', '-', '*', '#'};
 
@@ -27,6 +27,12 @@ int log_setup(int level, const char *path)
         log_fd = fd;
     }
     return 0;
+}
+
+void log_to_stderr(void)
+{
+    if (log_fd <= 2)
+        log_fd = 2;
 }
 
 int log_level_parse(const char *s)

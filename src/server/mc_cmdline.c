@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/log.h"
 #include "mc/mc_cmd.h"
 
 #define EX_USAGE_ 64 /* sysexits.h EX_USAGE, memcached's status for bad sizes */
@@ -194,6 +195,7 @@ int mc_cmdline_parse(int argc, char **argv)
     if (!mav)
         return 1;
     mc_cfg.memcached_cmdline = 1;
+    log_to_stderr();
     cfg.port = 0;            /* the Redis port: only with an explicit --port */
     cfg.maxclients = 1024;   /* memcached's defaults */
     cfg.threads = 4;
