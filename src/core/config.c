@@ -433,6 +433,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         len += w;
     }
     v = joined;
+    if (s->ptr == &cfg.memcache_port)
+        cfg.memcache_port_given = 1;
     switch (s->type) {
     case C_INT:
     case C_LL:

@@ -21,6 +21,7 @@ enum maxmem_policy {
 struct config {
     int port;               /* RESP TCP port, 0 = off */
     int memcache_port;      /* memcached TCP port, 0 = off */
+    int memcache_port_given; /* memcache-port was set at start-up (else a busy 11211 is skipped) */
     char bind[256];         /* space-separated addresses */
     char unixsocket[256];   /* RESP unix socket path or "" */
     int unixsocketperm;

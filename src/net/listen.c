@@ -133,6 +133,11 @@ int srv_listen(struct srv *srv)
             if (fd < 0) {
                 if (a[0] == '-')
                     continue;
+                if (srv->proto[p].port_optional && !tls) {
+                    log_warn("Could not listen on %s:%d (%s): that protocol is off. Set its "
+                             "port explicitly to make this an error.", bindaddr, port, why);
+                    break;
+                }
                 log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
                          port, why);
                 return -1;

@@ -34,6 +34,7 @@ struct srv_proto {
     int tls_port;           /* TLS TCP port, listened on at every bind address; 0: none */
     int udp_port;           /* UDP port (datagrams framed as memcached's, udp.c); 0: none */
     int unix_socket;        /* 1: cfg.unixsocket speaks this protocol (one protocol at most) */
+    int port_optional;      /* 1: a port already in use is logged and skipped, not fatal */
     const char *full_reply; /* written to a client refused at maxclients before closing it */
     /* a new connection: set up protocol state (and the CONN_OUT_LIMIT/CONN_PAUSE_AT_LIMIT
      * flags); NULL: none */

@@ -293,6 +293,9 @@ int main(int argc, char **argv)
         .tls_port = cfg.tls_memcache_port,
         .udp_port = mc_cfg.udp_port,
         .unix_socket = mc_cfg.memcached_cmdline,
+        /* started as a Redis server with no memcache-port of its own (redis-server's config
+         * files, several servers on one machine): a busy default port only turns it off */
+        .port_optional = !cfg.memcache_port_given && !mc_cfg.memcached_cmdline,
         .full_reply = "ERROR Too many open connections\r\n",
         .on_open = mc_cmd_open,
         .on_input = mc_cmd_input,
