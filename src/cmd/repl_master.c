@@ -110,6 +110,7 @@ static struct {
     pthread_mutex_t sync_lock;
     struct snapshot sn;
     uint64_t sn_off;
+    int sn_db;                /* the stream's database at sn_off (repl-stream-db) */
     char sn_replid[41];
     int sn_fds[MAX_REPLICAS];
     int sn_n;
@@ -300,6 +301,7 @@ uint64_t repl_feed(const char *recs, size_t n)
 void repl_feed_raw(const char *p, size_t n)
 {
     tc_lock(&R.lock);
+    R.stream_db = -1; /* the primary's bytes may SELECT: this server's own next write does */
     if (R.active) {
         chain_put(p, n);
         chain_trim();
@@ -343,6 +345,7 @@ void repl_set_id(const char *id, uint64_t off, int keep_old_as_second)
     }
     memcpy(R.replid, id, 40);
     R.replid[40] = 0;
+    R.stream_db = -1; /* a new history (a promotion): its first write SELECTs, as Redis */
     if (off != R.offset) {
         chain_free();
         R.offset = off;
@@ -689,6 +692,9 @@ static int sync_prepare(void *arg)
     tc_lock(&R.lock);
     R.sn_n = 0;
     R.sn_off = R.offset;
+    /* a replica passes its primary's stream on: the copy's replicas continue in the database
+     * its link is in (the caller holds the link between batches); a primary SELECTs next */
+    R.sn_db = atomic_load(&repl_is_replica) ? repl_link_db() : 0;
     memcpy(R.sn_replid, R.replid, 41);
     for (int i = 0; i < MAX_REPLICAS; i++)
         R.sn_fds[i] = -1;
@@ -721,10 +727,11 @@ static int sync_write(void *arg)
     const struct sync_job *sj = arg;
     int tmo = cfg.repl_timeout * 1000;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
-    char line[160], num[32];
+    char line[160], num[32], dbnum[16];
     int live = 0;
     snprintf(num, sizeof(num), "%llu", (unsigned long long)R.sn_off);
-    const char *aux[] = {"repl-stream-db", "0", "repl-id", R.sn_replid, "repl-offset", num,
+    snprintf(dbnum, sizeof(dbnum), "%d", R.sn_db);
+    const char *aux[] = {"repl-stream-db", dbnum, "repl-id", R.sn_replid, "repl-offset", num,
                          NULL};
 
     for (int i = 0; i < R.sn_n && R.sn_diskless; i++) {
@@ -747,7 +754,7 @@ static int sync_write(void *arg)
         /* disk mode: the file alone; the parent sends it through each connection */
         char path[2048];
         sync_file_path(path, sizeof(path));
-        if (rdb_save(repl_srv->store, path, &o, sj->now))
+        if (rdb_save_aux(repl_srv->store, path, &o, sj->now, aux))
             return 1;
         return 0;
     }
@@ -797,7 +804,14 @@ static void maybe_start_sync(int64_t now)
         .compress = cfg.rdbcompression,
         .now = sj.now,
     };
+    /* a replica: its link between two batches, so the copy and the offset it notes match
+     * (a batch is applied, then its bytes fed); busy now, the next tick tries again */
+    int link = atomic_load(&repl_is_replica);
+    if (link && !repl_link_quiet_begin())
+        return;
     int rc = snapshot_start(&R.sn, repl_srv->store, &job, NULL);
+    if (link)
+        repl_link_quiet_end();
     R.first_wait_ms = 0;
     if (rc == SNAPSHOT_OK) {
         log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets"

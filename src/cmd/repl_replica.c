@@ -66,8 +66,8 @@ static struct {
 } F;
 
 static _Atomic int link_threads; /* link threads running (the old one may still end) */
-static int link_db;       /* the stream's database after the last batch (under L.apply) */
-static int link_start_db; /* a new link's first database (the RDB's repl-stream-db) */
+static int link_db; /* the stream's database after the last batch (under L.apply); a new
+                     * link continues in it (set from the RDB's repl-stream-db at start) */
 
 static void set_state(int st)
 {
@@ -649,7 +649,6 @@ static void *link_main(void *arg)
         return NULL;
     }
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
-    ((struct conn *)ctx)->db = link_start_db;
     while (!stopped(a.gen)) {
         set_state(LS_CONNECT);
         log_notice("Connecting to MASTER %s:%d", a.host, a.port);
@@ -697,7 +696,8 @@ static void *link_main(void *arg)
                     log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
                     atomic_store(&repl_loading, 1);
                     repl_update_gate();
-                    int lrc = persist_load_replica(path, err, sizeof(err));
+                    int sdb = 0;
+                    int lrc = persist_load_replica(path, &sdb, err, sizeof(err));
                     atomic_store(&repl_loading, 0);
                     repl_update_gate();
                     if (lrc) {
@@ -710,8 +710,10 @@ static void *link_main(void *arg)
                         repl_set_id(id, off, 0);
                         repl_reset_backlog(off);
                         repl_drop_replicas(); /* sub-replicas resync from the new data */
-                        ((struct conn *)ctx)->db = 0;
-                        link_db = 0;
+                        /* the stream goes on in the database the copy was taken in (a
+                         * replica relaying its primary's stream sends no SELECT there) */
+                        ((struct conn *)ctx)->db = sdb;
+                        link_db = sdb;
                         pthread_mutex_lock(&L.lock);
                         L.read_off = off;
                         pthread_mutex_unlock(&L.lock);
@@ -725,6 +727,11 @@ static void *link_main(void *arg)
         } else if (rc == 0) {
             char myid[41];
             uint64_t myoff;
+            /* the stream continues where this server's left off, in its database (a new
+             * primary that was promoted SELECTs before its first write anyway) */
+            pthread_mutex_lock(&L.apply);
+            ((struct conn *)ctx)->db = link_db;
+            pthread_mutex_unlock(&L.apply);
             repl_get_id(myid, &myoff);
             if (strcmp(myid, id)) {
                 /* the primary was promoted: its old ID continues as our second one */
@@ -822,7 +829,6 @@ int repl_link_db(void)
 
 void repl_link_set_db(int db)
 {
-    link_start_db = db;
     link_db = db;
 }
 

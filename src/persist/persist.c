@@ -478,7 +478,7 @@ _Atomic int persist_keep_gone_hook;
 
 _Atomic int persist_loading;
 
-int persist_load_replica(const char *path, char *err, size_t cap)
+int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap)
 {
     struct store *s = persist_host.store;
     struct rdb_load_info info;
@@ -502,6 +502,7 @@ int persist_load_replica(const char *path, char *err, size_t cap)
     if (r == 0)
         log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
                    (unsigned long long)info.keys, (unsigned long long)info.expired);
+    *stream_db = r == 0 ? info.repl_stream_db : 0;
     return r ? -1 : 0;
 }
 
