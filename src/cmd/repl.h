@@ -55,6 +55,11 @@ uint64_t repl_feed(const char *recs, size_t n);
 uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size_t fn);
 /* Bytes exactly as received from the primary (the replica's link thread). */
 void repl_feed_raw(const char *p, size_t n);
+/* min-replicas-to-write: 1 when enough good replicas are attached (or it is off, or this is
+ * a replica) for a write, as Redis's checkGoodReplicasStatus; a script asks it before it
+ * writes. */
+int repl_good_replicas_ok(void);
+#define REPL_NOREPLICAS_TEXT "NOREPLICAS Not enough good replicas to write."
 /* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */
 int repl_refuse(struct conn *c, const struct cmd *cmd);
 /* Before a worker sleeps: send the stream to its replicas, wake the workers of the others,
@@ -139,6 +144,10 @@ void repl_random_id(char id[41]);
 void repl_link_info(struct buf *b);
 void repl_link_role(struct conn *c);
 int repl_link_up(void);
+/* CLIENT KILL of the link to the primary (Redis's master client): when the link is up and
+ * its peer address is addr and its own laddr (either "" for any), it is closed (the link
+ * reconnects and asks to continue, as Redis's replica does). 1 killed, 0 none. */
+int repl_link_kill(const char *addr, const char *laddr);
 /* The primary's address and link state for INFO/ROLE; replicaof_apply starts or stops the
  * link (host NULL: NO ONE). Returns 0, or 1 when already following host:port. */
 int repl_replicaof_apply(const char *host, int port);

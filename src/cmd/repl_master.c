@@ -85,6 +85,7 @@ struct rslave {
     int64_t soft_since_ms; /* over the soft output limit since */
     uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
                             * until the stream grows past this offset (as Redis checks on feed) */
+    int nl_due;            /* a newline is due (keep-alive of a replica waiting for its RDB) */
     int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
     int64_t file_pos, file_size;
 };
@@ -660,6 +661,15 @@ void repl_before_sleep(struct worker *w)
             todo[nt++] = s->c;
             continue;
         }
+        if (s->nl_due) {
+            /* waiting for its RDB: a newline keeps its link from timing out, as Redis */
+            s->nl_due = 0;
+            if ((s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless)) &&
+                !buf_append(&s->c->wbuf, "\n", 1)) {
+                todo[nt++] = s->c;
+                continue;
+            }
+        }
         if (s->state != RS_ONLINE)
             continue;
         pump_locked(s);
@@ -888,7 +898,7 @@ void repl_quiesce(int on)
 
 void repl_tick(int64_t now)
 {
-    static int64_t last_ping;
+    static int64_t last_ping, last_nl;
 
     if (!atomic_load_explicit(&repl_on, memory_order_relaxed) || atomic_load(&quiesced))
         return;
@@ -899,9 +909,16 @@ void repl_tick(int64_t now)
     pthread_mutex_unlock(&R.sync_lock);
 
     tc_lock(&R.lock);
-    int has = 0;
+    int has = 0, nl = now - last_nl >= 1000;
+    if (nl)
+        last_nl = now;
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
+        if (nl && (s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless))) {
+            s->nl_due = 1;
+            gen_bump_locked();
+            worker_wake(s->w);
+        }
         if (s->state != RS_ONLINE)
             continue;
         has = 1;
@@ -1202,6 +1219,18 @@ static int good_replicas(int64_t now)
     return n;
 }
 
+int repl_good_replicas_ok(void)
+{
+    if (!atomic_load_explicit(&repl_gate, memory_order_relaxed) ||
+        atomic_load_explicit(&repl_is_replica, memory_order_relaxed) ||
+        cfg.min_replicas_to_write <= 0 || cfg.min_replicas_max_lag <= 0)
+        return 1;
+    tc_lock(&R.lock);
+    int good = good_replicas(util_now_ms());
+    tc_unlock(&R.lock);
+    return good >= cfg.min_replicas_to_write;
+}
+
 int repl_refuse(struct conn *c, const struct cmd *cmd)
 {
     if (c->fd < 0 && c->udp == NULL)
@@ -1229,7 +1258,7 @@ int repl_refuse(struct conn *c, const struct cmd *cmd)
         int good = good_replicas(c->w->now_ms);
         tc_unlock(&R.lock);
         if (good < cfg.min_replicas_to_write) {
-            reply_error(c, "NOREPLICAS Not enough good replicas to write.");
+            reply_error(c, REPL_NOREPLICAS_TEXT);
             return 1;
         }
     }
