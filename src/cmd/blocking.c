@@ -595,8 +595,9 @@ void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 
     if (spec->try_fn(c))
         return;
-    if (store_held != NULL || tx_in_exec(c)) {
-        /* inside EXEC: never block */
+    if ((store_held != NULL && !prop_top_level()) || tx_in_exec(c)) {
+        /* inside EXEC or a script: never block (a command propagated with its stripes held
+         * by aof_exec does: it registers under them, so no push is missed) */
         if (spec->timeout_fn)
             spec->timeout_fn(c);
         else if (spec->multi_null_bulk)

@@ -65,6 +65,10 @@ void cmd_prop_end(struct conn *c);
 void cmd_propagate(struct conn *c, int argc, const struct slice *argv);
 void cmd_prop_none(struct conn *c);
 
+/* 1 while the running command is aof_exec's own, at the top (its stripes held for its
+ * records, not EXEC's or a script's): a blocking command may still block (block_until). */
+int prop_top_level(void);
+
 /* EXEC: called with the transaction's stripes held, around its commands; the commands it
  * logs are appended as one MULTI ... EXEC block. */
 void aof_tx_begin(struct conn *c);
