@@ -603,10 +603,8 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 b.pos = 0;
             }
             if (b.cap - b.n < 16384) {
-                if (nc > (size_t)cfg.client_query_buffer_limit + 65536) {
-                    log_warn("The primary's stream has a command too big; dropping the link");
-                    break;
-                }
+                /* no client-query-buffer-limit for the primary's stream, as Redis (each
+                 * argument is held to proto-max-bulk-len by the parse) */
                 char *np = realloc(b.p, nc);
                 if (!np)
                     break;
