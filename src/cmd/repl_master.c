@@ -86,6 +86,9 @@ struct rslave {
     uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
                             * until the stream grows past this offset (as Redis checks on feed) */
     int nl_due;            /* a newline is due (keep-alive of a replica waiting for its RDB) */
+    int wait_ack;          /* online after a diskless sync: the stream waits for its first
+                            * ACK (until then it reads the RDB to its end mark and would take
+                            * what follows for more of it), as Redis */
     int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
     int64_t file_pos, file_size;
 };
@@ -670,7 +673,7 @@ void repl_before_sleep(struct worker *w)
                 continue;
             }
         }
-        if (s->state != RS_ONLINE)
+        if (s->state != RS_ONLINE || s->wait_ack)
             continue;
         pump_locked(s);
         check_limits(s, w->now_ms);
@@ -867,6 +870,7 @@ static void reap_sync(int64_t now)
             atomic_fetch_add(&R.sending, 1);
         } else {
             s->state = RS_ONLINE;
+            s->wait_ack = 1;
             s->ack_ms = now;
             log_notice("Synchronization with replica %s:%d succeeded", s->ip, s->port);
         }
@@ -1001,6 +1005,10 @@ static void replconf_command(struct conn *c)
             if ((uint64_t)off > s->ack_off)
                 s->ack_off = (uint64_t)off;
             s->ack_ms = c->w->now_ms;
+            if (s->wait_ack && s->state == RS_ONLINE) {
+                s->wait_ack = 0; /* it loaded the RDB: the stream follows */
+                gen_bump_locked();
+            }
             tc_unlock(&R.lock);
             if (block_nclients() > 0)
                 block_wake_waiters(c->w->srv);
