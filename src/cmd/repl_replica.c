@@ -319,8 +319,7 @@ static int handshake(int fd, char id[41], uint64_t *off)
                      sizeof(line)))
             return -1;
         if (line[0] == '-') {
-            log_warn("Failover request was rejected by the target: %s", line + 1);
-            failover_end(0, "the target rejected it");
+            failover_end(0, "Failover target rejected psync request");
             return -1;
         }
     } else if (exchange(fd, 3,
@@ -338,6 +337,8 @@ static int handshake(int fd, char id[41], uint64_t *off)
         memcpy(id, nid, 41);
         *off = o;
         log_notice("Full resync from master: %s:%llu", id, o);
+        if (fo)
+            failover_end(1, NULL); /* not expected, but the target took over */
         return 1;
     }
     if (!strncmp(line, "+CONTINUE", 9)) {
@@ -1002,7 +1003,10 @@ static void failover_end(int ok, const char *why)
     if (ok) {
         log_notice("Failover target %s:%d accepted the failover.", F.host, F.port);
     } else {
-        log_warn("FAILOVER to %s:%d aborted: %s", F.host[0] ? F.host : "any", F.port, why);
+        if (F.host[0])
+            log_notice("FAILOVER to %s:%d aborted: %s", F.host, F.port, why);
+        else
+            log_notice("FAILOVER to any replica aborted: %s", why);
         if (was == FO_IN_PROGRESS && atomic_load(&repl_is_replica))
             promote(NULL); /* back to a primary */
     }
@@ -1038,10 +1042,11 @@ void repl_failover_tick(int64_t now)
         int ready = repl_caught_up(has_to ? host : NULL, tport, 0, ip, sizeof(ip), &port);
         if (!ready && deadline && now >= deadline) {
             if (!force) {
-                failover_end(0, "the replica did not catch up in time");
+                failover_end(0, "Replica never caught up before timeout");
                 return;
             }
             ready = 1; /* FORCE: the target, caught up or not */
+            log_notice("FAILOVER to %s:%d time out exceeded, failing over.", host, tport);
             snprintf(ip, sizeof(ip), "%s", host);
             port = tport;
         }
@@ -1055,7 +1060,8 @@ void repl_failover_tick(int64_t now)
         snprintf(F.host, sizeof(F.host), "%s", ip);
         F.port = port;
         pthread_mutex_unlock(&L.lock);
-        log_notice("Failover target %s:%d is synced, failing over.", ip, port);
+        if (!force || !deadline || now < deadline)
+            log_notice("Failover target %s:%d is synced, failing over.", ip, port);
         repl_replicaof_apply(ip, port);
     } else if (st == FO_IN_PROGRESS && now - started > (int64_t)cfg.repl_timeout * 1000) {
         failover_end(0, "the target did not answer in time");
@@ -1148,7 +1154,10 @@ static void failover_command(struct conn *c)
     F.deadline = tmo ? c->w->now_ms + ms : 0;
     failover_pause();
     pthread_mutex_unlock(&L.lock);
-    log_notice("FAILOVER requested to %s:%lld.", to ? host : "any", port);
+    if (to)
+        log_notice("FAILOVER requested to %s:%lld.", host, port);
+    else
+        log_notice("FAILOVER requested to any replica.");
     repl_ask_acks();
     reply_ok(c);
 }
