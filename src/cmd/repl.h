@@ -78,6 +78,9 @@ void repl_conn_closed(struct conn *c);
 /* INFO: "# Replication" and the sync_* counters of "# Stats". */
 void repl_info(struct buf *b);
 void repl_info_stats(struct buf *b);
+/* INFO memory: mem_replication_backlog, mem_total_replication_buffers (the blocks of the
+ * stream alive, shared by the backlog and every replica's output). */
+void repl_info_memory(struct buf *b);
 /* ROLE's reply. */
 void repl_role(struct conn *c);
 /* Replicas acknowledging at least c's last write (WAIT). */

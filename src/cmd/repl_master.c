@@ -46,6 +46,16 @@ struct rblock {
     char data[];
 };
 
+static _Atomic size_t blk_bytes; /* every block alive (INFO mem_total_replication_buffers) */
+
+static struct rblock *blk_new(size_t cap)
+{
+    struct rblock *b = malloc(sizeof(*b) + cap);
+    if (b)
+        atomic_fetch_add_explicit(&blk_bytes, sizeof(*b) + cap, memory_order_relaxed);
+    return b;
+}
+
 static void blk_ref(struct rblock *b)
 {
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
@@ -55,6 +65,7 @@ static void blk_unref(struct rblock *b)
 {
     while (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         struct rblock *n = b->next;
+        atomic_fetch_sub_explicit(&blk_bytes, sizeof(*b) + b->cap, memory_order_relaxed);
         free(b);
         b = n;
     }
@@ -169,7 +180,7 @@ static void chain_put_slow(const char *p, size_t n)
         struct rblock *t = R.tail;
         if (!t || t->len == t->cap) {
             size_t cap = BLOCK_SIZE;
-            struct rblock *b = malloc(sizeof(*b) + cap);
+            struct rblock *b = blk_new(cap);
             if (!b) {
                 log_warn("Replication: out of memory for the stream; replicas will resync");
                 R.offset += n; /* the offsets stay true: a replica behind this gap resyncs */
@@ -402,7 +413,7 @@ static struct rblock *block_at(uint64_t off)
 static struct rblock *tail_for_new(void)
 {
     if (!R.tail || R.tail->len == R.tail->cap) {
-        struct rblock *b = malloc(sizeof(*b) + BLOCK_SIZE);
+        struct rblock *b = blk_new(BLOCK_SIZE);
         if (!b)
             return NULL;
         atomic_init(&b->refs, 1);
@@ -827,6 +838,7 @@ static void maybe_start_sync(int64_t now)
         repl_link_quiet_end();
     R.first_wait_ms = 0;
     if (rc == SNAPSHOT_OK) {
+        atomic_store(&persist_repl_sync_running, 1);
         log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets"
                                                                         : "disk");
         return;
@@ -849,6 +861,7 @@ static void reap_sync(int64_t now)
 
     if (!R.sn.pid || !snapshot_reap(&R.sn, 0, &res))
         return;
+    atomic_store(&persist_repl_sync_running, 0);
     if (res.ok)
         log_notice("Background RDB transfer terminated with success");
     else
@@ -889,6 +902,7 @@ void repl_sync_shutdown(void)
     if (R.sn.pid) {
         snapshot_kill(&R.sn);
         snapshot_reap(&R.sn, 1, &res);
+        atomic_store(&persist_repl_sync_running, 0);
     }
     pthread_mutex_unlock(&R.sync_lock);
 }
@@ -1327,6 +1341,18 @@ void repl_info(struct buf *b)
       (unsigned long long)(R.active ? R.offset + 1 - R.backlog_first : 0));
     tc_unlock(&R.lock);
 #undef P
+}
+
+void repl_info_memory(struct buf *b)
+{
+    char line[160];
+    tc_lock(&R.lock);
+    unsigned long long hist = R.active ? R.offset + 1 - R.backlog_first : 0;
+    tc_unlock(&R.lock);
+    int k = snprintf(line, sizeof(line), "mem_replication_backlog:%llu\r\n"
+                     "mem_total_replication_buffers:%zu\r\n", hist,
+                     atomic_load_explicit(&blk_bytes, memory_order_relaxed));
+    buf_append(b, line, (size_t)k);
 }
 
 void repl_info_stats(struct buf *b)

@@ -113,6 +113,8 @@ static struct {
     int db;
 } loaded_repl;
 
+_Atomic int persist_repl_sync_running;
+
 int persist_loaded_repl(char id[41], unsigned long long *off, int *db)
 {
     if (!loaded_repl.has)
@@ -384,7 +386,8 @@ void persist_info(struct buf *b)
     P("current_save_keys_total:0\r\n");
     P("rdb_changes_since_last_save:%llu\r\n",
       (unsigned long long)(dirty_total() - ps.dirty_saved));
-    P("rdb_bgsave_in_progress:%d\r\n", ps.sn.pid ? 1 : 0);
+    P("rdb_bgsave_in_progress:%d\r\n",
+      ps.sn.pid || atomic_load(&persist_repl_sync_running) ? 1 : 0);
     P("rdb_last_save_time:%lld\r\n", (long long)ps.lastsave_s);
     P("rdb_last_bgsave_status:%s\r\n", ps.last_ok ? "ok" : "err");
     P("rdb_last_bgsave_time_sec:%lld\r\n", (long long)ps.last_bgsave_s);

@@ -54,6 +54,9 @@ void persist_setup(const struct persist_host *h);
 /* 1 when writes are refused with -MISCONF (last background save failed and
  * stop-writes-on-bgsave-error is set with save rules present). Read racily by workers. */
 extern _Atomic int persist_misconf;
+/* 1 while replication's full sync writes its RDB (set by src/cmd/repl_master.c): INFO's
+ * rdb_bgsave_in_progress counts it, as Redis's BGSAVE for SYNC. */
+extern _Atomic int persist_repl_sync_running;
 
 /* Start-up (main thread, before workers): load the AOF (appendonly yes and one exists) or
  * dir/dbfilename into the store, logging progress; with appendonly yes and no AOF yet,
