@@ -53,6 +53,12 @@ uint64_t repl_feed(const char *recs, size_t n);
 /* repl_feed, then (f not NULL) one command of database db as its fn RESP bytes f: the frame
  * a client sent, fed without a copy into a record first. */
 uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size_t fn);
+/* One command of no database to the stream alone (DEBUG REPLICATE): not applied here. */
+struct slice;
+void repl_feed_argv(int argc, const struct slice *argv);
+/* The replica's link applied a command that answered the error e (n bytes, no CRLF): logged
+ * as Redis's replica does ("== CRITICAL == ..."); name is the command's, NULL unknown. */
+void repl_applied_error(const char *name, const char *e, size_t n);
 /* Bytes exactly as received from the primary (the replica's link thread). */
 void repl_feed_raw(const char *p, size_t n);
 /* min-replicas-to-write: 1 when enough good replicas are attached (or it is off, or this is

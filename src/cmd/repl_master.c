@@ -100,6 +100,7 @@ struct rslave {
     int wait_ack;          /* online after a diskless sync: the stream waits for its first
                             * ACK (until then it reads the RDB to its end mark and would take
                             * what follows for more of it), as Redis */
+    int acked;             /* ... which came before its child was reaped */
     int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
     int64_t file_pos, file_size;
 };
@@ -327,6 +328,37 @@ void repl_feed_raw(const char *p, size_t n)
     gen_bump_locked();
     tl_fed = R.offset;
     tc_unlock(&R.lock);
+}
+
+void repl_feed_argv(int argc, const struct slice *argv)
+{
+    struct buf b = {0};
+    char h[32];
+
+    if (atomic_load(&repl_is_replica))
+        return; /* a replica sends on its primary's stream alone */
+    buf_append(&b, h, (size_t)snprintf(h, sizeof(h), "*%d\r\n", argc));
+    for (int i = 0; i < argc; i++) {
+        buf_append(&b, h, (size_t)snprintf(h, sizeof(h), "$%zu\r\n", argv[i].n));
+        buf_append(&b, argv[i].p, argv[i].n);
+        buf_append(&b, "\r\n", 2);
+    }
+    tc_lock(&R.lock);
+    if (R.active) {
+        chain_put(b.data + b.rpos, buf_len(&b));
+        chain_trim();
+        gen_bump_locked();
+        tl_fed = R.offset;
+    }
+    tc_unlock(&R.lock);
+    buf_deinit(&b);
+}
+
+void repl_applied_error(const char *name, const char *e, size_t n)
+{
+    log_warn("== CRITICAL == This replica is sending an error to its master: '%.*s' after "
+             "processing the command '%s'", (int)(n > 256 ? 256 : n), e,
+             name ? name : "<unknown>");
 }
 
 /* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */
@@ -883,7 +915,7 @@ static void reap_sync(int64_t now)
             atomic_fetch_add(&R.sending, 1);
         } else {
             s->state = RS_ONLINE;
-            s->wait_ack = 1;
+            s->wait_ack = !s->acked;
             s->ack_ms = now;
             log_notice("Synchronization with replica %s:%d succeeded", s->ip, s->port);
         }
@@ -1022,6 +1054,8 @@ static void replconf_command(struct conn *c)
             if (s->wait_ack && s->state == RS_ONLINE) {
                 s->wait_ack = 0; /* it loaded the RDB: the stream follows */
                 gen_bump_locked();
+            } else if (s->state == RS_WAIT_END) {
+                s->acked = 1; /* before the child was reaped: no need to wait for another */
             }
             tc_unlock(&R.lock);
             if (block_nclients() > 0)
