@@ -946,9 +946,12 @@ void repl_quiesce(int on)
     atomic_store(&quiesced, on);
 }
 
+static int64_t last_ping; /* PINGs every repl-ping-replica-period from the start, as Redis's
+                          * cron counts its loops: not at once when the first replica comes */
+
 void repl_tick(int64_t now)
 {
-    static int64_t last_ping, last_nl;
+    static int64_t last_nl;
 
     if (!atomic_load_explicit(&repl_on, memory_order_relaxed) || atomic_load(&quiesced))
         return;
@@ -1490,6 +1493,7 @@ void repl_setup(struct srv *srv)
     memset(R.replid2, '0', 40);
     R.replid2[40] = 0;
     R.no_slaves_since = util_now_ms();
+    last_ping = R.no_slaves_since;
     repl_update_gate(); /* min-replicas-to-write from the configuration */
 }
 
