@@ -952,6 +952,7 @@ int repl_replicaof_apply(const char *host, int port)
         repl_reset_backlog(off);
     atomic_store(&repl_is_replica, 1);
     repl_update_gate();
+    block_unblock_all_role_change(repl_srv); /* as Redis: nothing served from the stream */
     repl_drop_replicas();
     char val[300];
     snprintf(val, sizeof(val), "%s %d", host, port);
