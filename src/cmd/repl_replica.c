@@ -806,6 +806,9 @@ static void *link_main(void *arg)
                 /* the primary was promoted: its old ID continues as our second one */
                 repl_set_id(id, myoff, 1);
                 repl_drop_replicas();
+                /* their links are down before this one is up, as Redis closes them at once */
+                for (int i = 0; i < 50 && repl_online_replicas() > 0; i++)
+                    usleep(2000);
             }
             pthread_mutex_lock(&L.lock);
             L.read_off = myoff;
