@@ -96,7 +96,7 @@ echo "== tests/acl and tests/snapshot under ThreadSanitizer =="
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/snapshot
 unset TSAN_OPTIONS
-echo "== fuzzers (libFuzzer, 30 s per target) =="
+echo "== fuzzers (libFuzzer, 15 s per target; their corpora are replayed by ctest above) =="
 ./scripts/build.sh fuzz >/dev/null
-tests/fuzz/run.sh build-fuzz 30
+tests/fuzz/run.sh build-fuzz 15
 echo "ALL TESTS PASSED"

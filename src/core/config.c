@@ -975,7 +975,7 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
 
 static int load_file(const char *path, int depth, char *err, size_t errcap)
 {
-    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+    FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t linecap = 0;
     int lineno = 0, ret = 0;
@@ -994,8 +994,7 @@ static int load_file(const char *path, int depth, char *err, size_t errcap)
         }
     }
     free(line);
-    if (f != stdin)
-        fclose(f);
+    fclose(f);
     return ret;
 }
 
