@@ -357,6 +357,9 @@ def main():
     ap.add_argument("--no-rerun", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the run folders (logs)")
     ap.add_argument("--table", help="also write the per-unit table to this file")
+    ap.add_argument("--emit-expected", metavar="FILE",
+                    help="append every unexpected failure to FILE in expected-failures.txt's "
+                         "form (the reason: the failure's first line, to be edited)")
     args = ap.parse_args()
 
     src_root = suites_dir()
@@ -371,6 +374,21 @@ def main():
     suites = args.suite.split(",")
     wanted = args.units.split(",") if args.units else None
     rows, failures, t_start = [], [], time.time()
+    emitted = []
+
+    def emit(mode, unit, out, mc_rc=None):
+        if mode == "memcached":
+            emitted.append((mode, unit, "*", "fails (exit %s)" % mc_rc))
+            return
+        ok, failed, aborted = parse_redis(out)
+        listed = exp.get((mode, unit), {})
+        for name, detail in failed.items():
+            if name not in listed:
+                first = (detail.strip().splitlines() or ["?"])[0].strip()
+                emitted.append((mode, unit, name, first[:200]))
+        if aborted and "(aborted)" not in listed:
+            first = aborted.strip().splitlines()[0]
+            emitted.append((mode, unit, "(aborted)", re.sub(r"^\[\w+\]: ", "", first)[:200]))
 
     def report(mode, unit, verdict, counts, secs, problems, rerun=False):
         tag = "rerun " if rerun else ""
@@ -432,6 +450,7 @@ def main():
                 rows.append((mode, unit, verdict, counts))
                 if verdict == "fail":
                     failures.append((mode, unit))
+                    emit(mode, unit, results[unit][3])
             for e in ext:
                 e.stop()
         elif mode == "memcached":
@@ -449,10 +468,10 @@ def main():
                 for f, (out, rc, secs) in zip(files, pool.map(
                         lambda f: run_mc_file(tree, f, args.timeout), files)):
                     verdict, counts, problems = judge_mc(f, out, rc, exp)
-                    results[f] = (verdict, counts)
+                    results[f] = (verdict, counts, rc)
                     report(mode, f, verdict, counts, secs, problems)
             for f in files:
-                verdict, counts = results[f]
+                verdict, counts, rc = results[f]
                 if verdict == "fail" and not args.no_rerun and not args.reference:
                     out, rc, secs = run_mc_file(tree, f, args.timeout)
                     verdict, counts, problems = judge_mc(f, out, rc, exp)
@@ -460,6 +479,7 @@ def main():
                 rows.append((mode, f, verdict, counts))
                 if verdict == "fail":
                     failures.append((mode, f))
+                    emit(mode, f, "", rc)
 
     # summary
     print("\n== conformance summary (%s) ==" % ("reference servers" if args.reference
@@ -482,6 +502,10 @@ def main():
             for r in rows:
                 fh.write("%s\t%s\t%s\t%s\n" % (r[0], r[1], r[2],
                                               "\t".join(str(int(x)) for x in r[3])))
+    if args.emit_expected and emitted:
+        with open(args.emit_expected, "a") as fh:
+            for e in emitted:
+                fh.write("\t".join(x.replace("\t", " ") for x in e) + "\n")
     if args.write_reference:
         with open(REFERENCE, "w") as fh:
             fh.write("# passing tests per unit, Debian's redis-server 7.0.15 on this machine "
