@@ -67,7 +67,7 @@ static const char *const subopts[] = {
     "ssl_chain_cert", "ssl_key", "ssl_verify_mode", "ssl_keyformat", "ssl_ciphers",
     "ssl_ca_cert", "ssl_wbuf_size", "ssl_session_cache", "ssl_kernel_tls", "ssl_min_version",
     "drop_privileges", "no_drop_privileges", "lru_segmented", "no_lru_segmented", "temp_lru",
-    "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", NULL};
+    "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", "relaxed_privileges", NULL};
 
 static int ssl_enabled; /* -Z: the memcached TCP port speaks TLS */
 
