@@ -22,7 +22,8 @@ _Atomic int mc_verbosity;
 static _Atomic int64_t g_flush_at_ms; /* pending "flush_all <delay>" (0: none) */
 struct mc_settings mc_cfg = {
     .flush_enabled = 1, .cas_enabled = 1, .reqs_per_event = 20, .chunk_size = 48,
-    .umask = 0700, .lru_crawler = 1, .dump_enabled = 1, .watch_enabled = 1,
+    .umask = 0700, .lru_crawler = 1, .lru_maintainer = 1, .slab_reassign = 1,
+    .dump_enabled = 1, .watch_enabled = 1,
     .maxconns_fast = 1, .evictions = 1, .binding = "auto", .growth_factor = "1.25",
     .domain_socket = "NULL", .inter = "NULL",
 };
@@ -329,8 +330,10 @@ out:
 
 int mc_cmd_may_time_out(struct conn *c)
 {
-    (void)c;
-    return mc_cfg.idle_timeout > 0;
+    if (mc_cfg.idle_timeout <= 0)
+        return 0;
+    STAT_INC(mc_ws(c)->idle_kicks); /* the worker closes it now */
+    return 1;
 }
 
 void mc_cmd_open(struct conn *c)

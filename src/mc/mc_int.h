@@ -48,7 +48,7 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors)
+    X(auth_cmds) X(auth_errors) X(idle_kicks)
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {
@@ -163,6 +163,8 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
+/* 1 while the LRU crawler is on (-o lru_crawler, then lru_crawler enable/disable). */
+int mc_crawler_on(void);
 /* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
 #define MC_WATCH_FETCHERS 1u
 #define MC_WATCH_MUTATIONS 2u

@@ -221,21 +221,32 @@ static void stats_general(struct conn *c)
     STAT_U(c, "time_in_listen_disabled_us", 0);
     STAT_U(c, "threads", srv->nworkers);
     STAT_U(c, "conn_yields", 0);
+    if (mc_cfg.idle_timeout > 0) /* as memcached: only with -o idle_timeout */
+        STAT_U(c, "idle_kicks", t.idle_kicks);
     STAT_U(c, "hash_power_level", 0);
     STAT_U(c, "hash_bytes", 0);
     STAT_U(c, "hash_is_expanding", 0);
-    for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++)
+    for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++) {
+        /* as memcached: the crawler's and the maintainer's counters only while configured */
+        if ((!mc_crawler_on() && !strncmp(zeros1[i], "lru_crawler_", 12)) ||
+            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")))
+            continue;
         STAT_U(c, zeros1[i], 0);
+    }
     STAT_U(c, "bytes", st.mem > 0 ? st.mem : 0);
     STAT_U(c, "curr_items", store_dbsize(srv->store, MC_DB));
     STAT_U(c, "total_items", st.stored);
     STAT_U(c, "slab_global_page_pool", 0);
     STAT_U(c, "expired_unfetched", st.expired_unfetched);
     STAT_U(c, "evicted_unfetched", st.evicted_unfetched);
-    STAT_U(c, "evicted_active", 0);
+    if (mc_cfg.lru_maintainer)
+        STAT_U(c, "evicted_active", 0);
     STAT_U(c, "evictions", st.evicted);
-    for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++)
+    for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++) {
+        if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
+            continue;
         STAT_U(c, zeros2[i], 0);
+    }
     mc_out_line(c, "END");
 }
 
@@ -270,20 +281,20 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "item_size_max", cfg.item_size_max);
     stat_line(c, "maxconns_fast", "%s", mc_cfg.maxconns_fast ? "yes" : "no");
     STAT_U(c, "hashpower_init", mc_cfg.hashpower);
-    stat_line(c, "slab_reassign", "%s", "no");
+    stat_line(c, "slab_reassign", "%s", mc_cfg.slab_reassign ? "yes" : "no");
     STAT_U(c, "slab_automove", 0);
     stat_line(c, "slab_automove_ratio", "%s", "0.80");
     STAT_U(c, "slab_automove_window", 30);
     STAT_U(c, "slab_chunk_max",
            mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
-    stat_line(c, "lru_crawler", "%s", mc_cfg.lru_crawler ? "yes" : "no");
+    stat_line(c, "lru_crawler", "%s", mc_crawler_on() ? "yes" : "no");
     STAT_U(c, "lru_crawler_sleep", 100);
     STAT_U(c, "lru_crawler_tocrawl", 0);
     STAT_U(c, "tail_repair_time", 0);
     stat_line(c, "flush_enabled", "%s", mc_cfg.flush_enabled ? "yes" : "no");
     stat_line(c, "dump_enabled", "%s", mc_cfg.dump_enabled ? "yes" : "no");
     stat_line(c, "hash_algorithm", "%s", "xxh3");
-    stat_line(c, "lru_maintainer_thread", "%s", "no");
+    stat_line(c, "lru_maintainer_thread", "%s", mc_cfg.lru_maintainer ? "yes" : "no");
     stat_line(c, "lru_segmented", "%s", "no");
     STAT_U(c, "hot_lru_pct", 20);
     STAT_U(c, "warm_lru_pct", 40);
