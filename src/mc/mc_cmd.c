@@ -321,6 +321,13 @@ void mc_cmd_input(struct conn *c)
         notify_flush(c->w->idx);
     }
 out:
+    {
+        /* a complete line left unparsed: a storage command waiting for its data */
+        int nread = buf_len(&c->rbuf) > 0 &&
+                    memchr(c->rbuf.data + c->rbuf.rpos, '\n', buf_len(&c->rbuf)) != NULL;
+        if (nread != m->nread)
+            __atomic_store_n(&m->nread, (uint8_t)nread, __ATOMIC_RELAXED);
+    }
     if (TC_UNLIKELY(c->udp != NULL))
         memset(&m->p, 0, sizeof(m->p)); /* a datagram is whole: drop an incomplete request */
     if (c->rbuf.rpos == c->rbuf.wpos)

@@ -40,6 +40,8 @@ struct mc_conn {
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
     uint8_t watching; /* a "watch" log stream (mc_watch.c) */
+    uint8_t nread;    /* a storage command's line is in, its data not yet ("stats conns"
+                       * reads it racily from another worker) */
 };
 enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
 
