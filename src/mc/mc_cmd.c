@@ -171,8 +171,15 @@ static void execute(struct conn *c, struct mc_req *r)
         return;
     }
     if (TC_UNLIKELY(c->user != NULL) &&
-        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed) && acl_denied_keys(c, r))
-        return;
+        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed)) {
+        if (mc_acl_denied(c, r)) {
+            if (!r->noreply)
+                mc_out_line(c, "CLIENT_ERROR access denied");
+            return;
+        }
+        if (acl_denied_keys(c, r))
+            return;
+    }
     switch (r->cmd) {
     case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
         mc_get_command(c, r);

@@ -167,6 +167,10 @@ void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
 /* 1 while the LRU crawler is on (-o lru_crawler, then lru_crawler enable/disable). */
 int mc_crawler_on(void);
+/* A logged-in ACL user (mc_acl.c): 1 when r's Redis equivalent (stats: INFO, verbosity:
+ * CONFIG SET, stats cachedump: KEYS, me: OBJECT IDLETIME <key>, ...) is denied to c's user,
+ * the denial logged in ACL LOG; the caller answers. 0 for commands without one. */
+int mc_acl_denied(struct conn *c, const struct mc_req *r);
 /* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
 #define MC_WATCH_FETCHERS 1u
 #define MC_WATCH_MUTATIONS 2u
