@@ -55,6 +55,60 @@ static int math_randomseed(lua_State *L)
     return 0;
 }
 
+/* ---- unpack and bit.tohex without the overflows of Debian's Lua 5.1 and LuaBitOp ---- */
+
+/* unpack(t [, i [, j]]): the range computed in 64 bits (Lua 5.1.5's int arithmetic overflows,
+ * and the compiled check for it is gone: unpack({}, 0, 2^31-1) crashed the server). */
+static int safe_unpack(lua_State *L)
+{
+    long long i, e, n;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    i = luaL_optint(L, 2, 1);
+    e = lua_isnoneornil(L, 3) ? (long long)lua_objlen(L, 1) : luaL_checkint(L, 3);
+    if (i > e)
+        return 0;
+    n = e - i + 1;
+    if (n >= INT32_MAX || !lua_checkstack(L, (int)n))
+        return luaL_error(L, "too many results to unpack");
+    for (long long k = i; k <= e; k++)
+        lua_rawgeti(L, 1, (int)k);
+    return (int)n;
+}
+
+/* bit.tohex(x [, n]): n = INT_MIN negated overflowed LuaBitOp's buffer (Redis's fix: n is
+ * clamped to -8..8 first). */
+static uint32_t bit_arg(lua_State *L, int idx)
+{
+    /* LuaBitOp's conversion: rounded to an integer, modulo 2^32 */
+    union {
+        lua_Number n;
+        uint64_t b;
+    } bn;
+
+    bn.n = luaL_checknumber(L, idx) + 6755399441055744.0; /* 2^52 + 2^51 */
+    return (uint32_t)bn.b;
+}
+
+static int safe_tohex(lua_State *L)
+{
+    uint32_t b = bit_arg(L, 1);
+    long long n = lua_isnone(L, 2) ? 8 : (int32_t)bit_arg(L, 2);
+    const char *hexdigits = "0123456789abcdef";
+    char buf[8];
+
+    if (n < 0) {
+        n = n < -8 ? 8 : -n;
+        hexdigits = "0123456789ABCDEF";
+    } else if (n > 8) {
+        n = 8;
+    }
+    for (int k = (int)n; --k >= 0; b >>= 4)
+        buf[k] = hexdigits[b & 15];
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
 /* ---- read-only tables ---- */
 
 /* The real table behind the read-only proxy at idx pushed (1), or nothing (0). */
@@ -251,6 +305,15 @@ void script_sandbox(lua_State *L, int g)
     lua_setfield(L, -2, "random");
     lua_pushcfunction(L, math_randomseed);
     lua_setfield(L, -2, "randomseed");
+    lua_pop(L, 1);
+
+    lua_pushcfunction(L, safe_unpack);
+    lua_setfield(L, g, "unpack");
+    lua_getfield(L, g, "bit");
+    if (lua_istable(L, -1)) {
+        lua_pushcfunction(L, safe_tohex);
+        lua_setfield(L, -2, "tohex");
+    }
     lua_pop(L, 1);
 
     lua_newtable(L);

@@ -78,6 +78,14 @@ RETURNS = [
     "local t = redis.pcall('nosuch'); local n = 0; for k in pairs(t) do n = n + 1 end return n",
     "local n = 0; for k in pairs(_G) do n = n + 1 end; return n > 10",
     "return rawget(_G, 'redis') ~= nil",
+    # unpack's range and bit.tohex's width overflowed in Debian's Lua/LuaBitOp: the server died
+    "return {unpack({1,2,3}, -2, 2147483647)}", "return {unpack({1,2,3}, 0, 2147483647)}",
+    "return {unpack({1,2,3}, -2147483648, -2)}", "return {unpack({1,2,3}, -1, -2)}",
+    "return {unpack({1,2,3}, 1, -1)}", "return select('#', unpack({1,2,3}, -1, 5))",
+    "return select('#', unpack({1,2,3}, -2147483648, -2147483646))",
+    "return {unpack({1,2,3}, 2)}", "return bit.tohex(65535, -2147483648)",
+    "return bit.tohex(65535, 2147483647)", "return bit.tohex(-1, 3)", "return bit.tohex(255, -4)",
+    "return bit.tohex(2^40 + 17)", "return bit.tohex('x')",
 ]
 
 
