@@ -170,10 +170,10 @@ def run_redis_unit(tree, unit, mode, slot, timeout, ext_port=None):
     if mode == "redis-tls":
         cmd.append("--tls")
     if mode == "redis-external":
-        # the harness's own port (baseport - 32 ..): away from the 21000.. ranges of normal-mode
+        # the harness's own port (baseport - 32 .., and +10000): away from the 21000.. ranges of normal-mode
         # runs, which other runs on this machine may be using
         cmd += ["--host", "127.0.0.1", "--port", str(ext_port),
-                "--baseport", str(40032 + 64 * ((os.getpid() + slot) % 300))]
+                "--baseport", str(30032 + 64 * ((os.getpid() + slot) % 300))]
     t0 = time.time()
     out, rc = run_group(cmd, tree.dir, timeout + 120)
     return out, rc, time.time() - t0
