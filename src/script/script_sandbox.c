@@ -109,6 +109,72 @@ static int safe_tohex(lua_State *L)
     return 1;
 }
 
+/* ---- loadstring and load refuse precompiled chunks ---- */
+
+/* s (n bytes) compiled as loadstring(s, name) does, except that a binary chunk (it starts with
+ * ESC, Lua's bytecode signature) gets the error Redis's text-only parser gives: crafted
+ * bytecode can crash the VM. Pushes the function, or nil and the message. */
+static int load_text(lua_State *L, const char *p, size_t n, const char *name)
+{
+    if (n && p[0] == LUA_SIGNATURE[0]) {
+        /* the message of the text parser on a first char(27), in Lua's own chunk-name form */
+        luaL_loadbuffer(L, "\1", 1, name);
+        lua_pushnil(L);
+        luaL_gsub(L, lua_tostring(L, -2), "'char(1)'", "'char(27)'");
+        return 2;
+    }
+    if (luaL_loadbuffer(L, p, n, name)) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    return 1;
+}
+
+static int safe_loadstring(lua_State *L)
+{
+    size_t n;
+    const char *p = luaL_checklstring(L, 1, &n);
+
+    return load_text(L, p, n, luaL_optstring(L, 2, p));
+}
+
+/* load(reader [, name]): the pieces gathered, then compiled as loadstring */
+static int safe_load(lua_State *L)
+{
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_Buffer b;
+    size_t n;
+    const char *p;
+
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    luaL_buffinit(L, &b);
+    for (;;) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) {
+            lua_pop(L, 1);
+            luaL_pushresult(&b);
+            lua_pushnil(L);
+            lua_pushliteral(L, "reader function must return a string");
+            return 2;
+        }
+        if (lua_objlen(L, -1) == 0) {
+            lua_pop(L, 1);
+            break;
+        }
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    p = lua_tolstring(L, -1, &n);
+    return load_text(L, p, n, name);
+}
+
 /* ---- read-only tables ---- */
 
 /* The real table behind the read-only proxy at idx pushed (1), or nothing (0). */
@@ -307,6 +373,10 @@ void script_sandbox(lua_State *L, int g)
     lua_setfield(L, -2, "randomseed");
     lua_pop(L, 1);
 
+    lua_pushcfunction(L, safe_loadstring);
+    lua_setfield(L, g, "loadstring");
+    lua_pushcfunction(L, safe_load);
+    lua_setfield(L, g, "load");
     lua_pushcfunction(L, safe_unpack);
     lua_setfield(L, g, "unpack");
     lua_getfield(L, g, "bit");
