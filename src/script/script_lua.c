@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "cmd/acl.h"
 #include "cmd/propagate.h"
+#include "cmd/tracking.h"
 #include "persist/persist.h"
 #include "core/log.h"
 #include "script/script.h"
@@ -181,6 +182,24 @@ static int stop_error(lua_State *L, struct script_run *run)
     return raise_error(L, "Script killed by user with SCRIPT KILL...");
 }
 
+/* Serve the other clients of the script's worker once (worker_serve_busy); the command
+ * state of this thread that their commands overwrite is the script's again afterwards. */
+static void serve_busy(struct script_run *run)
+{
+    const struct cmd *saved_cmd = cmd_current;
+    unsigned long saved_mods = cmd_mods;
+    unsigned saved_errors = cmd_errors;
+    const char *saved_last = cmd_last_error;
+    uint64_t saved_writer = tracking_writer;
+
+    worker_serve_busy(run->caller->w, run->caller);
+    cmd_current = saved_cmd;
+    cmd_mods = saved_mods;
+    cmd_errors = saved_errors;
+    cmd_last_error = saved_last;
+    tracking_writer = saved_writer;
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     struct lstate *s = ls;
@@ -191,7 +210,15 @@ static void hook(lua_State *L, lua_Debug *ar)
         return;
     if (!run->stop && !run->restart) {
         int down = atomic_load_explicit(&s->fake.w->srv->shutdown, memory_order_relaxed) != 0;
-        if (script_busy_check(run, down)) {
+        int stop = script_busy_check(run, down);
+        if (!stop && run->busy && run->caller && run->caller->w) {
+            /* past the threshold: the worker's other clients are answered (-BUSY, or SCRIPT
+             * KILL / FUNCTION KILL / SHUTDOWN NOSAVE run) from here, as Redis does */
+            serve_busy(run);
+            down = atomic_load_explicit(&s->fake.w->srv->shutdown, memory_order_relaxed) != 0;
+            stop = script_busy_check(run, down);
+        }
+        if (stop) {
             /* SHUTDOWN NOSAVE: stop with no reply, the connection closes as in Redis */
             if (!down)
                 log_notice("Lua script killed by user with SCRIPT KILL.");
