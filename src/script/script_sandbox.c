@@ -291,6 +291,7 @@ static void make_ro(lua_State *L, int is_globals)
         lua_createtable(L, 0, 1);
         lua_pushcfunction(L, missing_global);
         lua_setfield(L, -2, "__index");
+        make_ro(L, 0); /* getmetatable(_G).__index = ... is refused too */
     } else {
         lua_pushboolean(L, 0);
     }
@@ -399,6 +400,17 @@ void script_sandbox(lua_State *L, int g)
         make_ro(L, 0);
         lua_setfield(L, g, libs[i]);
     }
+    /* getmetatable('') shows a read-only table whose __index is the read-only string */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_createtable(L, 0, 1);
+        lua_getfield(L, g, "string");
+        lua_setfield(L, -2, "__index");
+        make_ro(L, 0);
+        lua_setfield(L, -2, "__metatable");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     lua_pushcfunction(L, err_handler);
     lua_pushvalue(L, -1);
     lua_setfield(L, g, "__redis__err__handler"); /* a global in Redis too */
