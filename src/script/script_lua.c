@@ -290,7 +290,7 @@ static int redis_acl_check_cmd(lua_State *L)
         return lua_error(L);
     cmd = cmd_resolve(argc, s->argv, &container);
     if (!cmd)
-        return raise_error(L, "ERR Invalid command passed to redis.acl_check_cmd()");
+        return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
     if (u && !atomic_load_explicit(&u->allperm, memory_order_relaxed)) {
         struct conn *who = run->caller ? run->caller : &s->fake;
         struct acl_user *saved = who->user;
@@ -328,7 +328,8 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, "Unknown Redis command called from script", raise);
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return refuse(L, "Wrong number of args calling Redis command from script", raise);
-    if (cmd->flags & CMD_NOSCRIPT)
+    if ((cmd->flags & CMD_NOSCRIPT) &&
+        !atomic_load_explicit(&cmd_script_deny_off, memory_order_relaxed))
         return refuse(L, "This Redis command is not allowed from script", raise);
     if (TC_UNLIKELY(f->user != NULL) &&
         !atomic_load_explicit(&f->user->allperm, memory_order_relaxed)) {
