@@ -44,6 +44,8 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
 #define CONN_TLS_HS 0x2000        /* TLS handshake not finished (tls.c) */
 #define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
+#define CONN_IO_PENDING 0x8000    /* a batched read or send of this turn completed but its
+                                   * result is not applied yet (worker_serve_busy skips it) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)

@@ -200,7 +200,10 @@ def run_redis_unit(tree, unit, mode, slot, timeout, ext_port=None):
     if mode == "redis-tls":
         cmd.append("--tls")
     if mode == "redis-external":
-        cmd += ["--host", "127.0.0.1", "--port", str(ext_port)]
+        # the harness's own port (baseport - 32 .., and +10000): away from the 21000.. ranges of normal-mode
+        # runs, which other runs on this machine may be using
+        cmd += ["--host", "127.0.0.1", "--port", str(ext_port),
+                "--baseport", str(30032 + 64 * ((os.getpid() + slot) % 300))]
     t0 = time.time()
     with PortBlock() as pb:
         cmd += ["--baseport", str(pb.base), "--portcount", str(PORT_BLOCK)]
