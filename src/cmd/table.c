@@ -726,6 +726,12 @@ void cmd_resp_input(struct conn *c)
         call(c, &clk);
         c->frame = NULL;
         c->argc = 0;
+        if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
+            /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
+            log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "
+                     "output buffer limits.", (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_ASAP;
+        }
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;
