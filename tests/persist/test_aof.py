@@ -594,3 +594,19 @@ def test_getdel_getex_logged_as_redis_does(tc_factory, redis_factory, tmp_path):
         logs.append([n for n in _aof_commands(last_incr(srv)) if n not in ("SELECT", "MULTI", "EXEC")])
     assert logs[1] == ["SET", "DEL", "SET", "PEXPIREAT", "PERSIST"], logs
     assert logs[0] == logs[1]
+
+
+def test_getex_logged_as_redis(tc_factory):
+    """GETEX is logged as Redis propagates it: PEXPIREAT for a TTL, PERSIST, DEL for a time in
+    the past, nothing when it changed nothing (not as a SET of the whole value)."""
+    tc = tc_factory(*AOF)
+    r = tc.client()
+    r.set("gx", "value-of-gx")
+    r.getex("gx", ex=200)
+    r.getex("gx", persist=True)
+    r.getex("gx", persist=True)  # no TTL left: nothing to log
+    r.getex("gx")
+    r.getex("gx", pxat=1)
+    data = open(last_incr(tc), "rb").read().lower()
+    assert data.count(b"value-of-gx") == 1, data
+    assert b"pexpireat" in data and data.count(b"persist") == 1 and b"del\r\n" in data
