@@ -297,6 +297,21 @@ static inline int reply_unbounded_stop(struct conn *c)
     return (c->flags & CONN_CLOSE_ASAP) || buf_len(&c->wbuf) > (1u << 20) ? reply_unbounded_stop_slow(c)
                                                                           : 0;
 }
+/* A push (a subscription's confirmation) goes out even while CLIENT REPLY is OFF or SKIP, as
+ * Redis's CLIENT_PUSHING: its writes sit between reply_push_begin and reply_push_end, which
+ * keep them from the rewind that drops the command's other output. Owner thread only. */
+extern __thread struct conn *cmd_quiet_conn;
+void reply_push_keep(struct conn *c, int end);
+static inline void reply_push_begin(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 0);
+}
+static inline void reply_push_end(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 1);
+}
 #define reply_raw(c, s, n) reply_check((c), resp_add_raw(&(c)->wbuf, (s), (n)))
 #define reply_lit(c, s) reply_raw((c), (s), sizeof(s) - 1)
 #define reply_ok(c) reply_lit((c), "+OK\r\n")

@@ -374,19 +374,39 @@ static void reject(struct conn *c, const struct cmd *cmd, int exec_tx, const cha
 
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
-/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
- * (the CLIENT REPLY OFF / SKIP that turned replies off wrote nothing). */
+/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except its pushes
+ * (reply_push_begin/end) and CLIENT REPLY ON's +OK (the CLIENT REPLY OFF / SKIP that turned
+ * replies off wrote nothing): as Redis, whose reply helpers test the flags as they write.
+ * reply_mode 3: the one command SKIP covers is running. */
+__thread struct conn *cmd_quiet_conn;
+static __thread struct conn_mark quiet_mark;
+
+void reply_push_keep(struct conn *c, int end)
+{
+    if (end)
+        conn_output_mark(c, &quiet_mark); /* the push stays */
+    else
+        conn_output_rewind(c, &quiet_mark); /* what the command wrote before it goes */
+}
+
 static void call_quiet(struct conn *c, int64_t *clk)
 {
-    int before = c->reply_mode;
-    struct conn_mark m;
+    struct conn *outer = cmd_quiet_conn;
+    struct conn_mark saved = quiet_mark;
 
-    conn_output_mark(c, &m);
-    if (before == 2)
-        c->reply_mode = 0; /* SKIP covers one command */
+    conn_output_mark(c, &quiet_mark);
+    cmd_quiet_conn = c;
+    if (c->reply_mode == 2)
+        c->reply_mode = 3;
     call_inner(c, clk);
-    if (before == 2 || c->reply_mode != 0)
-        conn_output_rewind(c, &m);
+    if (c->reply_mode == 3) {
+        c->reply_mode = 0; /* SKIP covered this command */
+        conn_output_rewind(c, &quiet_mark);
+    } else if (c->reply_mode != 0) {
+        conn_output_rewind(c, &quiet_mark);
+    }
+    cmd_quiet_conn = outer;
+    quiet_mark = saved;
 }
 
 static void call(struct conn *c, int64_t *clk)
