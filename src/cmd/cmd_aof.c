@@ -139,7 +139,9 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
         return -1;
     }
     c->w->now_ms = util_now_ms();
+    store_no_expire = 1; /* nothing expires while loading (a later command may extend a TTL) */
     run_and_drop(c, &clk);
+    store_no_expire = 0;
     return 0;
 }
 
