@@ -32,6 +32,8 @@ extern _Atomic int aof_on;
 
 /* 1 while the AOF is replayed at start-up (other persistence hooks stay quiet). */
 int aof_loading(void);
+/* The name of the AOF file being replayed ("" when none): for the replay's log lines. */
+const char *aof_loading_name(void);
 
 /* Append records ([int32 db][uint32 len][RESP], aof.h) to the shared buffer and remember, for
  * this thread, that its next aof_before_sleep must write them. Any thread, with the stripes

@@ -37,6 +37,7 @@ struct rdb_load_info {
     char repl_id[41];
     unsigned long long repl_offset;
     int repl_stream_db; /* AUX repl-stream-db, 0 when absent */
+    uint64_t end_off;   /* bytes up to the end of the RDB (EOF and its checksum) */
 };
 
 /* Redis 7.0 functions, RDB_OPCODE_FUNCTION2 records (one library's code each) written before
@@ -116,6 +117,10 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
 /* Set around rdb_load by DEBUG RELOAD NOFLUSH (without MERGE): a key that exists fails the
  * load instead of being replaced. */
 extern int rdb_load_no_replace;
+/* Set around rdb_load for an AOF file in RDB format (a base, or an old-style AOF's preamble):
+ * the checksum is the one after EOF (commands may follow: info->end_off says where), and keys
+ * whose TTL passed are loaded all the same, as Redis loads an AOF. */
+extern int rdb_load_preamble;
 
 /* ---- one value: DUMP / RESTORE payloads ----
  * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version

@@ -38,6 +38,7 @@ struct mcmeta {
 };
 
 int rdb_load_no_replace;
+int rdb_load_preamble;
 
 /* -1: out of memory (it is released); -2: the key exists and rdb_load_no_replace is set. */
 static int put_key(struct store *s, int db, const struct rstr *key, int type, const char *v,
@@ -818,7 +819,7 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
     }
     /* the trailer: CRC64 of everything before it, 0 when the writer had rdbchecksum off */
-    if (info->version >= 5 && st.st_size >= 9 + 9) {
+    if (info->version >= 5 && st.st_size >= 9 + 9 && !rdb_load_preamble) {
         const unsigned char *t = r.end - 8;
         uint64_t want = 0;
         for (int i = 7; i >= 0; i--)
@@ -840,6 +841,23 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             break;
         if (t == OP_EOF) {
             rc = 0;
+            if (rdb_load_preamble && info->version >= 5) {
+                /* an AOF's RDB part: its checksum follows EOF, the AOF's commands after it */
+                const unsigned char *base = map;
+                uint64_t want = 0;
+                if (r.end - r.p < 8) {
+                    rc = -1;
+                    break;
+                }
+                for (int i = 7; i >= 0; i--)
+                    want = (want << 8) | r.p[i];
+                if (want != 0 && crc64(0, base, (size_t)(r.p - base)) != want) {
+                    snprintf(err, errcap, "Wrong RDB checksum. Aborting now.");
+                    goto out_unmap;
+                }
+                r.p += 8;
+            }
+            info->end_off = (uint64_t)(r.p - (const unsigned char *)map);
             break;
         }
         if (t == OP_EXPIRETIME_MS) {
@@ -968,7 +986,7 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             rstr_free(&key);
             break;
         }
-        if (exp && exp <= now) {
+        if (exp && exp <= now && !rdb_load_preamble) {
             info->expired++;
             rdb_free_value(otype, ptr);
         } else if (otype != OBJ_STRING && !ptr) {
