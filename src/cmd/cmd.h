@@ -204,6 +204,9 @@ void cmd_register(struct cmd *cmds, int n);
 const struct cmd *cmd_lookup_internal(const char *name, size_t len);
 /* A top-level command by name (any case), or NULL. */
 const struct cmd *cmd_lookup(const char *name, size_t len);
+/* rename-command: the command named `from` is named `to` from now on ("": it has no name, no
+ * client can call it). At start-up, before the workers run. 0, or -1 with Redis's message. */
+int cmd_rename(const char *from, const char *to, char *err, size_t errcap);
 /* The entry that runs argv: the command, or its subcommand's entry when it is a container
  * and argc > 1. NULL with *container set when argv[1] names no subcommand of it. */
 const struct cmd *cmd_resolve(int argc, const struct slice *argv, const struct cmd **container);

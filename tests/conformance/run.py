@@ -24,6 +24,7 @@ the run too: it must leave the list.
 """
 import argparse
 import concurrent.futures as cf
+import fcntl
 import os
 import re
 import shutil
@@ -150,29 +151,63 @@ def parse_redis(out):
 
 
 class Slots:
-    """Disjoint port ranges for harnesses running at once."""
+    """Tree copies for harnesses running at once."""
 
     def __init__(self, n):
         self.free = list(range(n))
+        self.lock = __import__("threading").Lock()
 
     def take(self):
-        return self.free.pop()
+        with self.lock:
+            return self.free.pop()
 
     def give(self, s):
-        self.free.append(s)
+        with self.lock:
+            self.free.append(s)
+
+
+PORT_BLOCK, PORT_LO, PORT_HI = 500, 10000, 32000  # below the kernel's ephemeral ports
+
+
+class PortBlock:
+    """A block of ports no other run on this machine uses meanwhile (an flock per block, so
+    runs started by different people or CI jobs at once do not collide)."""
+
+    def __enter__(self):
+        d = os.path.join(tempfile.gettempdir(), "tc-conformance-ports")
+        os.makedirs(d, exist_ok=True)
+        blocks = list(range(PORT_LO, PORT_HI, PORT_BLOCK))
+        __import__("random").shuffle(blocks)
+        while True:
+            for b in blocks:
+                fh = open(os.path.join(d, "%d.lock" % b), "w")
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    fh.close()
+                    continue
+                self.fh, self.base = fh, b
+                return self
+            time.sleep(1)
+
+    def __exit__(self, *a):
+        self.fh.close()
 
 
 def run_redis_unit(tree, unit, mode, slot, timeout, ext_port=None):
     cmd = ["tclsh", "tests/test_helper.tcl", "--single", unit, "--clients", "1",
            "--timeout", str(timeout), "--dont-clean"]
-    if mode in ("redis", "redis-tls"):
-        cmd += ["--baseport", str(21000 + 1500 * slot), "--portcount", "1400"]
     if mode == "redis-tls":
         cmd.append("--tls")
     if mode == "redis-external":
         cmd += ["--host", "127.0.0.1", "--port", str(ext_port)]
     t0 = time.time()
-    out, rc = run_group(cmd, tree.dir, timeout + 120)
+    with PortBlock() as pb:
+        cmd += ["--baseport", str(pb.base), "--portcount", str(PORT_BLOCK)]
+        out, rc = run_group(cmd, tree.dir, timeout + 120)
+    if rc != 0 and not re.search(r"\[(err|exception|TIMEOUT)\]", ANSI.sub("", out)):
+        out += "\n[exception]: the harness exited with status %d:\n%s" % (
+            rc, "\n".join(out.splitlines()[-8:]))
     return out, rc, time.time() - t0
 
 
