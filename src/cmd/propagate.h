@@ -22,8 +22,9 @@ extern _Atomic int repl_on;
 /* Whether write commands are propagated: the AOF is on, or replication has a stream. */
 static inline int prop_active(void)
 {
-    return atomic_load_explicit(&aof_on, memory_order_relaxed) |
-           atomic_load_explicit(&repl_on, memory_order_relaxed);
+    return (atomic_load_explicit(&aof_on, memory_order_relaxed) |
+            atomic_load_explicit(&repl_on, memory_order_relaxed)) &&
+           !aof_replaying; /* DEBUG LOADAOF: what the file says is not logged again */
 }
 
 struct mc_req;

@@ -317,6 +317,8 @@ out:
 
 /* ---- buffer and writer ---- */
 
+_Atomic int aof_flush_sleep_us; /* DEBUG AOF-FLUSH-SLEEP (aof_log.h) */
+
 static struct {
     pthread_mutex_t buf_lock; /* leaf: buf, cur_db, appended */
     struct buf buf;
@@ -425,6 +427,8 @@ int aof_write(uint64_t upto, int do_fsync)
     pthread_mutex_lock(&aw.io_lock);
     if (atomic_load(do_fsync ? &aw.synced : &aw.written) >= upto)
         goto out;
+    if (atomic_load_explicit(&aof_flush_sleep_us, memory_order_relaxed))
+        usleep((useconds_t)atomic_load(&aof_flush_sleep_us));
     rc = write_locked();
     if (rc == 0 && do_fsync) {
         uint64_t w = atomic_load(&aw.written);

@@ -17,8 +17,10 @@
 #include "core/util.h"
 #include "persist/persist_int.h"
 #include "persist/rdb.h"
+#include "store/store.h"
 
 static char loading_name[AOF_NAME_MAX]; /* the file being replayed (log lines) */
+_Thread_local int aof_replaying;
 
 const char *aof_loading_name(void)
 {
@@ -316,5 +318,42 @@ int aof_boot_create(void)
     aof_st.base_size = aof_file_size(aof_st.m.base);
     aof_st.base_size_at_rw = aof_st.base_size;
     aof_start_logging();
+    return 0;
+}
+
+int aof_debug_loadaof(void)
+{
+    struct store *s = persist_host.store;
+    struct aof_stats st;
+    uint64_t *bm;
+    int oom, rc;
+
+    pthread_mutex_lock(&aof_lock);
+    if (atomic_load(&aof_on)) {
+        aof_get_stats(&st);
+        aof_write(st.appended, 1);
+    }
+    bm = snapshot_hold_all(s, &oom);
+    if (oom) {
+        pthread_mutex_unlock(&aof_lock);
+        return -1;
+    }
+    store_flush(s, -1);
+    aof_replaying = 1;
+    store_no_expire = 1;
+    rc = read_manifest();
+    rdb_funcs.replace = 1; /* the functions stay: the base's libraries replace them */
+    if (rc == 0 && (aof_st.m.base[0] || aof_st.m.nincr))
+        rc = load_files() < 0 ? -1 : 0;
+    rdb_funcs.replace = 0;
+    store_no_expire = 0;
+    aof_replaying = 0;
+    if (rc) {
+        log_warn("DEBUG LOADAOF: the AOF did not load. Exiting.");
+        exit(1);
+    }
+    snapshot_release_all(s, bm);
+    pthread_mutex_unlock(&aof_lock);
+    log_warn("Append Only File loaded by DEBUG LOADAOF");
     return 0;
 }

@@ -15,6 +15,7 @@
 #ifndef TC_RDB_H
 #define TC_RDB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -136,6 +137,8 @@ struct item;
 int rdb_dump(struct item *it, char **out, size_t *outn);
 /* 0 when the payload's footer is sound (version <= 10, CRC64 matching), else -1. */
 int rdb_payload_check(const char *p, size_t n);
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION: rdb_payload_check checks the version alone. */
+extern _Atomic int rdb_skip_checksum;
 
 /* A decoded value: type (OBJ_*); a string's bytes (malloc'd) or a collection's structure. */
 struct rdb_value {
