@@ -60,6 +60,9 @@ static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
  * otherwise). cmd_prop_begin starts one command of argc arguments (returns 0 when not
  * recording: then no cmd_prop_arg/end); cmd_prop_arg appends one argument (copied). */
 int cmd_prop_on(struct conn *c);
+/* 1 while a top-level command runs under the stripes aof_exec took for it (not inside EXEC, a
+ * script or a nested call): store_held is set, yet a blocking command may block. */
+int cmd_prop_may_block(void);
 int cmd_prop_begin(struct conn *c, int argc);
 void cmd_prop_arg(struct conn *c, const char *p, size_t n);
 void cmd_prop_end(struct conn *c);
