@@ -339,6 +339,7 @@ int aof_debug_loadaof(void)
         return -1;
     }
     store_flush(s, -1);
+    atomic_store(&persist_loading, 1); /* other clients are answered LOADING */
     aof_replaying = 1;
     store_no_expire = 1;
     rc = read_manifest();
@@ -348,6 +349,7 @@ int aof_debug_loadaof(void)
     rdb_funcs.replace = 0;
     store_no_expire = 0;
     aof_replaying = 0;
+    atomic_store(&persist_loading, 0);
     if (rc) {
         log_warn("DEBUG LOADAOF: the AOF did not load. Exiting.");
         exit(1);
