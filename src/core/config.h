@@ -158,7 +158,7 @@ struct config {
     int oom_score_adj;           /* 0 no, 1 yes, 2 relative, 3 absolute: /proc/self/oom_score_adj */
     char oom_score_adj_values[64]; /* "master replica bgchild" */
     int disable_thp;             /* prctl(PR_SET_THP_DISABLE) at start-up */
-    int aof_timestamp_enabled;   /* inert: no #TS annotations are written */
+    int aof_timestamp_enabled;   /* "#TS:<unix s>" lines in the AOF (aof.c) */
     long long hll_sparse_max_bytes; /* inert: HyperLogLogs are kept dense */
     int activerehashing;         /* inert: hash tables rehash incrementally on access */
     int dynamic_hz;              /* inert: hz is fixed */

@@ -13,9 +13,11 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/config.h"
 #include "core/log.h"
 
 void aof_join(char *out, size_t cap, const char *dir, const char *name)
@@ -323,6 +325,7 @@ static struct {
     pthread_mutex_t buf_lock; /* leaf: buf, cur_db, appended */
     struct buf buf;
     int cur_db;               /* database of the last command in the current file, -1 none */
+    int64_t cur_ts;           /* unix second of the last #TS annotation (aof-timestamp-enabled) */
     uint64_t appended;        /* logical bytes appended since start */
     pthread_mutex_t io_lock;  /* fd, spare; taken before buf_lock */
     int fd;
@@ -332,7 +335,7 @@ static struct {
     _Atomic int64_t incr_size;
     _Atomic int last_write_ok;
     int err_logged;
-} aw = {PTHREAD_MUTEX_INITIALIZER, {0}, -1, 0, PTHREAD_MUTEX_INITIALIZER, -1, {0}, 0, 0, 0, 1, 0};
+} aw = {PTHREAD_MUTEX_INITIALIZER, {0}, -1, 0, 0, PTHREAD_MUTEX_INITIALIZER, -1, {0}, 0, 0, 0, 1, 0};
 
 static void put_select(struct buf *b, int db)
 {
@@ -348,6 +351,17 @@ uint64_t aof_append(const char *recs, size_t n)
     size_t pos = 0;
 
     pthread_mutex_lock(&aw.buf_lock);
+    if (cfg.aof_timestamp_enabled) {
+        /* "#TS:<unix s>" before the first command of each second, as Redis annotates */
+        int64_t now = (int64_t)time(NULL);
+        if (now > aw.cur_ts) {
+            char ts[40];
+            int tn = snprintf(ts, sizeof(ts), "#TS:%lld\r\n", (long long)now);
+            if (buf_append(&aw.buf, ts, (size_t)tn) == 0)
+                aw.appended += (uint64_t)tn;
+            aw.cur_ts = now;
+        }
+    }
     while (pos + 8 <= n) {
         int32_t db;
         uint32_t len;
@@ -492,6 +506,7 @@ int aof_switch(const char *path, int discard)
     aw.fd = fd;
     pthread_mutex_lock(&aw.buf_lock);
     aw.cur_db = -1; /* the new file starts with a SELECT */
+    aw.cur_ts = 0;  /* and with a #TS annotation when they are on */
     pthread_mutex_unlock(&aw.buf_lock);
     atomic_store(&aw.incr_size, fstat(fd, &st) == 0 ? (int64_t)st.st_size : 0);
     pthread_mutex_unlock(&aw.io_lock);
