@@ -616,7 +616,7 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         if (have)
             pace(&ran); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
-        if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
+        if (TC_UNLIKELY(delay > 0) && have && cp.nkeys) /* tests: a slow save, no lock held */
             usleep((useconds_t)((int64_t)delay * cp.nkeys > 1000000 ? 1000000
                                                                     : delay * (int)cp.nkeys));
         if (have)
