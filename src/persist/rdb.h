@@ -32,6 +32,7 @@ struct rdb_load_info {
     uint64_t keys;    /* keys loaded */
     uint64_t expired; /* keys skipped because their expire time had passed */
     uint64_t skipped; /* keys of types twincache cannot hold (logged) */
+    uint64_t empty;   /* empty collections skipped (a corrupt file; logged) */
     int version;      /* RDB version of the file */
     /* replication (AUX repl-id / repl-offset, as Redis writes them): has_repl set when both */
     int has_repl;

@@ -33,7 +33,7 @@ int rdb_payload_check(const char *p, size_t n)
     return crc64(0, p, n - 8) == want ? 0 : -1;
 }
 
-static int value_empty(int type, void *ptr)
+int rdb_value_empty(int type, void *ptr)
 {
     switch (type) {
     case OBJ_LIST:
@@ -85,7 +85,7 @@ int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char 
         return -1;
     }
     if (otype != OBJ_STRING &&
-        (!ptr || value_empty(otype, ptr) ||
+        (!ptr || rdb_value_empty(otype, ptr) ||
          (otype != OBJ_LIST && otype != OBJ_STREAM && value_len(otype, ptr) != r.nel))) {
         rdb_free_value(otype, ptr);
         *why = ptr ? "empty collection or duplicate elements" : "empty collection";
