@@ -14,6 +14,7 @@
 
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/tracking.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -527,7 +528,7 @@ static void debug_command(struct conn *c)
             "    Prints this help.",
         };
         reply_help(c, help);
-    } else {
+    } else if (!cmd_persist_debug(c)) { /* cmd_persist.c: LOADAOF and others */
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));
         reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", sub);
