@@ -595,9 +595,9 @@ void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 
     if (spec->try_fn(c))
         return;
-    if ((store_held != NULL && !prop_top_level()) || tx_in_exec(c)) {
-        /* inside EXEC or a script: never block (a command propagated with its stripes held
-         * by aof_exec does: it registers under them, so no push is missed) */
+    if ((store_held != NULL && !cmd_prop_may_block()) || tx_in_exec(c)) {
+        /* inside EXEC or a script: never block (the AOF's or replication's own stripe
+         * holding of a plain command does not count) */
         if (spec->timeout_fn)
             spec->timeout_fn(c);
         else if (spec->multi_null_bulk)

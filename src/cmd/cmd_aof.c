@@ -135,12 +135,14 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
     if (set_args(c, argc, argv, lens))
         return -1;
     if (!cmd_lookup(argv[0], lens[0]) && !cmd_lookup_internal(argv[0], lens[0])) {
-        log_warn("Unknown command '%.*s' reading the append only file",
-                 (int)(lens[0] > 64 ? 64 : lens[0]), argv[0]);
+        log_warn("Unknown command '%.*s' reading the append only file %s",
+                 (int)(lens[0] > 64 ? 64 : lens[0]), argv[0], aof_loading_name());
         return -1;
     }
     c->w->now_ms = util_now_ms();
+    store_no_expire = 1; /* nothing expires while loading (a later command may extend a TTL) */
     run_and_drop(c, &clk);
+    store_no_expire = 0;
     return 0;
 }
 

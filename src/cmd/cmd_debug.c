@@ -14,6 +14,7 @@
 
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/repl.h"
 #include "cmd/tracking.h"
 #include "core/config.h"
@@ -27,8 +28,11 @@
 #include "store/t_set.h"
 #include "store/t_zset.h"
 
+_Atomic int cmd_script_deny_off;
+
 /* DEBUG POPULATE count [prefix] [size]: keys prefix:N with "value:N" (padded with zero bytes
  * or cut to size when given); existing keys are left alone, as Redis. */
+
 static void debug_populate(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -452,6 +456,12 @@ static void debug_command(struct conn *c)
         if (secs > 0)
             usleep((useconds_t)(secs * 1e6));
         reply_ok(c);
+    } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
+        long long on;
+        if (arg_ll(c, 2, &on, NULL))
+            return;
+        atomic_store(&cmd_script_deny_off, on != 0);
+        reply_ok(c);
     } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
         long long on;
         if (arg_ll(c, 2, &on, NULL))
@@ -523,7 +533,7 @@ static void debug_command(struct conn *c)
             "    Prints this help.",
         };
         reply_help(c, help);
-    } else {
+    } else if (!cmd_persist_debug(c)) { /* cmd_persist.c: LOADAOF and others */
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));
         reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", sub);

@@ -68,6 +68,9 @@ int repl_good_replicas_ok(void);
 #define REPL_NOREPLICAS_TEXT "NOREPLICAS Not enough good replicas to write."
 /* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */
 int repl_refuse(struct conn *c, const struct cmd *cmd);
+/* The error repl_refuse would answer for a command with these CMD_* flags, or NULL (EXEC
+ * asks with its queued commands' flags and answers EXECABORT with it). */
+const char *repl_refuse_why(struct conn *c, uint64_t flags);
 /* Before a worker sleeps: send the stream to its replicas, wake the workers of the others,
  * ask for ACKs when a WAIT waits. */
 void repl_before_sleep(struct worker *w);

@@ -361,8 +361,13 @@ int persist_load(void)
         loaded_repl.off = info.repl_offset;
         loaded_repl.db = info.repl_stream_db;
     }
-    log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
-               info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
+    if (info.empty)
+        log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu, empty keys "
+                   "skipped: %llu.", (unsigned long long)info.keys,
+                   (unsigned long long)info.expired, (unsigned long long)info.empty);
+    else
+        log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
+                   info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);
     return aof == 2 ? aof_boot_create() : 0;
 }
