@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -915,10 +916,33 @@ void repl_link_quiet_end(void)
     pthread_mutex_unlock(&L.apply);
 }
 
+/* Up to about 100 ms: until the link has applied what its primary already sent (nothing
+ * left in its socket, the link between batches). */
+static void link_drain(void)
+{
+    for (int i = 0; i < 100; i++) {
+        int pending = 0;
+        pthread_mutex_lock(&L.lock);
+        if (L.state == LS_CONNECTED && L.fd >= 0 && ioctl(L.fd, FIONREAD, &pending) < 0)
+            pending = 0;
+        pthread_mutex_unlock(&L.lock);
+        if (!pending && pthread_mutex_trylock(&L.apply) == 0) {
+            pthread_mutex_unlock(&L.apply);
+            return;
+        }
+        usleep(1000);
+    }
+}
+
 void repl_promote_except(struct conn *keep)
 {
-    if (atomic_load(&repl_is_replica))
+    if (atomic_load(&repl_is_replica)) {
+        /* PSYNC ... FAILOVER: the old primary's last writes may wait in the link's socket
+         * (this server was stopped, or slow): applied first, its PSYNC continues from them,
+         * as Redis reads its master's stream before the new client's PSYNC */
+        link_drain();
         promote(keep);
+    }
 }
 
 int repl_replicaof_apply(const char *host, int port)
