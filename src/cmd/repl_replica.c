@@ -712,6 +712,9 @@ static void *link_main(void *arg)
         return NULL;
     }
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
+    /* the primary's commands see a key its TTL ended here as the primary did, live (as
+     * Redis's master client): its INCR on it increments it, its DEL follows */
+    store_no_expire = 1;
     while (!stopped(a.gen)) {
         set_state(a.gen, LS_CONNECT);
         log_notice("Connecting to MASTER %s:%d", a.host, a.port);
