@@ -114,6 +114,8 @@ static struct {
     uint64_t backlog_first;   /* first byte the backlog holds */
     int active;               /* a backlog exists */
     int stream_db;            /* database of the stream's last SELECT, -1: must SELECT */
+    uint64_t pin_off;         /* the slowest replica's next byte, when last computed */
+    int pin_dirty;            /* a replica changed block, came or went since */
     struct rslave *slaves[MAX_REPLICAS];
     int nslaves;
     int64_t no_slaves_since;  /* ms, for repl-backlog-ttl */
@@ -136,7 +138,7 @@ static struct {
     char sn_mark[41];
     int64_t first_wait_ms;
 } R = {.lock = TC_LOCK_INIT, .sync_lock = PTHREAD_MUTEX_INITIALIZER,
-       .sn = SNAPSHOT_INIT, .stream_db = -1};
+       .sn = SNAPSHOT_INIT, .stream_db = -1, .pin_off = UINT64_MAX, .pin_dirty = 1};
 
 static _Thread_local uint64_t tl_fed; /* this worker fed the stream this turn */
 
@@ -226,8 +228,19 @@ static inline void chain_put(const char *p, size_t n)
 static void chain_trim_slow(void)
 {
     long long size = cfg.repl_backlog_size;
+    if (R.pin_dirty) {
+        /* the blocks a replica still has to send stay in the backlog (as Redis 7.0's shared
+         * replication buffer): it grows past repl-backlog-size for a slow replica, and a
+         * replica that reconnects may continue from any of them */
+        R.pin_off = UINT64_MAX;
+        for (int i = 0; i < R.nslaves; i++)
+            if (R.slaves[i]->blk && R.slaves[i]->send_off < R.pin_off)
+                R.pin_off = R.slaves[i]->send_off;
+        R.pin_dirty = 0;
+    }
     while (R.head && R.head != R.tail &&
-           R.offset - (R.head->start + R.head->len - 1) >= (uint64_t)size) {
+           R.offset - (R.head->start + R.head->len - 1) >= (uint64_t)size &&
+           R.head->start + R.head->len <= R.pin_off) {
         struct rblock *old = R.head;
         R.head = old->next;
         blk_ref(R.head); /* the list's, while old keeps its own on it */
@@ -245,7 +258,8 @@ static inline void chain_trim(void)
     /* nothing to drop and backlog_first already right: what chain_trim_slow would find */
     if (TC_LIKELY(h && R.backlog_first == h->start &&
                   (h == R.tail ||
-                   R.offset - (h->start + h->len - 1) < (uint64_t)cfg.repl_backlog_size)))
+                   R.offset - (h->start + h->len - 1) < (uint64_t)cfg.repl_backlog_size ||
+                   (!R.pin_dirty && h->start + h->len > R.pin_off))))
         return;
     chain_trim_slow();
 }
@@ -253,6 +267,7 @@ static inline void chain_trim(void)
 static void chain_free(void)
 {
     struct rblock *h = R.head;
+    R.pin_dirty = 1;
     R.head = R.tail = NULL;
     blk_unref(h);
     R.backlog_first = R.offset + 1;
@@ -494,6 +509,10 @@ void repl_conn_closed(struct conn *c)
     if (!R.nslaves)
         R.no_slaves_since = util_now_ms();
     struct rblock *b = s->blk;
+    s->blk = NULL;
+    R.pin_dirty = 1;
+    if (R.active)
+        chain_trim_slow(); /* what only it held leaves the backlog now */
     if (s->state == RS_SEND_FILE) {
         if (s->file_fd >= 0)
             close(s->file_fd);
@@ -549,8 +568,10 @@ static _Thread_local uint64_t tl_seen; /* R.gen when this worker last sent its r
 /* Add what is new for s to its connection's output. Under R.lock. */
 static void pump_locked(struct rslave *s)
 {
-    if (!s->blk && s->send_off <= R.offset)
+    if (!s->blk && s->send_off <= R.offset) {
         s->blk = block_at(s->send_off); /* it joined an empty chain: the first block since */
+        R.pin_dirty = 1;
+    }
     while (s->send_off <= R.offset && s->blk) {
         struct rblock *b = s->blk;
         if (s->send_off >= b->start + b->len) {
@@ -559,6 +580,7 @@ static void pump_locked(struct rslave *s)
             s->blk = b->next;
             blk_ref(s->blk);
             blk_unref(b);
+            R.pin_dirty = 1;
             continue;
         }
         size_t at = (size_t)(s->send_off - b->start);
@@ -762,6 +784,7 @@ static int sync_prepare(void *arg)
         s->send_off = R.offset + 1;
         blk_unref(s->blk);
         s->blk = tail_for_new();
+        R.pin_dirty = 1;
         R.sn_fds[R.sn_n] = R.sn_diskless ? s->c->fd : -1;
         R.sn_ids[R.sn_n] = s->c->id;
         R.sn_old[R.sn_n] = (uint8_t)s->old_sync;
@@ -1163,6 +1186,7 @@ static void sync_common(struct conn *c, int psync)
             s->state = RS_ONLINE;
             s->send_off = (uint64_t)off;
             s->blk = block_at((uint64_t)off);
+            R.pin_dirty = 1;
             s->ack_ms = c->w->now_ms;
             s->ack_off = (uint64_t)off - 1;
             s->limit_from = R.offset;
