@@ -293,6 +293,9 @@ static struct setting settings[] = {
     B("crash-memcheck-enabled", crash_memcheck_enabled, 1),
     B("aof-disable-auto-gc", aof_disable_auto_gc, 1),
     B("io-threads-do-reads", io_threads_do_reads, 0),
+    /* Debian's redis 7.0.15 (its security update) adds it: scripts' deprecated functions */
+    {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
+     F_HIDDEN, NULL},
     {"activedefrag", C_BOOL, &cfg.activedefrag, 0, 0, 1, 1, NULL, F_ONLY_NO, no_defrag},
     I("active-defrag-cycle-min", active_defrag_cycle_min, 1, 99, 1),
     I("active-defrag-cycle-max", active_defrag_cycle_max, 1, 99, 1),

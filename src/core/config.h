@@ -183,6 +183,7 @@ struct config {
     int crash_memcheck_enabled;  /* inert */
     int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
     int io_threads_do_reads;     /* inert: every worker reads its own sockets */
+    int lua_enable_deprecated_api; /* scripts may call getfenv, setfenv, newproxy */
     int activedefrag;            /* only "no": refused as by a Redis built on system jemalloc */
     int active_defrag_cycle_min, active_defrag_cycle_max;
     int active_defrag_threshold_lower, active_defrag_threshold_upper;
