@@ -273,9 +273,19 @@ void mc_cmd_input(struct conn *c)
     out_before = conn_pending(c);
     if (TC_UNLIKELY(m->proto != MC_PROTO_TEXT) && buf_len(&c->rbuf) > 0) {
         /* the first byte chooses the protocol for the connection's life, as in memcached */
-        if (m->proto == MC_PROTO_UNKNOWN)
-            m->proto = (uint8_t)c->rbuf.data[c->rbuf.rpos] == MCB_REQ_MAGIC ? MC_PROTO_BINARY
-                                                                            : MC_PROTO_TEXT;
+        if (m->proto == MC_PROTO_UNKNOWN) {
+            int magic = (uint8_t)c->rbuf.data[c->rbuf.rpos] == MCB_REQ_MAGIC;
+            /* -B binds the protocol: under -B binary anything else is closed (memcached's
+             * "Invalid magic"), under -B ascii everything is text */
+            if (TC_UNLIKELY(mc_cfg.binding[0] != 'a') && !magic) {
+                c->flags |= CONN_CLOSE_ASAP;
+                c->rbuf.rpos = c->rbuf.wpos;
+                goto out;
+            }
+            if (TC_UNLIKELY(mc_cfg.binding[0] == 'a' && mc_cfg.binding[1] == 's'))
+                magic = 0;
+            m->proto = magic ? MC_PROTO_BINARY : MC_PROTO_TEXT;
+        }
         if (m->proto == MC_PROTO_BINARY) {
             mc_bin_input(c);
             goto out;
