@@ -758,5 +758,8 @@ void mc_bin_input(struct conn *c)
             run_logged(c, r);
         else
             run(c, r);
+        conn_udp_cut(c); /* over UDP each reply is its own datagrams */
     }
+    if (TC_UNLIKELY(c->udp != NULL))
+        memset(&m->bp, 0, sizeof(m->bp)); /* a datagram is whole: drop an incomplete request */
 }

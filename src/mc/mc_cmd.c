@@ -271,6 +271,8 @@ void mc_cmd_input(struct conn *c)
     }
     flush_check(c);
     out_before = conn_pending(c);
+    if (TC_UNLIKELY(c->udp != NULL))
+        m->proto = MC_PROTO_UNKNOWN; /* UDP: each datagram chooses (the worker's pseudo conn) */
     if (TC_UNLIKELY(m->proto != MC_PROTO_TEXT) && buf_len(&c->rbuf) > 0) {
         /* the first byte chooses the protocol for the connection's life, as in memcached */
         if (m->proto == MC_PROTO_UNKNOWN) {
