@@ -552,6 +552,23 @@ static int acl_denied(struct conn *c, struct mcb_req *r)
 {
     int ok;
 
+    const char *as = NULL; /* the Redis command of the same kind (mc_acl.c) */
+
+    switch (r->base) {
+    case MCB_GET: case MCB_GETK: as = "GET"; break;
+    case MCB_GAT: case MCB_GATK: as = "GETEX"; break;
+    case MCB_TOUCH: as = "EXPIRE"; break;
+    case MCB_SET: case MCB_ADD: case MCB_REPLACE: as = "SET"; break;
+    case MCB_APPEND: case MCB_PREPEND: as = "APPEND"; break;
+    case MCB_INCR: as = "INCRBY"; break;
+    case MCB_DECR: as = "DECRBY"; break;
+    case MCB_DELETE: as = "DEL"; break;
+    default: break;
+    }
+    if (as && mc_acl_cmd_denied(c, as, r->key, r->keylen)) {
+        out_err(c, r, MCB_ST_AUTH_ERROR);
+        return 1;
+    }
     switch (r->base) {
     case MCB_GET: case MCB_GETK:
         ok = acl_mc_key_allowed(c, r->key, r->keylen, 0);

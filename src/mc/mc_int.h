@@ -171,6 +171,9 @@ int mc_crawler_on(void);
  * CONFIG SET, stats cachedump: KEYS, me: OBJECT IDLETIME <key>, ...) is denied to c's user,
  * the denial logged in ACL LOG; the caller answers. 0 for commands without one. */
 int mc_acl_denied(struct conn *c, const struct mc_req *r);
+/* The same for the Redis command name (upper case) with key (NULL: none): the binary
+ * protocol's check. */
+int mc_acl_cmd_denied(struct conn *c, const char *name, const char *key, size_t klen);
 /* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
 #define MC_WATCH_FETCHERS 1u
 #define MC_WATCH_MUTATIONS 2u
