@@ -20,7 +20,7 @@
 
 /* Store totals that "stats reset" zeroes (kept as a baseline, the store is shared). */
 struct mc_store_base {
-    uint64_t stored, evicted, expired_unfetched, evicted_unfetched;
+    uint64_t stored, evicted, expired_unfetched, evicted_unfetched, expired_swept;
 };
 
 static struct mc_stats g_base; /* subtracted after "stats reset", under g_base_lock */
@@ -169,6 +169,7 @@ static void stats_general(struct conn *c)
     st.evicted -= g_store_base.evicted;
     st.expired_unfetched -= g_store_base.expired_unfetched;
     st.evicted_unfetched -= g_store_base.evicted_unfetched;
+    st.expired_swept -= g_store_base.expired_swept;
     pthread_mutex_unlock(&g_base_lock);
     getrusage(RUSAGE_SELF, &ru);
 
@@ -183,7 +184,8 @@ static void stats_general(struct conn *c)
     STAT_U(c, "max_connections", cfg.maxclients);
     STAT_U(c, "curr_connections", curr);
     STAT_U(c, "total_connections", t.conns_total);
-    STAT_U(c, "rejected_connections", rejected);
+    if (mc_cfg.maxconns_fast) /* as memcached: only while maxconns_fast is on */
+        STAT_U(c, "rejected_connections", rejected);
     STAT_U(c, "connection_structures", curr);
     STAT_U(c, "response_obj_oom", 0);
     STAT_U(c, "response_obj_count", 0);
@@ -233,7 +235,8 @@ static void stats_general(struct conn *c)
     for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++) {
         /* as memcached: the crawler's and the maintainer's counters only while configured */
         if ((!mc_crawler_on() && !strncmp(zeros1[i], "lru_crawler_", 12)) ||
-            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")))
+            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")) ||
+            (!mc_cfg.slab_reassign && !strncmp(zeros1[i], "slab", 4)))
             continue;
         STAT_U(c, zeros1[i], 0);
     }
@@ -249,7 +252,8 @@ static void stats_general(struct conn *c)
     for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++) {
         if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
             continue;
-        STAT_U(c, zeros2[i], 0);
+        /* the active expire cycle is twincache's background reaper: memcached's crawler */
+        STAT_U(c, zeros2[i], i == 1 ? st.expired_swept : 0);
     }
     mc_out_line(c, "END");
 }
@@ -357,10 +361,20 @@ static void stats_items(struct conn *c, int slabs)
 
     sum_stats(&t);
     store_totals(srv->store, &st);
+    pthread_mutex_lock(&g_base_lock); /* "stats reset" zeroes the item counters too */
+#define X(f) t.f -= g_base.f;
+    MC_STAT_FIELDS(X)
+#undef X
+    st.evicted -= g_store_base.evicted;
+    st.expired_unfetched -= g_store_base.expired_unfetched;
+    st.evicted_unfetched -= g_store_base.evicted_unfetched;
+    st.expired_swept -= g_store_base.expired_swept;
+    pthread_mutex_unlock(&g_base_lock);
     if (slabs) {
-        if (n) {
+        /* memcached lists a class once it has pages, even when emptied since */
+        if (n || st.stored) {
             uint64_t mem = st.mem > 0 ? (uint64_t)st.mem : 0;
-            uint64_t chunk = mem / n;
+            uint64_t chunk = n ? mem / n : 0;
             STAT_U(c, "1:chunk_size", chunk);
             STAT_U(c, "1:chunks_per_page", chunk ? 1048576 / chunk : 0);
             STAT_U(c, "1:total_pages", (mem + 1048575) / 1048576);
@@ -400,6 +414,8 @@ static void stats_items(struct conn *c, int slabs)
                 v = st.evicted_unfetched;
             else if (!strcmp(f, "hits_to_cold"))
                 v = t.get_hits;
+            else if (!strcmp(f, "crawler_reclaimed"))
+                v = st.expired_swept;
             snprintf(name, sizeof(name), "items:1:%s", f);
             STAT_U(c, name, v);
         }
@@ -509,6 +525,7 @@ static void stats_reset(struct conn *c)
     g_store_base.evicted = st.evicted;
     g_store_base.expired_unfetched = st.expired_unfetched;
     g_store_base.evicted_unfetched = st.evicted_unfetched;
+    g_store_base.expired_swept = st.expired_swept;
     pthread_mutex_unlock(&g_base_lock);
     detail_reset();
 }
