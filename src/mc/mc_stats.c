@@ -343,7 +343,30 @@ static void stats_settings(struct conn *c)
     mc_out_line(c, "END");
 }
 
-/* items and slabs: the whole keyspace of database 0 as one class, "1". */
+/* The chunk size of the smallest memcached slab class holding an item of size bytes: the
+ * classes memcached's slabs_init makes from -n (plus its 48-byte item header), -f and
+ * slab_chunk_max, 8-byte aligned; the last one is slab_chunk_max itself. */
+static uint64_t class_chunk(uint64_t size)
+{
+    double factor = atof(mc_cfg.growth_factor);
+    uint64_t max = mc_cfg.slab_chunk_max > 0 ? (uint64_t)mc_cfg.slab_chunk_max : 524288;
+    double cur = 48.0 + (mc_cfg.chunk_size > 0 ? mc_cfg.chunk_size : 48);
+
+    if (factor <= 1.0)
+        factor = 1.25;
+    for (int i = 1; i < 63 && cur < (double)max / factor; i++) {
+        uint64_t sz = (uint64_t)cur;
+        if (sz % 8)
+            sz += 8 - sz % 8;
+        if (sz >= size)
+            return sz;
+        cur = (double)sz * factor;
+    }
+    return max;
+}
+
+/* items and slabs: the whole keyspace of database 0 as one class, "1", whose chunk is the
+ * memcached class that holds the average item. */
 static void stats_items(struct conn *c, int slabs)
 {
     struct srv *srv = c->w->srv;
@@ -374,13 +397,16 @@ static void stats_items(struct conn *c, int slabs)
         /* memcached lists a class once it has pages, even when emptied since */
         if (n || st.stored) {
             uint64_t mem = st.mem > 0 ? (uint64_t)st.mem : 0;
-            uint64_t chunk = n ? mem / n : 0;
+            uint64_t chunk = class_chunk(n ? (mem + n - 1) / n : 0);
+            uint64_t per = 1048576 / chunk, pages = (n + per - 1) / per;
+            if (!pages)
+                pages = 1;
             STAT_U(c, "1:chunk_size", chunk);
-            STAT_U(c, "1:chunks_per_page", chunk ? 1048576 / chunk : 0);
-            STAT_U(c, "1:total_pages", (mem + 1048575) / 1048576);
-            STAT_U(c, "1:total_chunks", n);
+            STAT_U(c, "1:chunks_per_page", per);
+            STAT_U(c, "1:total_pages", pages);
+            STAT_U(c, "1:total_chunks", pages * per);
             STAT_U(c, "1:used_chunks", n);
-            STAT_U(c, "1:free_chunks", 0);
+            STAT_U(c, "1:free_chunks", pages * per - n);
             STAT_U(c, "1:free_chunks_end", 0);
             STAT_U(c, "1:get_hits", t.get_hits);
             STAT_U(c, "1:cmd_set", t.set_cmds);
