@@ -68,7 +68,7 @@ static void get_cmd(struct conn *c, struct mcb_req *r)
 
     store_key(s, &k, MC_DB, r->key, r->keylen);
     store_lock(s, k.stripe);
-    it = strval_find_locked(s, &k, now, &expired);
+    it = mc_find_locked(c, s, &k, now, &expired);
     if (it) {
         char fl[4];
         uint64_t cas;
@@ -186,7 +186,7 @@ static void delete_cmd(struct conn *c, struct mcb_req *r)
     store_key(s, &k, MC_DB, r->key, r->keylen);
     store_lock(s, k.stripe);
     if (r->cas) {
-        struct item *it = strval_find_locked(s, &k, mc_now(c), NULL);
+        struct item *it = mc_find_locked(c, s, &k, mc_now(c), NULL);
         if (!it)
             st = MCB_ST_KEY_ENOENT;
         else if (item_cas_field(it) != r->cas)

@@ -62,6 +62,8 @@ static void flush_check(struct conn *c)
     }
 }
 
+_Atomic int64_t mc_nocas_flush_s;
+
 int mc_flush_all(struct conn *c, int32_t exptime)
 {
     int64_t at = exptime > 0 ? mc_exptime_ms(exptime, mc_now(c)) : 0;
@@ -69,6 +71,9 @@ int mc_flush_all(struct conn *c, int32_t exptime)
     STAT_INC(mc_ws(c)->flush_cmds);
     if (!mc_cfg.flush_enabled)
         return -1; /* memcached -F */
+    if (!mc_cfg.cas_enabled) /* memcached's oldest_live, to the second (see mc_find_locked) */
+        atomic_store(&mc_nocas_flush_s, (at > MC_EXPIRED && at > mc_now(c) ? at : mc_now(c)) /
+                                            1000);
     if (at > MC_EXPIRED && at > mc_now(c))
         atomic_store(&g_flush_at_ms, at);
     else

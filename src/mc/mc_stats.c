@@ -203,7 +203,7 @@ static void stats_general(struct conn *c)
     STAT_U(c, "get_hits", t.get_hits);
     STAT_U(c, "get_misses", t.get_misses);
     STAT_U(c, "get_expired", t.get_expired);
-    STAT_U(c, "get_flushed", 0);
+    STAT_U(c, "get_flushed", t.get_flushed);
     STAT_U(c, "delete_misses", t.delete_misses);
     STAT_U(c, "delete_hits", t.delete_hits);
     STAT_U(c, "incr_misses", t.incr_misses);

@@ -148,3 +148,33 @@ def test_help_names_what_is_supported():
     p = subprocess.run([str(twincache_bin()), "-p", "0", "-o", "ext_path=/tmp/x:64m"] + USER,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
     assert p.returncode != 0 and b'Illegal suboption "ext_path=/tmp/x:64m"' in p.stdout
+
+
+def test_no_cas_flush_loses_same_second_sets():
+    """-C: memcached's flush_all is exact only to the second (oldest_live), so a set in the
+    flush's own second is flushed too, on memcached and on twincache."""
+    tc, mc = start_tc("-C"), start_mc("-C")
+    try:
+        for srv in (tc, mc):
+            s = socket.create_connection((HOST, srv.mc_port))
+            s.settimeout(2)
+            f = s.makefile("rb")
+            lost = 0
+            for _ in range(20):
+                s.sendall(b"flush_all 0\r\nset foo 0 0 3\r\nnew\r\nget foo\r\n")
+                assert f.readline() == b"OK\r\n" and f.readline() == b"STORED\r\n"
+                line = f.readline()
+                if line == b"END\r\n":
+                    lost += 1
+                    break
+                assert f.readline() == b"new\r\n" and f.readline() == b"END\r\n"
+            assert lost == 1, srv
+            s.sendall(b"stats\r\n")
+            stats = b""
+            while not stats.endswith(b"END\r\n"):
+                stats += f.readline()
+            assert b"STAT get_flushed 1\r\n" in stats, (srv, stats)
+            s.close()
+    finally:
+        tc.stop()
+        mc.stop(check=False)
