@@ -636,6 +636,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 if (exp <= now) {
                     (*expired)++;
                     COUNTER_ADD(st->expired, 1);
+                    COUNTER_ADD(st->expired_swept, 1);
                     if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
@@ -699,6 +700,7 @@ void store_totals(struct store *s, struct store_totals *t)
         t->stored += __atomic_load_n(&st->stored, __ATOMIC_RELAXED);
         t->expired_unfetched += __atomic_load_n(&st->expired_unfetched, __ATOMIC_RELAXED);
         t->evicted_unfetched += __atomic_load_n(&st->evicted_unfetched, __ATOMIC_RELAXED);
+        t->expired_swept += __atomic_load_n(&st->expired_swept, __ATOMIC_RELAXED);
         t->mem += __atomic_load_n(&st->mem, __ATOMIC_RELAXED);
     }
 }
@@ -715,6 +717,7 @@ void store_reset_stats(struct store *s)
         __atomic_store_n(&st->stored, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->expired_unfetched, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->evicted_unfetched, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired_swept, 0, __ATOMIC_RELAXED);
         store_unlock(s, i);
     }
 }

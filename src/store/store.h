@@ -28,6 +28,8 @@ struct stripe {
     uint32_t nvolatile; /* items with an expire time, all databases */
     uint64_t expired_unfetched;
     uint64_t evicted_unfetched;
+    uint64_t expired_swept; /* of expired: removed by the active expire cycle (memcached's
+                               crawler_reclaimed) */
 } __attribute__((aligned(64)));
 
 struct store {
@@ -49,7 +51,7 @@ struct skey {
 
 struct store_totals {
     uint64_t keys, expires, hits, misses, expired, evicted, stored, expired_unfetched,
-        evicted_unfetched;
+        evicted_unfetched, expired_swept;
     int64_t mem;
 };
 
