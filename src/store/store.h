@@ -57,13 +57,17 @@ struct store_totals {
  * event-loop turn. LRU ages are differences of it (modulo 2^32). */
 extern _Atomic uint32_t store_lru_clock;
 /* Bytes held by the keyspace (items, values, tables), summed from per-thread deltas that are
- * published every 64 KiB, so reading it is one load and its error is bounded. */
+ * published every 64 KiB, so reading it is one load and its error is bounded. Under a small
+ * maxmemory the step is 1/256 of it: another thread's unpublished delta counts twice in the
+ * limit check (the measured overhead holds it too), and 64 KiB is too much of a 1 MB limit. */
 extern _Atomic int64_t store_mem_total;
 extern _Thread_local int64_t store_mem_pending;
+extern _Atomic int64_t store_mem_step; /* 65536, less under a small maxmemory (evict.c) */
 static inline void store_mem_add(int64_t delta)
 {
+    int64_t step = atomic_load_explicit(&store_mem_step, memory_order_relaxed);
     store_mem_pending += delta;
-    if (store_mem_pending > 65536 || store_mem_pending < -65536) {
+    if (store_mem_pending > step || store_mem_pending < -step) {
         atomic_fetch_add_explicit(&store_mem_total, store_mem_pending, memory_order_relaxed);
         store_mem_pending = 0;
     }
