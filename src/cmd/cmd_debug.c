@@ -26,8 +26,11 @@
 #include "store/t_set.h"
 #include "store/t_zset.h"
 
+_Atomic int cmd_script_deny_off;
+
 /* DEBUG POPULATE count [prefix] [size]: keys prefix:N with "value:N" (padded with zero bytes
  * or cut to size when given); existing keys are left alone, as Redis. */
+
 static void debug_populate(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -446,6 +449,12 @@ static void debug_command(struct conn *c)
         double secs = atof(v);
         if (secs > 0)
             usleep((useconds_t)(secs * 1e6));
+        reply_ok(c);
+    } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
+        long long on;
+        if (arg_ll(c, 2, &on, NULL))
+            return;
+        atomic_store(&cmd_script_deny_off, on != 0);
         reply_ok(c);
     } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
         long long on;

@@ -897,6 +897,8 @@ void repl_tick(int64_t now)
             worker_wake(s->w);
         }
     }
+    if (has && !last_ping)
+        last_ping = now; /* as Redis's cron: the first PING a period after, not at once */
     if (has && !atomic_load(&repl_is_replica) && !failover_running() &&
         now - last_ping >= (int64_t)cfg.repl_ping_replica_period * 1000) {
         feed_cmd_locked("*1\r\n$4\r\nPING\r\n");

@@ -25,7 +25,11 @@
 #define TABLE_SIZE 1024 /* power of two, well above the number of commands */
 #define MAX_CMDS 512
 
-static const struct cmd *table[TABLE_SIZE];
+/* name: the command's own name, or the one rename-command gave it */
+static struct {
+    const char *name;
+    const struct cmd *c;
+} table[TABLE_SIZE];
 static const struct cmd *all[MAX_CMDS];
 static int ncmds;
 static int nids; /* counter ids given (entries and subcommands) */
@@ -56,9 +60,10 @@ void cmd_register(struct cmd *cmds, int n)
                 internal[ninternal++] = c;
             continue;
         }
-        while (table[h])
+        while (table[h].c)
             h = (h + 1) & (TABLE_SIZE - 1);
-        table[h] = c;
+        table[h].name = c->name;
+        table[h].c = c;
         if (ncmds < MAX_CMDS)
             all[ncmds++] = c;
     }
@@ -71,13 +76,52 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     if (len > 32)
         return NULL;
     h = name_hash(name, len) & (TABLE_SIZE - 1);
-    while (table[h]) {
-        const struct cmd *c = table[h];
-        if (util_eq_nocase(name, len, c->name))
-            return c;
+    while (table[h].c) {
+        if (util_eq_nocase(name, len, table[h].name))
+            return table[h].c;
         h = (h + 1) & (TABLE_SIZE - 1);
     }
     return NULL;
+}
+
+int cmd_rename(const char *from, const char *to, char *err, size_t errcap)
+{
+    static __typeof__(table) old;
+    const struct cmd *c = cmd_lookup(from, strlen(from));
+    char *copy = NULL;
+
+    if (!c) {
+        snprintf(err, errcap, "No such command in rename-command");
+        return -1;
+    }
+    if (to[0] && cmd_lookup(to, strlen(to))) {
+        snprintf(err, errcap, "Target command name already exists");
+        return -1;
+    }
+    if (to[0] && (strlen(to) > 32 || !(copy = strdup(to)))) {
+        snprintf(err, errcap, "Target command name is too long");
+        return -1;
+    }
+    /* the table again without `from`, with `to` (open addressing has no removal) */
+    memcpy(old, table, sizeof(table));
+    memset(table, 0, sizeof(table));
+    for (int i = 0; i < TABLE_SIZE; i++) {
+        const char *name = old[i].name;
+        uint32_t h;
+        if (!old[i].c)
+            continue;
+        if (util_eq_nocase(from, strlen(from), name)) {
+            if (!copy)
+                continue;
+            name = copy;
+        }
+        h = name_hash(name, strlen(name)) & (TABLE_SIZE - 1);
+        while (table[h].c)
+            h = (h + 1) & (TABLE_SIZE - 1);
+        table[h].name = name;
+        table[h].c = old[i].c;
+    }
+    return 0;
 }
 
 const struct cmd *cmd_lookup_internal(const char *name, size_t len)
@@ -330,19 +374,39 @@ static void reject(struct conn *c, const struct cmd *cmd, int exec_tx, const cha
 
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
-/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
- * (the CLIENT REPLY OFF / SKIP that turned replies off wrote nothing). */
+/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except its pushes
+ * (reply_push_begin/end) and CLIENT REPLY ON's +OK (the CLIENT REPLY OFF / SKIP that turned
+ * replies off wrote nothing): as Redis, whose reply helpers test the flags as they write.
+ * reply_mode 3: the one command SKIP covers is running. */
+__thread struct conn *cmd_quiet_conn;
+static __thread struct conn_mark quiet_mark;
+
+void reply_push_keep(struct conn *c, int end)
+{
+    if (end)
+        conn_output_mark(c, &quiet_mark); /* the push stays */
+    else
+        conn_output_rewind(c, &quiet_mark); /* what the command wrote before it goes */
+}
+
 static void call_quiet(struct conn *c, int64_t *clk)
 {
-    int before = c->reply_mode;
-    struct conn_mark m;
+    struct conn *outer = cmd_quiet_conn;
+    struct conn_mark saved = quiet_mark;
 
-    conn_output_mark(c, &m);
-    if (before == 2)
-        c->reply_mode = 0; /* SKIP covers one command */
+    conn_output_mark(c, &quiet_mark);
+    cmd_quiet_conn = c;
+    if (c->reply_mode == 2)
+        c->reply_mode = 3;
     call_inner(c, clk);
-    if (before == 2 || c->reply_mode != 0)
-        conn_output_rewind(c, &m);
+    if (c->reply_mode == 3) {
+        c->reply_mode = 0; /* SKIP covered this command */
+        conn_output_rewind(c, &quiet_mark);
+    } else if (c->reply_mode != 0) {
+        conn_output_rewind(c, &quiet_mark);
+    }
+    cmd_quiet_conn = outer;
+    quiet_mark = saved;
 }
 
 static void call(struct conn *c, int64_t *clk)
