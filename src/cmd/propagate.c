@@ -39,7 +39,7 @@ static _Thread_local struct {
     size_t prop_at;    /* pend offset of the first of them */
     size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
-    size_t tx_mark;    /* pend length after MULTI */
+    size_t tx_mark;    /* pend length when EXEC began (its records follow) */
     uint64_t *bm;      /* stripe bitmap scratch */
     int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
@@ -202,19 +202,22 @@ static void counted(size_t at)
         tl.prop_at = at;
 }
 
-/* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
- * replay applies them together (outside EXEC, which has its own block). */
-static void wrap_multi(void)
+/* Records from pend offset start on go in MULTI ... EXEC so a replay applies them together.
+ * MULTI takes the database of the first of them, so the stream's SELECT comes before MULTI
+ * as in Redis's (SELECT, MULTI, SET ...). */
+static void wrap_multi_at(size_t start)
 {
-    size_t start, end, at, mlen;
+    size_t end, at, mlen;
+    int32_t db = -1;
     char m[64];
     char *base;
 
     if (tl.dfr)
         rec_undefer();
-    start = tl.prop_at;
     end = buf_len(&tl.pend);
-    at = rec_open(-1);
+    if (start + 8 <= end)
+        memcpy(&db, tl.pend.data + tl.pend.rpos + start, 4);
+    at = rec_open(db);
     rec_arr(1);
     rec_str("MULTI");
     rec_close(at);
@@ -229,6 +232,27 @@ static void wrap_multi(void)
     rec_arr(1);
     rec_str("EXEC");
     rec_close(at);
+}
+
+/* The running command propagated more than one record: wrap them (outside EXEC, which has
+ * its own block). */
+static void wrap_multi(void)
+{
+    wrap_multi_at(tl.prop_at);
+}
+
+/* Records in pend from offset start on (each an 8-byte header: db, length). */
+static int records_from(size_t start)
+{
+    int n = 0;
+    size_t end = buf_len(&tl.pend);
+    while (start + 8 <= end) {
+        uint32_t len;
+        memcpy(&len, tl.pend.data + tl.pend.rpos + start + 4, 4);
+        start += 8 + len;
+        n++;
+    }
+    return n;
 }
 
 int cmd_prop_on(struct conn *c)
@@ -317,11 +341,11 @@ static void repl_publish(struct conn *c)
         return;
     if (tl.depth || tl.in_tx) { /* inside EXEC or a script: in its block (the AOF's too) */
         counted(buf_len(&tl.pend));
-        rec_slices(-1, c->argc, c->argv);
+        rec_slices(c->db, c->argc, c->argv);
         return;
     }
     size_t start = buf_len(&tl.pend);
-    rec_slices(-1, c->argc, c->argv);
+    rec_slices(c->db, c->argc, c->argv); /* with its SELECT, as Redis propagates it */
     repl_feed(tl.pend.data + tl.pend.rpos + start, buf_len(&tl.pend) - start);
     tl.pend.wpos = tl.pend.rpos + start;
 }
@@ -603,15 +627,12 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
 
 void aof_tx_begin(struct conn *c)
 {
-    size_t at;
-
     (void)c;
     tl.in_tx = 1;
     tl.depth = 1;
-    at = rec_open(-1);
-    rec_arr(1);
-    rec_str("MULTI");
-    rec_close(at);
+    tl.nprop = 0;
+    if (tl.dfr)
+        rec_undefer();
     tl.tx_mark = buf_len(&tl.pend);
 }
 
@@ -619,14 +640,11 @@ void aof_tx_end(struct conn *c)
 {
     if (!tl.in_tx)
         return;
-    if (buf_len(&tl.pend) == tl.tx_mark) {
-        tl.pend.rpos = tl.pend.wpos = 0; /* nothing written: no block */
-    } else {
-        size_t at = rec_open(-1);
-        rec_arr(1);
-        rec_str("EXEC");
-        rec_close(at);
-    }
+    if (tl.dfr)
+        rec_undefer();
+    /* as Redis 7.0: MULTI ... EXEC only around two records or more; one goes alone */
+    if (records_from(tl.tx_mark) > 1)
+        wrap_multi_at(tl.tx_mark);
     commit(c);
     tl.in_tx = 0;
     tl.depth = 0;
