@@ -45,7 +45,13 @@ static _Thread_local struct {
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
     size_t dfr_n;
     int dfr_db;
+    int own;           /* the top-level command runs under stripes aof_exec took for it */
 } tl;
+
+int cmd_prop_may_block(void)
+{
+    return tl.own && tl.depth == 1 && !tl.in_tx;
+}
 
 static void rec_undefer(void);
 
@@ -596,7 +602,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         tl.nprop = 0;
         cmd_key_memo = k;
         tl.may_defer = !atomic_load_explicit(&aof_on, memory_order_relaxed);
+        tl.own = 1;
         run_logged(c, cmd);
+        tl.own = 0;
         tl.may_defer = 0;
         cmd_key_memo.p = NULL;
         if (tl.nprop > 1)
@@ -616,7 +624,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     store_hold_set(s, bm);
     tl.depth = 1;
     tl.nprop = 0;
+    tl.own = 1;
     run_logged(c, cmd);
+    tl.own = 0;
     if (tl.nprop > 1)
         wrap_multi();
     commit(c);
