@@ -268,6 +268,10 @@ static inline void store_mem_adjust_locked(struct store *s, uint32_t stripe, int
 /* Visit every live item of db in one stripe, under its lock (taken here). cb returns 0 to go
  * on. Expired items are skipped. */
 typedef int store_visit_fn(struct item *it, void *arg);
+/* Delete the expired keys of db in one stripe as lazy expiry does (counted, reported through
+ * the gone hook: propagated as DEL), under its lock (taken here): SCAN's, as Redis's SCAN
+ * expires the keys it meets. Nothing when the stripe's table has no key with a TTL. */
+void store_expire_stripe(struct store *s, int db, uint32_t stripe, int64_t now);
 void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
                         store_visit_fn *cb, void *arg);
 /* Append a random live key of db to out. Returns 0, or -1 if db is empty (or OOM). */
