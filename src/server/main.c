@@ -25,6 +25,7 @@
 #include "script/script.h"
 #include "script/script_func.h"
 #include "core/config.h"
+#include "core/oom.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "net/tls.h"
@@ -245,6 +246,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return 1;
     }
+    oom_score_apply(cfg.replicaof[0] ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
     if (!mc_cfg.memcached_cmdline) { /* redis-server's first lines */
         log_warn("oO0OoO0OoO0Oo twincache is starting oO0OoO0OoO0Oo");
         log_warn("twincache version=%s (Redis 7.0.15 compatible), bits=%d, pid=%d, just started",
