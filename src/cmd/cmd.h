@@ -247,6 +247,10 @@ int cmd_object_refcount(struct item *it);
 /* Lines a module above cmd (scripting) appends to INFO's memory section, or NULL. Set at
  * setup; called on any worker. */
 extern void (*cmd_info_memory_hook)(struct buf *b);
+/* MIGRATE's cached connections: every thread's (INFO migrate_cached_sockets), and the worker
+ * timer that closes this thread's idle ones (as Redis's cron, after 10 s). */
+extern _Atomic int cmd_migrate_cached;
+void cmd_migrate_tick(int64_t now_ms);
 
 /* Families: each registers its table (src/server calls them all at start-up) */
 void cmd_string_setup(void);

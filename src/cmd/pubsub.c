@@ -61,6 +61,11 @@ long pubsub_nchannels(void)
     return atomic_load_explicit(&ps_ntab[PS_CH], memory_order_relaxed);
 }
 
+long pubsub_nshardchannels(void)
+{
+    return atomic_load_explicit(&ps_ntab[PS_SHARD], memory_order_relaxed);
+}
+
 long pubsub_npatterns(void)
 {
     return atomic_load_explicit(&ps_ntab[PS_PAT], memory_order_relaxed);
@@ -542,11 +547,19 @@ static int pubsub_deliver_other(struct conn *c, int kind, const char *p, size_t 
     }
     if (kind == PUBSUB_INV_NULL) {
         r |= resp_add_null(b, c->resp);
+    } else if (kind == PUBSUB_INV_ARR) {
+        r |= resp_add_raw(b, p, n);
     } else {
         r |= resp_add_array(b, 1);
         r |= resp_add_bulk(b, p, n);
     }
     return r;
+}
+
+void pubsub_write_conn(struct conn *c, int kind, const char *p, size_t n)
+{
+    if (!(c->flags & CONN_CLOSE_ASAP))
+        reply_check(c, pubsub_deliver_other(c, kind, p, n));
 }
 
 int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n)

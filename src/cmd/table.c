@@ -346,10 +346,23 @@ static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const stru
                    r == ACL_DENIED_CMD ? NULL : &c->argv[pos], c->user);
     acl_denied_text(r, cmd, msg, sizeof(msg));
     reply_errorf(c, "%s", msg);
+    cmd_last_error = "NOPERM"; /* errorstats: every denial's text begins so (msg is gone) */
     return 1;
 }
 
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
+
+/* maxmemory: evict before c's command runs; c's own invalidations of evicted keys it tracks
+ * go into its output now, before the reply (as Redis). 1 when there is still no room. */
+static int evict_before(struct conn *c)
+{
+    int r;
+
+    tracking_now_conn = c;
+    r = store_make_room(conn_store(c));
+    tracking_now_conn = NULL;
+    return r;
+}
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except its pushes
  * (reply_push_begin/end) and CLIENT REPLY ON's +OK (the CLIENT REPLY OFF / SKIP that turned
@@ -498,8 +511,8 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         tx_flag_error(c);
         return;
     }
-    if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
-        store_make_room(conn_store(c))) {
+    /* as Redis, every command evicts when over the limit; only denyoom ones are refused */
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && evict_before(c) && (cmd->flags & CMD_DENYOOM)) {
         cmdstats_reject(cmd);
         reply_error(c, ERR_OOM);
         tx_flag_error(c);

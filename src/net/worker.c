@@ -849,6 +849,10 @@ static void *worker_main(void *arg)
         atomic_store_explicit(&w->alive_ms, w->now_ms, memory_order_relaxed);
         if (srv->clock)
             atomic_store_explicit(srv->clock, (uint32_t)w->now_ms, memory_order_relaxed);
+        /* what other threads posted before this turn's input goes out before its replies
+         * (an invalidation or message a client caused before it sent its next command) */
+        if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
+            deliver_mailbox(w);
         for (int i = 0; i < n; i++) {
             uint64_t u = evs[i].data.u64;
             if (net_is_tag(u)) {

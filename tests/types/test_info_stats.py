@@ -61,3 +61,19 @@ def test_default_info_has_errorstats_not_commandstats(tc_server):
     text = call(c, "INFO").decode()
     assert "# Errorstats" in text and "# Commandstats" not in text
     assert "# Commandstats" in call(c, "INFO", "all").decode()
+
+
+def test_acl_denial_counts_as_noperm(tc_server, redis_server):
+    """A command the user may not run is an errorstat of NOPERM, as in Redis."""
+    out = []
+    for srv in (tc_server, redis_server):
+        admin, c = srv.client(), srv.client()
+        call(admin, "CONFIG", "RESETSTAT")
+        call(admin, "ACL", "SETUSER", "statsuser", "on", ">pw", "~cached:*", "+get")
+        call(c, "AUTH", "statsuser", "pw")
+        call(c, "SET", "a", "b")
+        call(c, "GET", "other")
+        errs = parse(call(admin, "INFO", "errorstats").decode())
+        call(admin, "ACL", "DELUSER", "statsuser")
+        out.append(errs)
+    assert out[0] == out[1] and "errorstat_NOPERM" in out[0], out
