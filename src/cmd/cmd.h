@@ -126,6 +126,18 @@ struct cmd {
     int id;                   /* index of its counters (cmdstats.c), set by cmd_register */
 };
 
+/* The flags this command line runs with, as Redis's getCommandFlags: a script call's (EVAL,
+ * EVALSHA, FCALL and their _RO forms) come from its shebang or function flags through the
+ * hook src/script installs; every other command's are its entry's. Owner thread of c. */
+extern uint64_t (*cmd_script_flags_hook)(struct conn *c, const struct cmd *cmd, uint64_t flags);
+static inline uint64_t cmd_flags_of(struct conn *c, const struct cmd *cmd)
+{
+    if (TC_UNLIKELY(cmd_script_flags_hook != NULL) && cmd->group[0] == 's' &&
+        !strcmp(cmd->group, "scripting"))
+        return cmd_script_flags_hook(c, cmd, cmd->flags);
+    return cmd->flags;
+}
+
 /* The entry running on this thread (set by cmd_call and EXEC before the handler). */
 extern __thread const struct cmd *cmd_current;
 

@@ -115,7 +115,7 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
         }
     }
     t->nq++;
-    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
+    if (cmd_flags_of(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE))
         t->writes = 1;
     reply_lit(c, "+QUEUED\r\n");
     return 1;

@@ -169,6 +169,7 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len)
 }
 
 __thread const struct cmd *cmd_current;
+uint64_t (*cmd_script_flags_hook)(struct conn *c, const struct cmd *cmd, uint64_t flags);
 __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 __thread const char *cmd_last_error;

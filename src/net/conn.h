@@ -44,6 +44,7 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
 #define CONN_TLS_HS 0x2000        /* TLS handshake not finished (tls.c) */
 #define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
+#define CONN_PUBSUB_LIMIT 0x8000  /* the pubsub client-output-buffer-limit applies (subscribed) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -124,8 +125,9 @@ struct conn {
     _Atomic int nsub, npsub; /* shared: channel / pattern subscriptions (CLIENT LIST) */
     /* shared: buffer sizes published by the owner after each I/O turn, for CLIENT LIST on
      * other workers (the buffers themselves are the owner's alone) */
-    size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
+    size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap, pub_omem;
     uint32_t pub_oll;
+    size_t qpeak;          /* the input buffer's largest use since the last timer pass */
     uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply,
                             * 3 skipping this one */
     uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
@@ -211,6 +213,7 @@ static inline void conn_publish(struct conn *c)
     __atomic_store_n(&c->pub_obl, c->wbuf.wpos, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_ocap, c->wbuf.cap, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_oll, c->nrefs, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_omem, conn_pending(c), __ATOMIC_RELAXED);
 }
 
 /* Output classes of client-output-buffer-limit. */

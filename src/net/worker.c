@@ -195,6 +195,7 @@ static void after_io(struct worker *w, struct conn *c)
  * update the epoll interest. */
 static void after_write(struct worker *w, struct conn *c)
 {
+    conn_publish(c);
     if (conn_pending(c) == 0 && (c->flags & CONN_CLOSE_AFTER_REPLY)) {
         worker_close_conn(w, c);
         return;
@@ -343,6 +344,8 @@ static void read_done(struct worker *w, struct conn *c, ssize_t n, int err)
         return;
     }
     c->rbuf.wpos += (size_t)n;
+    if (buf_len(&c->rbuf) > c->qpeak)
+        c->qpeak = buf_len(&c->rbuf);
     STAT_ADD(w->st.net_in, (uint64_t)n);
     __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     if ((long long)buf_len(&c->rbuf) > cfg.client_query_buffer_limit) {
@@ -659,6 +662,31 @@ static void handle_kills(struct worker *w)
         w->srv->on_wakeup(w);
 }
 
+/* As Redis's clientsCronResizeQueryBuffer: an empty input buffer wasting more than 4 KiB is
+ * freed after 2 s idle, and one over 32 KiB, twice its use since the last pass, shrinks to
+ * that use (at least a read's 16 KiB). Only an empty buffer moves: a partial request keeps
+ * its place. */
+static void qbuf_resize(struct worker *w, struct conn *c)
+{
+    struct buf *b = &c->rbuf;
+    size_t peak = c->qpeak;
+
+    c->qpeak = buf_len(b);
+    if (buf_len(b) || b->cap <= 4096)
+        return;
+    if (w->now_ms - c->last_ms > 2000) {
+        buf_deinit(b);
+    } else if (b->cap > 32768 && b->cap / 2 > peak) {
+        size_t keep = peak > READ_CHUNK ? peak : READ_CHUNK;
+        char *p = realloc(b->data, keep);
+        if (p) {
+            b->data = p;
+            b->cap = keep;
+            b->rpos = b->wpos = 0;
+        }
+    }
+}
+
 /* Every 1000/hz ms: the server's timers (on_tick), idle timeouts and the soft output limit
  * of paused clients, listeners back after running out of fds, the ops samples. */
 static void tick(struct worker *w)
@@ -668,20 +696,26 @@ static void tick(struct worker *w)
 
     if (srv->on_tick)
         srv->on_tick(w);
-    if (cfg.timeout > 0 || __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) {
-        for (c = w->conns; c; c = next) {
-            int (*may_time_out)(struct conn *) = srv->proto[c->proto].may_time_out;
-            next = c->next;
-            /* the protocol says who is waiting rather than idle (Redis: subscribers and
-             * blocked clients) */
-            if (cfg.timeout > 0 && may_time_out &&
-                w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000 && may_time_out(c))
-                worker_close_conn(w, c);
-            /* a paused client's soft limit runs out without any event on it */
-            else if ((c->flags & (CONN_PAUSED_READ | CONN_OUT_LIMIT)) ==
-                         (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
-                     conn_out_limit(c, COBL_NORMAL, w->now_ms))
-                worker_close_conn(w, c);
+    for (c = w->conns; c; c = next) {
+        int (*may_time_out)(struct conn *) = srv->proto[c->proto].may_time_out;
+        next = c->next;
+        /* the protocol says who is waiting rather than idle (Redis: subscribers and
+         * blocked clients) */
+        if (cfg.timeout > 0 && may_time_out &&
+            w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000 && may_time_out(c))
+            worker_close_conn(w, c);
+        /* a soft limit runs out without any event on the client (a paused one, or a
+         * subscriber nobody publishes to any more) */
+        else if ((c->flags & (CONN_PAUSED_READ | CONN_OUT_LIMIT)) ==
+                     (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
+                 conn_out_limit(c, COBL_NORMAL, w->now_ms))
+            worker_close_conn(w, c);
+        else if ((c->flags & CONN_PUBSUB_LIMIT) && c->obl_soft_ms &&
+                 conn_out_limit(c, COBL_PUBSUB, w->now_ms))
+            worker_close_conn(w, c);
+        else {
+            qbuf_resize(w, c);
+            conn_publish(c); /* CLIENT LIST on other workers: the sizes as of now */
         }
     }
     if (w->ntls_hs > 0) {
