@@ -451,6 +451,7 @@ static void client_pause(struct conn *c)
     if (end > cur)
         atomic_store(&cmd_pause_end, end);
     atomic_store(&pause_all, all);
+    atomic_store(&store_expire_paused_until, atomic_load(&cmd_pause_end));
     reply_ok(c);
 }
 
@@ -573,6 +574,7 @@ static void client_command(struct conn *c)
     } else if (arg_is(c, 1, "unpause") && c->argc == 2) {
         atomic_store(&cmd_pause_end, 0);
         atomic_store(&pause_all, 0);
+        atomic_store(&store_expire_paused_until, 0);
         block_wake_postponed(c->w->srv);
         reply_ok(c);
     } else if (arg_is(c, 1, "reply") && c->argc == 3) {
