@@ -182,6 +182,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd);
 /* Scripts past busy-reply-threshold (src/script): evals in the low 16 bits, functions above.
  * While it is not 0, commands without "allow_busy" are refused with cmd_busy_error(). */
 extern _Atomic int cmd_script_busy;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (tests only). */
+extern _Atomic int cmd_script_deny_off;
 #define CMD_BUSY_FUNCTION (1 << 16)
 /* The -BUSY text (without "-" or CRLF) for the scripts busy now. */
 const char *cmd_busy_error(void);

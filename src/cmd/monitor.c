@@ -101,7 +101,7 @@ void monitor_close(struct conn *c)
         }
     }
     pthread_mutex_unlock(&mon_lock);
-    c->flags &= (uint16_t)~CONN_MONITOR;
+    c->flags &= ~CONN_MONITOR;
 }
 
 static void monitor_command(struct conn *c)

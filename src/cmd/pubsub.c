@@ -204,7 +204,7 @@ static struct ps_conn *ps_of(struct conn *c)
     if (!c->ps) {
         c->ps = calloc(1, sizeof(struct ps_conn));
         if (c->ps) { /* a subscriber's output has the pubsub class limit only */
-            c->flags &= (uint16_t)~CONN_OUT_LIMIT;
+            c->flags &= ~CONN_OUT_LIMIT;
             c->flags |= CONN_PUBSUB_LIMIT;
         }
     }
@@ -359,7 +359,7 @@ void pubsub_reset(struct conn *c)
     free(ps);
     c->ps = NULL;
     c->flags |= CONN_OUT_LIMIT;
-    c->flags &= (uint16_t)~CONN_PUBSUB_LIMIT;
+    c->flags &= ~CONN_PUBSUB_LIMIT;
 }
 
 static void subscribe_command(struct conn *c)

@@ -351,6 +351,29 @@ static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const stru
     return 1;
 }
 
+/* Under maxmemory, whether cmd is refused when memory cannot be made (Redis's rules): a
+ * command that may use memory; inside MULTI anything queued (the queue itself grows) except
+ * DISCARD, QUIT and RESET; EXEC when a queued command may use memory. */
+static int oom_rejects(struct conn *c, const struct cmd *cmd, uint64_t eflags)
+{
+    if (TC_LIKELY(c->tx == NULL) || !tx_active(c) || !strcmp(cmd->name, "exec"))
+        return (eflags & CMD_DENYOOM) != 0;
+    return strcmp(cmd->name, "discard") && strcmp(cmd->name, "quit") && strcmp(cmd->name, "reset");
+}
+
+/* A command refused before it ran, with error text err (no "-"). */
+static void reject(struct conn *c, const struct cmd *cmd, int exec_tx, const char *err)
+{
+    cmdstats_reject(cmd);
+    if (exec_tx) {
+        reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+        tx_reset(c);
+        return;
+    }
+    reply_error(c, err);
+    tx_flag_error(c);
+}
+
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
 /* maxmemory: evict before c's command runs; c's own invalidations of evicted keys it tracks
@@ -423,7 +446,9 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
 {
     const struct cmd *cmd;
     int64_t start = *clk;
-    int acl_pos;
+    int acl_pos, exec_tx;
+    uint64_t eflags;
+    const char *why;
 
     *clk = -1; /* a command that returns early leaves no end time */
 
@@ -499,6 +524,14 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
                         "PING / QUIT / RESET are allowed in this context", cmd->name);
         return;
     }
+    if (TC_UNLIKELY(atomic_load_explicit(&persist_loading, memory_order_relaxed) != 0) &&
+        !(cmd->flags & CMD_LOADING) && c->fd >= 0 && !aof_replaying) {
+        /* DEBUG LOADAOF / RELOAD or a full sync's load runs (before BUSY, as Redis) */
+        cmdstats_reject(cmd);
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) != 0) &&
         !(cmd->flags & CMD_ALLOW_BUSY)) {
         cmdstats_reject(cmd);
@@ -512,24 +545,23 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         tx_flag_error(c);
         return;
     }
-    /* as Redis, every command evicts when over the limit; only denyoom ones are refused */
-    if (TC_UNLIKELY(cfg.maxmemory > 0) && evict_before(c) && (cmd->flags & CMD_DENYOOM)) {
-        cmdstats_reject(cmd);
-        reply_error(c, ERR_OOM);
-        tx_flag_error(c);
+    /* EXEC is checked with its queued commands' flags; refused, it answers EXECABORT and
+     * the transaction is gone (Redis's rejectCommand). As Redis, every command evicts when
+     * over the limit; only those it rejects are refused. */
+    exec_tx = TC_UNLIKELY(c->tx != NULL) && tx_active(c) && !strcmp(cmd->name, "exec");
+    eflags = exec_tx ? tx_exec_flags(c, cmd->flags) : cmd->flags;
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && evict_before(c) && oom_rejects(c, cmd, eflags)) {
+        reject(c, cmd, exec_tx, ERR_OOM);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&repl_gate, memory_order_relaxed)) &&
-        repl_refuse(c, cmd)) {
-        cmdstats_reject(cmd);
-        tx_flag_error(c);
+        (why = repl_refuse_why(c, eflags)) != NULL) {
+        reject(c, cmd, exec_tx, why);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
-        (cmd->flags & CMD_WRITE)) {
-        cmdstats_reject(cmd);
-        reply_error(c, ERR_MISCONF);
-        tx_flag_error(c);
+        (eflags & CMD_WRITE)) {
+        reject(c, cmd, exec_tx, ERR_MISCONF);
         return;
     }
     __atomic_store_n(&c->lastcmd, cmd->name, __ATOMIC_RELAXED);
@@ -780,6 +812,12 @@ void cmd_resp_input(struct conn *c)
         call(c, &clk);
         c->frame = NULL;
         c->argc = 0;
+        if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
+            /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
+            log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "
+                     "output buffer limits.", (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_ASAP;
+        }
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;

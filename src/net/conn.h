@@ -44,7 +44,9 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
 #define CONN_TLS_HS 0x2000        /* TLS handshake not finished (tls.c) */
 #define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
-#define CONN_PUBSUB_LIMIT 0x8000  /* the pubsub client-output-buffer-limit applies (subscribed) */
+#define CONN_IO_PENDING 0x8000    /* a batched read or send of this turn completed but its
+                                   * result is not applied yet (worker_serve_busy skips it) */
+#define CONN_PUBSUB_LIMIT 0x10000 /* the pubsub client-output-buffer-limit applies (subscribed) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -71,7 +73,7 @@ struct conn {
     int fd;
     uint8_t proto;         /* enum conn_proto */
     uint8_t resp;          /* RESP version: 2 or 3 */
-    uint16_t flags;        /* CONN_* */
+    uint32_t flags;        /* CONN_* */
     int db;                /* selected database */
     int authed;            /* passed AUTH (or no password needed) */
     struct acl_user *user; /* ACL user (cmd/acl.h; a reference), NULL: internal, all allowed */

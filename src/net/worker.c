@@ -47,7 +47,7 @@ static void update_events(struct worker *w, struct conn *c)
     struct epoll_event ev;
     int want_out = conn_pending(c) > 0 || (c->flags & CONN_TLS_HSW);
     int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) && !w->draining;
-    uint16_t nf = (uint16_t)(want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~CONN_WANT_WRITE));
+    uint32_t nf = want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~(uint32_t)CONN_WANT_WRITE);
 
     ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0) | (w->draining ? 0 : EPOLLRDHUP);
     ev.data.ptr = c;
@@ -209,7 +209,7 @@ static void after_write(struct worker *w, struct conn *c)
     if (over)
         c->flags |= CONN_PAUSED_READ;
     else
-        c->flags &= (uint16_t)~CONN_PAUSED_READ;
+        c->flags &= ~CONN_PAUSED_READ;
     if (paused && !over && buf_len(&c->rbuf) && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
         /* resume: run what was left in the input buffer */
         w->srv->proto[c->proto].on_input(c);
@@ -303,7 +303,7 @@ static void deliver_mailbox(struct worker *w)
         }
     }
     for (int i = 0; i < nt; i++) {
-        w->touched[i]->flags &= (uint16_t)~CONN_MBOX_TOUCHED;
+        w->touched[i]->flags &= ~CONN_MBOX_TOUCHED;
         after_io(w, w->touched[i]);
     }
 }
@@ -537,13 +537,17 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
         io_uring_prep_recv(sqe, c->fd, c->rbuf.data + c->rbuf.wpos, buf_free(&c->rbuf),
                            MSG_DONTWAIT);
         io_uring_sqe_set_data64(sqe, (uint64_t)i);
+        c->flags |= CONN_IO_PENDING;
         nsub++;
     }
     if (nsub)
         uring_run(w, nsub);
     for (int i = 0; i < n; i++) {
         struct conn *c = q[i];
-        if (!c || (c->flags & CONN_CLOSED))
+        if (!c)
+            continue;
+        c->flags &= ~CONN_IO_PENDING;
+        if (c->flags & CONN_CLOSED)
             continue;
         if (u->res[i] == INT32_MIN) {
             on_readable(w, c); /* not submitted: read it the plain way */
@@ -577,7 +581,7 @@ static void flush_batch(struct worker *w)
             int nsub = 0;
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
-                c->flags &= (uint16_t)~CONN_FLUSHQ;
+                c->flags &= ~CONN_FLUSHQ;
                 u->res[j] = INT32_MIN;
                 u->want[j] = 0;
                 if ((c->flags & CONN_CLOSED) || !w->batching || m == 1 || c->tls)
@@ -601,6 +605,7 @@ static void flush_batch(struct worker *w)
                     io_uring_prep_sendmsg(sqe, c->fd, &u->msg[j], MSG_DONTWAIT | MSG_NOSIGNAL);
                 }
                 io_uring_sqe_set_data64(sqe, (uint64_t)j);
+                c->flags |= CONN_IO_PENDING;
                 nsub++;
             }
             if (nsub)
@@ -608,6 +613,7 @@ static void flush_batch(struct worker *w)
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
                 int r = u->res[j];
+                c->flags &= ~CONN_IO_PENDING;
                 if (c->flags & CONN_CLOSED)
                     continue;
                 if (r == INT32_MIN) {
@@ -631,7 +637,7 @@ static void flush_batch(struct worker *w)
 #else
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
-                c->flags &= (uint16_t)~CONN_FLUSHQ;
+                c->flags &= ~CONN_FLUSHQ;
                 if (c->flags & CONN_CLOSED)
                     continue;
                 if (conn_pending(c) && conn_flush(c))
@@ -747,7 +753,7 @@ void worker_release_held_all(struct worker *w)
     for (int i = 0; i < n; i++) {
         struct conn *c = list[i];
         if (c)
-            c->flags &= (uint16_t) ~(CONN_HOLD_OUT | CONN_HOLD_LISTED);
+            c->flags &= ~(CONN_HOLD_OUT | CONN_HOLD_LISTED);
     }
     for (int i = 0; i < n; i++) {
         if (list[i] && !(list[i]->flags & CONN_HOLD_LISTED))
@@ -828,6 +834,46 @@ static void drain(struct worker *w)
     }
     while (w->conns)
         worker_close_conn(w, w->conns);
+}
+
+void worker_serve_busy(struct worker *w, struct conn *self)
+{
+    static __thread int inside;
+    struct epoll_event evs[64];
+    int batching = w->batching, n;
+
+    if (inside || w->draining || w->idx < 0)
+        return;
+    inside = 1;
+    w->batching = 0; /* replies are written now: the turn's flush queue is not touched */
+    n = epoll_wait(w->ep, evs, 64, 0);
+    w->now_ms = util_now_ms();
+    for (int i = 0; i < n; i++) {
+        uint64_t u = evs[i].data.u64;
+        if (net_is_tag(u)) {
+            if (u >= TAG_LISTEN && u < TAG_UDP)
+                net_accept(w, (int)(u - TAG_LISTEN));
+            continue; /* the eventfd (kills, handed connections) and UDP: after the script */
+        }
+        struct conn *c = evs[i].data.ptr;
+        if (c == self || c->proto != PROTO_RESP ||
+            (c->flags & (CONN_CLOSED | CONN_IO_PENDING | CONN_TLS_HS)))
+            continue;
+        if (evs[i].events & EPOLLOUT) {
+            if (conn_flush(c)) {
+                worker_close_conn(w, c);
+                continue;
+            }
+            after_io(w, c);
+            if (c->flags & CONN_CLOSED)
+                continue;
+        }
+        if ((evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) &&
+            !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)))
+            on_readable(w, c);
+    }
+    w->batching = batching;
+    inside = 0;
 }
 
 /* End of a loop turn: write the AOF, send every queued reply (one submission when batching),

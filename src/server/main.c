@@ -227,6 +227,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage();
+        mc_cmdline_help(); /* stdout: memcached's test suite reads what -h lists */
         return 0;
     }
     util_ticks_init();
@@ -350,9 +351,6 @@ int main(int argc, char **argv)
     rdb_funcs.load = script_func_load; /* depending on src/script */
     rdb_funcs.clear = func_flush;
     persist_wire(&srv);
-    if (persist_load())
-        return 1;
-    repl_after_load(); /* an RDB with replication's ID and offset continues them */
     if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;
@@ -387,6 +385,11 @@ int main(int argc, char **argv)
         log_notice("Running mode=standalone, port=%d.", cfg.port);
     }
     log_notice("Server initialized");
+    /* as redis-server: listening (connections wait in the backlog) and the banner first, then
+     * the dataset, so a corrupt file is logged after the PID line its test harness waits for */
+    if (persist_load())
+        return 1;
+    repl_after_load(); /* an RDB with replication's ID and offset continues them */
     log_notice("Ready to accept connections");
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");
