@@ -653,7 +653,11 @@ static void finish(struct blk *b, int error)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
     } else if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (b->spec->timeout_fn)
+    if (error) { /* errorstats, and the command's failed_calls (its call was counted) */
+        cmdstats_errors("UNBLOCKED", 1);
+        if (b->cmd)
+            cmdstats_fail(b->cmd);
+    } else if (b->spec->timeout_fn)
         b->spec->timeout_fn(c);
     else
         reply_null_array(c);

@@ -600,6 +600,31 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_STR:
         if (strlen(v) >= s->cap)
             goto bad;
+        if (s->ptr == cfg.latency_tracking_info_percentiles) {
+            /* (conn) as Redis: numbers 0..100, kept as it prints doubles ("0.0" is "0") */
+            char norm[sizeof(cfg.latency_tracking_info_percentiles)];
+            size_t nl = 0;
+            for (const char *q = v; *q;) {
+                char *end;
+                double d;
+                while (*q == ' ')
+                    q++;
+                if (!*q)
+                    break;
+                d = strtod(q, &end);
+                if (end == q || (*end && *end != ' ') || d < 0 || d > 100)
+                    goto bad;
+                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%.17g", nl ? " " : "", d);
+                if (nl >= sizeof(norm))
+                    goto bad;
+                q = end;
+            }
+            norm[nl] = '\0';
+            pthread_mutex_lock(&str_lock);
+            strcpy((char *)s->ptr, norm);
+            pthread_mutex_unlock(&str_lock);
+            break;
+        }
         pthread_mutex_lock(&str_lock);
         strcpy((char *)s->ptr, v);
         pthread_mutex_unlock(&str_lock);

@@ -77,3 +77,24 @@ def test_acl_denial_counts_as_noperm(tc_server, redis_server):
         call(admin, "ACL", "DELUSER", "statsuser")
         out.append(errs)
     assert out[0] == out[1] and "errorstat_NOPERM" in out[0], out
+
+
+def test_percentiles_config_and_container_histogram(tc_server, redis_server):
+    """latency-tracking-info-percentiles kept as Redis prints doubles, bad ones refused; LATENCY
+    HISTOGRAM of a container command answers its subcommands."""
+    out = []
+    for srv in (tc_server, redis_server):
+        c = srv.client()
+        res = [call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50.0 100.0"),
+               call(c, "CONFIG", "GET", "latency-tracking-info-percentiles"),
+               call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "10.0 50.0 a")[0],
+               call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "10 101")[0],
+               call(c, "CONFIG", "GET", "latency-tracking-info-percentiles")]
+        call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+        call(c, "CONFIG", "RESETSTAT")
+        call(c, "CLIENT", "ID")
+        call(c, "CLIENT", "GETNAME")
+        h = call(c, "LATENCY", "HISTOGRAM", "client")
+        res.append(sorted(h.keys()) if isinstance(h, dict) else sorted(h[0::2]))
+        out.append(res)
+    assert out[0] == out[1], out
