@@ -178,6 +178,14 @@ static void after_io(struct worker *w, struct conn *c)
         }
         return;
     }
+    /* as Redis, a reply over the normal hard limit is never sent: checked before writing */
+    if ((c->flags & CONN_OUT_LIMIT) &&
+        (__atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED) > 0 ||
+         __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) &&
+        conn_out_limit(c, COBL_NORMAL, w->now_ms)) {
+        worker_close_conn(w, c);
+        return;
+    }
     if (conn_pending(c)) {
         if (w->batching) {
             flushq_add(w, c);
