@@ -686,7 +686,9 @@ static void qbuf_resize(struct worker *w, struct conn *c)
     size_t peak = c->qpeak;
 
     c->qpeak = buf_len(b);
-    if (buf_len(b) || b->cap <= 4096)
+    /* (RESP only: a memcached storage command may keep its parsed line while its data
+     * block is on the way) */
+    if (buf_len(b) || b->cap <= 4096 || c->proto != PROTO_RESP)
         return;
     if (w->now_ms - c->last_ms > 2000) {
         buf_deinit(b);
