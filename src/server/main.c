@@ -56,10 +56,12 @@ static void server_tick(struct worker *w)
         persist_tick(w->now_ms);
         repl_tick(w->now_ms);
         script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
+        tracking_tick();
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
     mc_cmd_tick(w); /* memcached "watch" log lines */
+    cmd_migrate_tick(w->now_ms);
     notify_flush(w->idx); /* expired / evicted events of the sweep */
 }
 

@@ -89,6 +89,9 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
+ * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
+extern _Atomic int64_t store_expire_paused_until;
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
