@@ -162,7 +162,7 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
     for (int64_t i = 0; i < nmaster; i++)
         if (lpr_next(&l, &p, &n, NULL, NULL) != 1)
             return -1;
-    if (lpr_int(&l, &v)) /* master terminator */
+    if (lpr_int(&l, &v) || v != 0) /* master terminator */
         return -1;
     for (int64_t i = 0; i < count + deleted; i++) {
         int64_t flags, dms, dseq, nf;
@@ -216,9 +216,13 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
                 return -1;
         }
         l = e;
-        if (lpr_int(&l, &v)) /* lp-count */
+        /* lp-count: the entry's own elements (flags, ID, values; fields and their count too
+         * when they are not the master's), as Redis checks it */
+        if (lpr_int(&l, &v) || v != nf + 3 + (same ? 0 : nf + 1))
             return -1;
     }
+    if (lpr_next(&l, &p, &n, NULL, NULL) != 0)
+        return -1; /* elements after the last entry */
     return 0;
 }
 
@@ -587,6 +591,10 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 return rd_fail(r, "Quicklist integrity check failed.");
             if (rd_str(r, &a))
                 return -1;
+            if (a.n == 0) { /* neither container is ever empty */
+                rstr_free(&a);
+                return rd_fail(r, "Quicklist integrity check failed.");
+            }
             if (container == 1) { /* PLAIN: one element */
                 int rc = tlist_push(l, 1, a.p, a.n);
                 rstr_free(&a);
