@@ -348,7 +348,21 @@ int persist_load(void)
         return aof == 2 ? aof_boot_create() : 0;
     }
     if (rc < 0) {
-        log_warn("Fatal error loading the DB (%s): %s. Exiting.", path, err);
+        if (access(path, R_OK)) {
+            log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
+            return -1;
+        }
+        /* a corrupt file: Redis's rdbReportCorruptRDB lines, its checker's, then the end */
+        const char *why = err;
+        if (!strncmp(err, "Wrong RDB checksum", 18)) {
+            log_warn("%s", err);
+            why = "RDB CRC error";
+        }
+        log_warn("Internal error in RDB reading offset 0, function at rdb.c:0 -> %s", why);
+        log_warn("--- RDB ERROR DETECTED ---");
+        log_warn("[offset 0] Internal error in RDB reading offset 0, function at rdb.c:0 -> %s",
+                 why);
+        log_warn("Terminating server after rdb file reading failure.");
         return -1;
     }
     ps.load_keys = info.keys;

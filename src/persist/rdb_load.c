@@ -485,8 +485,10 @@ static int r_zipmap(struct rd *r, const struct rstr *a, void **ptr)
 
 /* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
 /* Redis's words for a corrupt packed collection of RDB type t (its log says which). */
-static const char *pack_why(unsigned t)
+static const char *pack_why(unsigned t, int zl)
 {
+    if (zl) /* read as a listpack of the same kind: say which it was */
+        t = t == T_HASH_LISTPACK ? T_HASH_ZIPLIST : T_ZSET_ZIPLIST;
     switch (t) {
     case T_HASH_ZIPLIST:
         return "Hash ziplist integrity check failed.";
@@ -685,7 +687,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         if (zl ? lpr_init_zl(&lp, a.p, a.n) : lpr_init(&lp, a.p, a.n)) {
             rstr_free(&a);
-            return rd_fail(r, pack_why(t));
+            return rd_fail(r, pack_why(t, zl));
         }
         if (t == T_HASH_LISTPACK)
             o = thash_create();
@@ -714,7 +716,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             k = lpr_next(&lp, &q, &m, NULL, NULL);
             if (k != 1) {
                 rstr_free(&a);
-                return rd_fail(r, pack_why(t));
+                return rd_fail(r, pack_why(t, zl));
             }
             if (t == T_HASH_LISTPACK) {
                 rc = hash_set(r, o, kp, n, q, m);
@@ -730,7 +732,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         if (rc)
             return rd_fail(r, "Out of memory loading RDB");
         if (k < 0)
-            return rd_fail(r, pack_why(t));
+            return rd_fail(r, pack_why(t, zl));
         return 0;
     }
     case T_HASH: {
