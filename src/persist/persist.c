@@ -313,14 +313,18 @@ void persist_flushall(void)
 {
     int oom;
 
-    if (config_str_empty(cfg.save) || aof_loading())
-        return; /* no save rules, or replaying the AOF at start-up */
+    if (aof_loading())
+        return; /* replaying the AOF at start-up */
     /* inside EXEC this thread holds the stripes already: only try the mutex (lock order) */
     if (store_held ? pthread_mutex_trylock(&plock) : pthread_mutex_lock(&plock))
         return;
-    if (ps.sn.pid) {
+    if (ps.sn.pid) { /* its dataset is gone: a running BGSAVE stops, save rules or not */
         snapshot_kill(&ps.sn);
         reap_locked(1);
+    }
+    if (config_str_empty(cfg.save)) {
+        pthread_mutex_unlock(&plock);
+        return;
     }
     uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
     if (!oom)
