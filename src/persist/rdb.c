@@ -788,15 +788,17 @@ static int arena_put(unsigned char **b, size_t *len, size_t *cap, const void *p,
     return 0;
 }
 
-/* The item in slot j of t when there is one whose TTL has not passed at now (its expire time,
- * 0 for none, in *exp), else NULL: what a snapshot writes. */
+/* The item in slot j of t (its expire time, 0 for none, in *exp), or NULL: what a snapshot
+ * writes. A key whose TTL passed but that is still there is written too, as Redis writes it
+ * (the loader counts it in rdb_last_load_keys_expired and skips it). */
 static struct item *live_at(const struct ht *t, uint32_t j, int64_t now, int64_t *exp)
 {
     struct item *it = ht_item_at(t, j);
+    (void)now;
     if (!it)
         return NULL;
     *exp = item_expire(it);
-    return *exp && *exp <= now ? NULL : it;
+    return it;
 }
 
 int rdb_stripe_copy(struct store *s, uint32_t stripe, int compress, int64_t now,
