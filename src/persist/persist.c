@@ -47,6 +47,7 @@ static struct {
     uint64_t saves;          /* rdb_saves */
     uint64_t load_keys, load_expired;
     int shutdown_done;       /* SHUTDOWN already saved (or chose not to) */
+    int presaved;            /* a signal's shutdown save succeeded (persist_shutdown_signal) */
 } ps = {.sn = SNAPSHOT_INIT, .last_ok = 1, .last_bgsave_s = -1};
 
 void persist_setup(const struct persist_host *h)
@@ -279,22 +280,20 @@ void persist_tick(int64_t now_ms)
     aof_tick();
 }
 
-int persist_shutdown(int force, int nosave)
+/* Under plock: the save shutting down makes. 0 or -1 (logged). */
+static int shutdown_save_locked(int force, int nosave)
 {
     int rc = 0;
 
-    aof_shutdown();
-    pthread_mutex_lock(&plock);
-    if (ps.shutdown_done) {
-        pthread_mutex_unlock(&plock);
-        return 0;
-    }
     if (ps.sn.pid) {
         log_warn("There is a child saving an .rdb. Killing it!");
         snapshot_kill(&ps.sn);
         reap_locked(1);
     }
     if (!nosave && (force || !config_str_empty(cfg.save))) {
+        /* a save moments ago (a signal's, with nothing written since) stands */
+        if (ps.presaved && ps.last_ok && dirty_total() == ps.dirty_saved)
+            return 0;
         log_notice("Saving the final RDB snapshot before exiting.");
         int oom;
         uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
@@ -303,8 +302,36 @@ int persist_shutdown(int force, int nosave)
         if (rc)
             log_warn("Error trying to save the DB, can't exit.");
     }
+    return rc;
+}
+
+int persist_shutdown(int force, int nosave)
+{
+    int rc;
+
+    pthread_mutex_lock(&plock);
+    if (ps.shutdown_done) {
+        pthread_mutex_unlock(&plock);
+        return 0;
+    }
+    rc = shutdown_save_locked(force, nosave);
     if (rc == 0)
         ps.shutdown_done = 1;
+    pthread_mutex_unlock(&plock);
+    /* the AOF is closed only once shutting down goes ahead: a failed save leaves it on */
+    if (rc == 0)
+        aof_shutdown();
+    return rc;
+}
+
+int persist_shutdown_signal(void)
+{
+    int rc;
+
+    pthread_mutex_lock(&plock);
+    rc = ps.shutdown_done ? 0 : shutdown_save_locked(0, 0);
+    if (rc == 0)
+        ps.presaved = 1;
     pthread_mutex_unlock(&plock);
     return rc;
 }

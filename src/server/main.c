@@ -398,6 +398,8 @@ int main(int argc, char **argv)
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (persist_shutdown_signal())
+                continue; /* the save failed: Redis keeps running */
             srv_request_shutdown(&srv, 0);
             break;
         }
