@@ -7,7 +7,7 @@ struct conn;
 
 void cmd_persist_setup(void);
 /* The persistence subcommands of DEBUG (LOADAOF, AOF-FLUSH-SLEEP,
- * SET-SKIP-CHECKSUM-VALIDATION): 1 when argv[1] was one of them (replied), else 0. */
+ * SET-SKIP-CHECKSUM-VALIDATION, and SEGFAULT for the crash report): 1 when argv[1] was one of them (replied), else 0. */
 int cmd_persist_debug(struct conn *c);
 
 #endif

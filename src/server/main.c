@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/acl.h"
+#include "server/crash.h"
 #include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
                      "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
     signal(SIGPIPE, SIG_IGN);
+    crash_setup(); /* the bug report on fatal signals (crash.c) */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
