@@ -250,6 +250,14 @@ void aof_tick(void)
 {
     pthread_mutex_lock(&aof_lock);
     aof_rewrite_reap_locked(0);
+    if (aof_st.scheduled && !aof_st.sn.pid && persist_bgsave_running()) {
+        pthread_mutex_unlock(&aof_lock); /* a scheduled rewrite waits for the BGSAVE */
+        return;
+    }
+    if (aof_st.scheduled && !aof_st.sn.pid && !atomic_load(&aof_on)) {
+        aof_st.scheduled = 0; /* BGREWRITEAOF with the AOF off, delayed by a BGSAVE */
+        aof_rewrite_off_start_locked();
+    }
     if (!aof_st.sn.pid && atomic_load(&aof_on)) {
         struct aof_stats st;
         aof_get_stats(&st);

@@ -324,6 +324,11 @@ int persist_shutdown(int force, int nosave)
     return rc;
 }
 
+int persist_bgsave_running(void)
+{
+    return snapshot_running(&ps.sn);
+}
+
 int persist_shutdown_signal(void)
 {
     int rc;

@@ -38,6 +38,9 @@ struct aof_state {
 extern struct aof_state aof_st; /* aof_rewrite.c */
 extern _Atomic int aof_loading_flag; /* aof_log.c: aof_boot is replaying */
 
+/* 1 while a BGSAVE runs (persist.c; any thread, racy). */
+int persist_bgsave_running(void);
+
 /* Paths: <dir>/<appenddirname>, a file in it, the base/incr file names of a sequence. */
 void aof_dir_path(char *out, size_t cap);
 void aof_file_path(char *out, size_t cap, const char *name);
