@@ -11,6 +11,7 @@
 
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -681,6 +682,7 @@ static void info_command(struct conn *c)
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
+            P("migrate_cached_sockets:%d\r\n", cmd_migrate_cached_sockets(util_now_ms()));
             P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
               tracking_total_keys(), tracking_total_items(), tracking_total_prefixes());
             uint64_t errs, rej;
