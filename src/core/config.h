@@ -180,6 +180,7 @@ struct config {
     char bind_source_addr[64];   /* address outgoing (replication) connections bind to */
     int crash_log_enabled;       /* a crash report in the log on a fatal signal */
     int use_exit_on_panic;       /* tests: a crash ends with exit(1), not the signal */
+    int watchdog_period;         /* inert: no watchdog stack traces are logged */
     int crash_memcheck_enabled;  /* inert */
     int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
     int io_threads_do_reads;     /* inert: every worker reads its own sockets */
