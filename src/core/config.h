@@ -54,7 +54,7 @@ struct config {
     int auto_aof_rewrite_percentage; /* growth over the base size that triggers a rewrite */
     long long auto_aof_rewrite_min_size;
     int aof_load_truncated;          /* load an AOF whose last command is cut short */
-    int aof_use_rdb_preamble;        /* base file as RDB (the only base format written) */
+    int aof_use_rdb_preamble;        /* base file as RDB (yes) or RESP commands (no) */
     int no_appendfsync_on_rewrite;   /* no fsync while a rewrite child runs */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;

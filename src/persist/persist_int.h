@@ -38,6 +38,13 @@ struct aof_state {
 extern struct aof_state aof_st; /* aof_rewrite.c */
 extern _Atomic int aof_loading_flag; /* aof_log.c: aof_boot is replaying */
 
+/* The base of an AOF in RESP (aof-use-rdb-preamble no), the store as of now written to path
+ * (through a temporary file). In a fork child, or with every stripe held. 0 or -1 (logged). */
+struct store;
+int aof_base_write_resp(struct store *s, const char *path, int64_t now);
+/* 1 when base names an AOF-format base (".aof"), 0 for an RDB one. */
+int aof_base_is_resp(const char *name);
+
 /* 1 while a BGSAVE runs (persist.c; any thread, racy). */
 int persist_bgsave_running(void);
 
