@@ -170,6 +170,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd);
 /* Scripts past busy-reply-threshold (src/script): evals in the low 16 bits, functions above.
  * While it is not 0, commands without "allow_busy" are refused with cmd_busy_error(). */
 extern _Atomic int cmd_script_busy;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (tests only). */
+extern _Atomic int cmd_script_deny_off;
 #define CMD_BUSY_FUNCTION (1 << 16)
 /* The -BUSY text (without "-" or CRLF) for the scripts busy now. */
 const char *cmd_busy_error(void);
@@ -294,6 +296,21 @@ static inline int reply_unbounded_stop(struct conn *c)
 {
     return (c->flags & CONN_CLOSE_ASAP) || buf_len(&c->wbuf) > (1u << 20) ? reply_unbounded_stop_slow(c)
                                                                           : 0;
+}
+/* A push (a subscription's confirmation) goes out even while CLIENT REPLY is OFF or SKIP, as
+ * Redis's CLIENT_PUSHING: its writes sit between reply_push_begin and reply_push_end, which
+ * keep them from the rewind that drops the command's other output. Owner thread only. */
+extern __thread struct conn *cmd_quiet_conn;
+void reply_push_keep(struct conn *c, int end);
+static inline void reply_push_begin(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 0);
+}
+static inline void reply_push_end(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 1);
 }
 #define reply_raw(c, s, n) reply_check((c), resp_add_raw(&(c)->wbuf, (s), (n)))
 #define reply_lit(c, s) reply_raw((c), (s), sizeof(s) - 1)

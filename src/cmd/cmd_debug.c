@@ -15,6 +15,7 @@
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
+#include "cmd/repl.h"
 #include "cmd/tracking.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -27,8 +28,11 @@
 #include "store/t_set.h"
 #include "store/t_zset.h"
 
+_Atomic int cmd_script_deny_off;
+
 /* DEBUG POPULATE count [prefix] [size]: keys prefix:N with "value:N" (padded with zero bytes
  * or cut to size when given); existing keys are left alone, as Redis. */
+
 static void debug_populate(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -441,12 +445,22 @@ static void debug_command(struct conn *c)
                        "server.");
         return;
     }
-    if (arg_is(c, 1, "sleep") && c->argc == 3) {
+    if (arg_is(c, 1, "replicate") && c->argc >= 3) {
+        /* the rest as one command to the replicas alone (tests: a divergence on purpose) */
+        repl_feed_argv(c->argc - 2, c->argv + 2);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "sleep") && c->argc == 3) {
         char v[64];
         arg_cstr(c, 2, v, sizeof(v));
         double secs = atof(v);
         if (secs > 0)
             usleep((useconds_t)(secs * 1e6));
+        reply_ok(c);
+    } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
+        long long on;
+        if (arg_ll(c, 2, &on, NULL))
+            return;
+        atomic_store(&cmd_script_deny_off, on != 0);
         reply_ok(c);
     } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
         long long on;

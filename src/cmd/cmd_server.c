@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/tracking.h"
+#include "cmd/acl.h"
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
 #include "cmd/propagate.h"
@@ -263,6 +264,8 @@ static void config_set_many(struct conn *c)
             goto fail;
         if (config_set(name, v, 1, 0, err, sizeof(err)))
             goto fail;
+        if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
+            acl_requirepass_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
     }
     /* tls-* settings take effect together (a new certificate with its key): one reload */
     for (int i = 0; i < n && config_tls_apply; i++) {
@@ -292,6 +295,8 @@ fail:
             continue;
         }
         config_set(name, v, 1, 1, e2, sizeof(e2));
+        if (!strcasecmp(name, "requirepass"))
+            acl_requirepass_set(old[i], strlen(old[i]));
     }
     free(old);
     reply_errorf(c, "ERR %s", err);
@@ -659,6 +664,7 @@ static void info_command(struct conn *c)
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
             P("mem_allocator:%s\r\n", alloc_name());
+            repl_info_memory(&b);
             if (cmd_info_memory_hook)
                 cmd_info_memory_hook(&b);
             P("\r\n");

@@ -40,6 +40,7 @@ static _Thread_local struct {
     size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
     size_t tx_mark;    /* pend length after MULTI */
+    size_t tx_multi_at; /* the MULTI record's offset in pend */
     uint64_t *bm;      /* stripe bitmap scratch */
     int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
@@ -208,6 +209,24 @@ static void counted(size_t at)
         tl.prop_at = at;
 }
 
+/* The MULTI record at pend offset at takes the database of the record after it, so the
+ * consumers' SELECT comes before MULTI, not inside the block (as Redis writes it). */
+static void multi_takes_next_db(size_t at)
+{
+    char *base = tl.pend.data + tl.pend.rpos;
+    size_t end = buf_len(&tl.pend);
+    uint32_t len;
+    int32_t db;
+
+    if (at + 8 > end)
+        return;
+    memcpy(&len, base + at + 4, 4);
+    if (at + 8 + len + 8 > end)
+        return;
+    memcpy(&db, base + at + 8 + len, 4);
+    memcpy(base + at, &db, 4);
+}
+
 /* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
  * replay applies them together (outside EXEC, which has its own block). */
 static void wrap_multi(void)
@@ -231,6 +250,7 @@ static void wrap_multi(void)
     memcpy(m, base + end, mlen);
     memmove(base + start + mlen, base + start, end - start);
     memcpy(base + start, m, mlen);
+    multi_takes_next_db(start);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("EXEC");
@@ -622,6 +642,7 @@ void aof_tx_begin(struct conn *c)
     rec_arr(1);
     rec_str("MULTI");
     rec_close(at);
+    tl.tx_multi_at = at;
     tl.tx_mark = buf_len(&tl.pend);
 }
 
@@ -629,9 +650,21 @@ void aof_tx_end(struct conn *c)
 {
     if (!tl.in_tx)
         return;
-    if (buf_len(&tl.pend) == tl.tx_mark) {
+    size_t nrec = 0, end = buf_len(&tl.pend);
+    char *base = tl.pend.data + tl.pend.rpos;
+    for (size_t off = tl.tx_mark; off + 8 <= end; nrec++) {
+        uint32_t len;
+        memcpy(&len, base + off + 4, 4);
+        off += 8 + len;
+    }
+    if (nrec == 0) {
         tl.pend.rpos = tl.pend.wpos = 0; /* nothing written: no block */
+    } else if (nrec == 1) {
+        /* one command: as Redis 7.0, propagated alone, without MULTI ... EXEC */
+        memmove(base + tl.tx_multi_at, base + tl.tx_mark, end - tl.tx_mark);
+        tl.pend.wpos -= tl.tx_mark - tl.tx_multi_at;
     } else {
+        multi_takes_next_db(tl.tx_multi_at);
         size_t at = rec_open(-1);
         rec_arr(1);
         rec_str("EXEC");

@@ -144,7 +144,7 @@ static struct setting settings[] = {
     {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
     {"rdbchecksum", C_BOOL, &cfg.rdbchecksum, 0, 0, 1, 0, NULL},
     {"snapshot-fork", C_BOOL, &cfg.snapshot_fork, 0, 0, 1, 1, NULL},
-    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, INT_MIN, INT_MAX, 1, NULL},
+    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, INT_MIN, INT_MAX, 1, NULL, F_HIDDEN, NULL},
     {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
@@ -420,7 +420,7 @@ void config_defaults(void)
     cfg.hash_max_listpack_entries = 512; /* redis-server 7.0 compiled default */
     cfg.hash_max_listpack_value = 64;
     cfg.set_max_intset_entries = 512;
-    cfg.set_max_listpack_entries = 128;
+    cfg.set_max_listpack_entries = 0; /* Redis 7.0 has no listpack sets: opt-in (128 in 7.2) */
     cfg.set_max_listpack_value = 64;
     cfg.zset_max_listpack_entries = 128;
     cfg.zset_max_listpack_value = 64;
@@ -978,7 +978,7 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
 
 static int load_file(const char *path, int depth, char *err, size_t errcap)
 {
-    FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+    FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t linecap = 0;
     int lineno = 0, ret = 0;
@@ -997,8 +997,7 @@ static int load_file(const char *path, int depth, char *err, size_t errcap)
         }
     }
     free(line);
-    if (f != stdin)
-        fclose(f);
+    fclose(f);
     return ret;
 }
 

@@ -44,6 +44,8 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_MONITOR 0x1000       /* attached by MONITOR (owned by cmd/monitor.c) */
 #define CONN_TLS_HS 0x2000        /* TLS handshake not finished (tls.c) */
 #define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
+#define CONN_IO_PENDING 0x8000    /* a batched read or send of this turn completed but its
+                                   * result is not applied yet (worker_serve_busy skips it) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -126,7 +128,8 @@ struct conn {
      * other workers (the buffers themselves are the owner's alone) */
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
     uint32_t pub_oll;
-    uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply */
+    uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply,
+                            * 3 skipping this one */
     uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     uint8_t ldb;           /* SCRIPT DEBUG (script layer): 0 off, 1 YES (forked), 2 SYNC */

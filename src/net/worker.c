@@ -534,13 +534,17 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
         io_uring_prep_recv(sqe, c->fd, c->rbuf.data + c->rbuf.wpos, buf_free(&c->rbuf),
                            MSG_DONTWAIT);
         io_uring_sqe_set_data64(sqe, (uint64_t)i);
+        c->flags |= CONN_IO_PENDING;
         nsub++;
     }
     if (nsub)
         uring_run(w, nsub);
     for (int i = 0; i < n; i++) {
         struct conn *c = q[i];
-        if (!c || (c->flags & CONN_CLOSED))
+        if (!c)
+            continue;
+        c->flags &= (uint16_t)~CONN_IO_PENDING;
+        if (c->flags & CONN_CLOSED)
             continue;
         if (u->res[i] == INT32_MIN) {
             on_readable(w, c); /* not submitted: read it the plain way */
@@ -598,6 +602,7 @@ static void flush_batch(struct worker *w)
                     io_uring_prep_sendmsg(sqe, c->fd, &u->msg[j], MSG_DONTWAIT | MSG_NOSIGNAL);
                 }
                 io_uring_sqe_set_data64(sqe, (uint64_t)j);
+                c->flags |= CONN_IO_PENDING;
                 nsub++;
             }
             if (nsub)
@@ -605,6 +610,7 @@ static void flush_batch(struct worker *w)
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
                 int r = u->res[j];
+                c->flags &= (uint16_t)~CONN_IO_PENDING;
                 if (c->flags & CONN_CLOSED)
                     continue;
                 if (r == INT32_MIN) {
@@ -794,6 +800,46 @@ static void drain(struct worker *w)
     }
     while (w->conns)
         worker_close_conn(w, w->conns);
+}
+
+void worker_serve_busy(struct worker *w, struct conn *self)
+{
+    static __thread int inside;
+    struct epoll_event evs[64];
+    int batching = w->batching, n;
+
+    if (inside || w->draining || w->idx < 0)
+        return;
+    inside = 1;
+    w->batching = 0; /* replies are written now: the turn's flush queue is not touched */
+    n = epoll_wait(w->ep, evs, 64, 0);
+    w->now_ms = util_now_ms();
+    for (int i = 0; i < n; i++) {
+        uint64_t u = evs[i].data.u64;
+        if (net_is_tag(u)) {
+            if (u >= TAG_LISTEN && u < TAG_UDP)
+                net_accept(w, (int)(u - TAG_LISTEN));
+            continue; /* the eventfd (kills, handed connections) and UDP: after the script */
+        }
+        struct conn *c = evs[i].data.ptr;
+        if (c == self || c->proto != PROTO_RESP ||
+            (c->flags & (CONN_CLOSED | CONN_IO_PENDING | CONN_TLS_HS)))
+            continue;
+        if (evs[i].events & EPOLLOUT) {
+            if (conn_flush(c)) {
+                worker_close_conn(w, c);
+                continue;
+            }
+            after_io(w, c);
+            if (c->flags & CONN_CLOSED)
+                continue;
+        }
+        if ((evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) &&
+            !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)))
+            on_readable(w, c);
+    }
+    w->batching = batching;
+    inside = 0;
 }
 
 /* End of a loop turn: write the AOF, send every queued reply (one submission when batching),

@@ -204,6 +204,17 @@ static inline void worker_release_held(struct worker *w)
         worker_release_held_all(w);
 }
 
+/* A long script runs on w's thread (called from its Lua hook past busy-reply-threshold):
+ * serve w's other RESP connections once, without waiting, as Redis's
+ * processEventsWhileBlocked: accept, read, run their commands (the cmd layer answers -BUSY
+ * to those not allowed while busy: SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE do run) and
+ * write the replies directly. self (the script's client, in the middle of its command) is not
+ * read; memcached connections (which know nothing of -BUSY), connections whose batched I/O
+ * of this turn is not applied yet, the mailbox, timers and the eventfd wait for the script to
+ * end. Nothing is freed: connections closed here are freed at the end of the turn. Not
+ * reentrant (a nested call returns at once); owner thread only. */
+void worker_serve_busy(struct worker *w, struct conn *self);
+
 /* protected-mode (listen.c): whether the default user has no password (Redis's test, the
  * ACL layer's answer: cmd/acl_user.c sets it at start-up); NULL: requirepass is empty. */
 extern int (*net_default_nopass_hook)(void);

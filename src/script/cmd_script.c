@@ -34,6 +34,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
 #include "core/config.h"
 #include "persist/persist.h"
 #include "script/script.h"
@@ -347,6 +348,11 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
         atomic_load_explicit(&persist_misconf, memory_order_relaxed)) {
         reply_error(c, ERR_MISCONF); /* as Redis 7.0: the EVAL of a writing script is a write */
+        return;
+    }
+    if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
+        !repl_good_replicas_ok()) {
+        reply_error(c, REPL_NOREPLICAS_TEXT); /* min-replicas-to-write, as Redis 7.0 */
         return;
     }
     if (run->debug) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "persist/crc64.h"
 #include "persist/rdb_read.h"
@@ -53,7 +54,7 @@ int func_parse_meta(const char *code, size_t n, char **name, size_t *skip, char 
             p++;
         wn = (size_t)(p - w);
         if (part == 0) {
-            if (wn != 3 || memcmp(w, "lua", 3)) {
+            if (wn != 3 || strncasecmp(w, "lua", 3)) { /* engine names ignore case, as Redis */
                 snprintf(err, cap, "Engine '%.*s' not found", (int)wn, w);
                 goto fail;
             }

@@ -5,11 +5,11 @@
  * the threshold (busy), has written, and whether a kill was asked for. The running script's own
  * thread notices the threshold in its Lua hook (script_lua.c, every LUA_HOOK_COUNT
  * instructions) and counts itself in cmd_script_busy, which makes every other worker refuse
- * commands without "allow_busy" (src/cmd/table.c). SCRIPT KILL runs on another worker: it
- * finds the busy script in the slots and sets its kill flag, which the hook turns into an
- * error inside the script. A worker waiting for a stripe the script holds, and the clients of
- * the script's own worker, wait for the script to end (Redis's clients all get -BUSY: here
- * only those served by the other workers do). */
+ * commands without "allow_busy" (src/cmd/table.c); the script's own worker serves its other
+ * clients from the hook (worker_serve_busy). SCRIPT KILL, on any worker, finds the busy script
+ * in the slots and sets its kill flag, which the hook turns into an error inside the script. A
+ * worker waiting for a stripe the script holds waits for the script to end (Redis's clients
+ * all get -BUSY). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

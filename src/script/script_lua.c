@@ -18,6 +18,8 @@
 #include "cmd/cmd.h"
 #include "cmd/acl.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
+#include "cmd/tracking.h"
 #include "persist/persist.h"
 #include "core/log.h"
 #include "script/script.h"
@@ -181,6 +183,24 @@ static int stop_error(lua_State *L, struct script_run *run)
     return raise_error(L, "Script killed by user with SCRIPT KILL...");
 }
 
+/* Serve the other clients of the script's worker once (worker_serve_busy); the command
+ * state of this thread that their commands overwrite is the script's again afterwards. */
+static void serve_busy(struct script_run *run)
+{
+    const struct cmd *saved_cmd = cmd_current;
+    unsigned long saved_mods = cmd_mods;
+    unsigned saved_errors = cmd_errors;
+    const char *saved_last = cmd_last_error;
+    uint64_t saved_writer = tracking_writer;
+
+    worker_serve_busy(run->caller->w, run->caller);
+    cmd_current = saved_cmd;
+    cmd_mods = saved_mods;
+    cmd_errors = saved_errors;
+    cmd_last_error = saved_last;
+    tracking_writer = saved_writer;
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     struct lstate *s = ls;
@@ -191,7 +211,15 @@ static void hook(lua_State *L, lua_Debug *ar)
         return;
     if (!run->stop && !run->restart) {
         int down = atomic_load_explicit(&s->fake.w->srv->shutdown, memory_order_relaxed) != 0;
-        if (script_busy_check(run, down)) {
+        int stop = script_busy_check(run, down);
+        if (!stop && run->busy && run->caller && run->caller->w) {
+            /* past the threshold: the worker's other clients are answered (-BUSY, or SCRIPT
+             * KILL / FUNCTION KILL / SHUTDOWN NOSAVE run) from here, as Redis does */
+            serve_busy(run);
+            down = atomic_load_explicit(&s->fake.w->srv->shutdown, memory_order_relaxed) != 0;
+            stop = script_busy_check(run, down);
+        }
+        if (stop) {
             /* SHUTDOWN NOSAVE: stop with no reply, the connection closes as in Redis */
             if (!down)
                 log_notice("Lua script killed by user with SCRIPT KILL.");
@@ -217,6 +245,65 @@ static void debug_hook(lua_State *L, lua_Debug *ar)
     ldb_line_hook(L, ar, run);
 }
 
+/* The arguments of a redis.* command call (stack 1..argc) into s->argv (borrowed from the
+ * stack). Returns 0, or -1 with Redis's error table pushed. */
+static int lua_args(lua_State *L, struct lstate *s, int argc)
+{
+    if (argc == 0) {
+        script_push_error(L, "Please specify at least one argument for this redis lib call",
+                          60);
+        return -1;
+    }
+    if (grow_args(s, argc))
+        return luaL_error(L, "not enough memory");
+    for (int i = 0; i < argc; i++) {
+        int t = lua_type(L, i + 1);
+        if (t == LUA_TNUMBER) {
+            int k = snprintf(s->nums[i], sizeof(s->nums[i]), "%.17g",
+                             (double)lua_tonumber(L, i + 1));
+            s->argv[i].p = s->nums[i];
+            s->argv[i].n = (size_t)k;
+        } else if (t == LUA_TSTRING) {
+            s->argv[i].p = lua_tolstring(L, i + 1, &s->argv[i].n);
+        } else {
+            const char *m = "Lua redis lib command arguments must be strings or integers";
+            script_push_error(L, m, strlen(m));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* redis.acl_check_cmd(cmd, args...): whether the script's user may run that command line
+ * (not logged to ACL LOG; the arity is not checked), as Redis 7.0. */
+static int redis_acl_check_cmd(lua_State *L)
+{
+    struct lstate *s = ls;
+    struct script_run *run = s->run;
+    const struct cmd *cmd, *container;
+    struct acl_user *u = s->fake.user;
+    int argc = lua_gettop(L), ok = 1;
+
+    if (!run)
+        return raise_error(L, "redis.acl_check_cmd can only be called inside a script "
+                              "invocation");
+    if (lua_args(L, s, argc))
+        return lua_error(L);
+    cmd = cmd_resolve(argc, s->argv, &container);
+    if (!cmd)
+        return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
+    if (u && !atomic_load_explicit(&u->allperm, memory_order_relaxed)) {
+        struct conn *who = run->caller ? run->caller : &s->fake;
+        struct acl_user *saved = who->user;
+        int pos;
+        who->user = u;
+        ok = acl_check_conn(who, cmd, argc, s->argv, NULL, &pos) == ACL_OK;
+        who->user = saved;
+    }
+    lua_pushboolean(L, ok);
+    return 1;
+}
+
 static int redis_generic(lua_State *L, int raise)
 {
     struct lstate *s = ls;
@@ -233,28 +320,8 @@ static int redis_generic(lua_State *L, int raise)
         return raise_error(L, "redis.call/pcall can only be called inside a script invocation");
     if (TC_UNLIKELY(run->stop | run->restart))
         return stop_error(L, run); /* a pcall caught the error: no command runs any more */
-    if (argc == 0) {
-        script_push_error(L, "Please specify at least one argument for this redis lib call",
-                          60);
+    if (lua_args(L, s, argc))
         return raise ? lua_error(L) : 1;
-    }
-    if (grow_args(s, argc))
-        return luaL_error(L, "not enough memory");
-    for (int i = 0; i < argc; i++) {
-        int t = lua_type(L, i + 1);
-        if (t == LUA_TNUMBER) {
-            int k = snprintf(s->nums[i], sizeof(s->nums[i]), "%.17g",
-                             (double)lua_tonumber(L, i + 1));
-            s->argv[i].p = s->nums[i];
-            s->argv[i].n = (size_t)k;
-        } else if (t == LUA_TSTRING) {
-            s->argv[i].p = lua_tolstring(L, i + 1, &s->argv[i].n);
-        } else {
-            const char *m = "Lua redis lib command arguments must be strings or integers";
-            script_push_error(L, m, strlen(m));
-            return raise ? lua_error(L) : 1;
-        }
-    }
     if (TC_UNLIKELY(run->debug) && ldb_logging())
         ldb_log_command(argc, s->argv);
     cmd = cmd_resolve(argc, s->argv, &container);
@@ -262,7 +329,8 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, "Unknown Redis command called from script", raise);
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return refuse(L, "Wrong number of args calling Redis command from script", raise);
-    if (cmd->flags & CMD_NOSCRIPT)
+    if ((cmd->flags & CMD_NOSCRIPT) &&
+        !atomic_load_explicit(&cmd_script_deny_off, memory_order_relaxed))
         return refuse(L, "This Redis command is not allowed from script", raise);
     if (TC_UNLIKELY(f->user != NULL) &&
         !atomic_load_explicit(&f->user->allperm, memory_order_relaxed)) {
@@ -290,6 +358,8 @@ static int redis_generic(lua_State *L, int raise)
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
         return refuse(L, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+    if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
+        return refuse(L, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
     if (run->track) {
         int k = script_keys_check(run, cmd, argc, s->argv);
@@ -340,6 +410,7 @@ static int redis_generic(lua_State *L, int raise)
     cmd_errors = saved_errors;
     f->argv = NULL;
     f->argc = 0;
+    lua_settop(L, 0); /* the arguments, as Redis: room on the stack for the reply */
     reply = flat_reply(s, &rn);
     if (!reply || !script_reply_to_lua(L, reply, rn)) {
         conn_reset_output(f);
@@ -497,6 +568,7 @@ static void open_redis(lua_State *L)
         {"log", redis_log},
         {"setresp", redis_setresp},
         {"set_repl", redis_set_repl},
+        {"acl_check_cmd", redis_acl_check_cmd},
         {"replicate_commands", redis_true},
         {"breakpoint", ldb_redis_breakpoint},
         {"debug", ldb_redis_debug},

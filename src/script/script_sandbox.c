@@ -55,6 +55,126 @@ static int math_randomseed(lua_State *L)
     return 0;
 }
 
+/* ---- unpack and bit.tohex without the overflows of Debian's Lua 5.1 and LuaBitOp ---- */
+
+/* unpack(t [, i [, j]]): the range computed in 64 bits (Lua 5.1.5's int arithmetic overflows,
+ * and the compiled check for it is gone: unpack({}, 0, 2^31-1) crashed the server). */
+static int safe_unpack(lua_State *L)
+{
+    long long i, e, n;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    i = luaL_optint(L, 2, 1);
+    e = lua_isnoneornil(L, 3) ? (long long)lua_objlen(L, 1) : luaL_checkint(L, 3);
+    if (i > e)
+        return 0;
+    n = e - i + 1;
+    if (n >= INT32_MAX || !lua_checkstack(L, (int)n))
+        return luaL_error(L, "too many results to unpack");
+    for (long long k = i; k <= e; k++)
+        lua_rawgeti(L, 1, (int)k);
+    return (int)n;
+}
+
+/* bit.tohex(x [, n]): n = INT_MIN negated overflowed LuaBitOp's buffer (Redis's fix: n is
+ * clamped to -8..8 first). */
+static uint32_t bit_arg(lua_State *L, int idx)
+{
+    /* LuaBitOp's conversion: rounded to an integer, modulo 2^32 */
+    union {
+        lua_Number n;
+        uint64_t b;
+    } bn;
+
+    bn.n = luaL_checknumber(L, idx) + 6755399441055744.0; /* 2^52 + 2^51 */
+    return (uint32_t)bn.b;
+}
+
+static int safe_tohex(lua_State *L)
+{
+    uint32_t b = bit_arg(L, 1);
+    long long n = lua_isnone(L, 2) ? 8 : (int32_t)bit_arg(L, 2);
+    const char *hexdigits = "0123456789abcdef";
+    char buf[8];
+
+    if (n < 0) {
+        n = n < -8 ? 8 : -n;
+        hexdigits = "0123456789ABCDEF";
+    } else if (n > 8) {
+        n = 8;
+    }
+    for (int k = (int)n; --k >= 0; b >>= 4)
+        buf[k] = hexdigits[b & 15];
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
+/* ---- loadstring and load refuse precompiled chunks ---- */
+
+/* s (n bytes) compiled as loadstring(s, name) does, except that a binary chunk (it starts with
+ * ESC, Lua's bytecode signature) gets the error Redis's text-only parser gives: crafted
+ * bytecode can crash the VM. Pushes the function, or nil and the message. */
+static int load_text(lua_State *L, const char *p, size_t n, const char *name)
+{
+    if (n && p[0] == LUA_SIGNATURE[0]) {
+        /* the message of the text parser on a first char(27), in Lua's own chunk-name form */
+        luaL_loadbuffer(L, "\1", 1, name);
+        lua_pushnil(L);
+        luaL_gsub(L, lua_tostring(L, -2), "'char(1)'", "'char(27)'");
+        return 2;
+    }
+    if (luaL_loadbuffer(L, p, n, name)) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    return 1;
+}
+
+static int safe_loadstring(lua_State *L)
+{
+    size_t n;
+    const char *p = luaL_checklstring(L, 1, &n);
+
+    return load_text(L, p, n, luaL_optstring(L, 2, p));
+}
+
+/* load(reader [, name]): the pieces gathered, then compiled as loadstring */
+static int safe_load(lua_State *L)
+{
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_Buffer b;
+    size_t n;
+    const char *p;
+
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    luaL_buffinit(L, &b);
+    for (;;) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) {
+            lua_pop(L, 1);
+            luaL_pushresult(&b);
+            lua_pushnil(L);
+            lua_pushliteral(L, "reader function must return a string");
+            return 2;
+        }
+        if (lua_objlen(L, -1) == 0) {
+            lua_pop(L, 1);
+            break;
+        }
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    p = lua_tolstring(L, -1, &n);
+    return load_text(L, p, n, name);
+}
+
 /* ---- read-only tables ---- */
 
 /* The real table behind the read-only proxy at idx pushed (1), or nothing (0). */
@@ -171,6 +291,7 @@ static void make_ro(lua_State *L, int is_globals)
         lua_createtable(L, 0, 1);
         lua_pushcfunction(L, missing_global);
         lua_setfield(L, -2, "__index");
+        make_ro(L, 0); /* getmetatable(_G).__index = ... is refused too */
     } else {
         lua_pushboolean(L, 0);
     }
@@ -253,6 +374,19 @@ void script_sandbox(lua_State *L, int g)
     lua_setfield(L, -2, "randomseed");
     lua_pop(L, 1);
 
+    lua_pushcfunction(L, safe_loadstring);
+    lua_setfield(L, g, "loadstring");
+    lua_pushcfunction(L, safe_load);
+    lua_setfield(L, g, "load");
+    lua_pushcfunction(L, safe_unpack);
+    lua_setfield(L, g, "unpack");
+    lua_getfield(L, g, "bit");
+    if (lua_istable(L, -1)) {
+        lua_pushcfunction(L, safe_tohex);
+        lua_setfield(L, -2, "tohex");
+    }
+    lua_pop(L, 1);
+
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ro");
     wrap_global(L, g, "rawset", w_rawset);
@@ -266,6 +400,17 @@ void script_sandbox(lua_State *L, int g)
         make_ro(L, 0);
         lua_setfield(L, g, libs[i]);
     }
+    /* getmetatable('') shows a read-only table whose __index is the read-only string */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_createtable(L, 0, 1);
+        lua_getfield(L, g, "string");
+        lua_setfield(L, -2, "__index");
+        make_ro(L, 0);
+        lua_setfield(L, -2, "__metatable");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     lua_pushcfunction(L, err_handler);
     lua_pushvalue(L, -1);
     lua_setfield(L, g, "__redis__err__handler"); /* a global in Redis too */

@@ -3,9 +3,9 @@ lua-time-limit), -BUSY for other clients, the commands still allowed (allow_busy
 with its OK / NOTBUSY / UNKILLABLE replies, the killed script's error text, a pcall that cannot
 catch the kill, SHUTDOWN refused and SHUTDOWN NOSAVE obeyed while a script is busy.
 
-Each scenario runs on a fresh server of each kind started with busy-reply-threshold 200 ms.
-On twincache the clients that observe the busy script connect after it started, so a worker
-other than the script's accepts them (the script's own worker serves nobody until it ends)."""
+Each scenario runs on a fresh server of each kind started with busy-reply-threshold 200 ms,
+twincache with its default threads and again with --threads 1: there every client is served
+by the script's own worker, from inside the script's Lua hook, as Redis does."""
 import socket
 import threading
 import time
@@ -30,8 +30,8 @@ def call(client, *args):
         return ("error", str(e))
 
 
-def servers():
-    tc = tcharness.start_twincache("--busy-reply-threshold", "200", check=True,
+def servers(*tc_args):
+    tc = tcharness.start_twincache("--busy-reply-threshold", "200", *tc_args, check=True,
                                    client_defaults=CLIENT)
     rs = tcharness.start_redis("--busy-reply-threshold", "200", client_defaults=CLIENT)
     return tc, rs
@@ -150,10 +150,11 @@ def scenario_config(srv):
     return out
 
 
+@pytest.mark.parametrize("threads", [(), ("--threads", "1")], ids=["threads", "one-thread"])
 @pytest.mark.parametrize("scenario", [scenario_kill, scenario_unkillable, scenario_pcall,
                                       scenario_function, scenario_config])
-def test_time_limit_as_redis(scenario):
-    tc, rs = servers()
+def test_time_limit_as_redis(scenario, threads):
+    tc, rs = servers(*threads)
     try:
         a, b = scenario(tc), scenario(rs)
         assert a == b, "\n twincache: %r\n redis:     %r" % (a, b)

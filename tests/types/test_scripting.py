@@ -78,6 +78,14 @@ RETURNS = [
     "local t = redis.pcall('nosuch'); local n = 0; for k in pairs(t) do n = n + 1 end return n",
     "local n = 0; for k in pairs(_G) do n = n + 1 end; return n > 10",
     "return rawget(_G, 'redis') ~= nil",
+    # unpack's range and bit.tohex's width overflowed in Debian's Lua/LuaBitOp: the server died
+    "return {unpack({1,2,3}, -2, 2147483647)}", "return {unpack({1,2,3}, 0, 2147483647)}",
+    "return {unpack({1,2,3}, -2147483648, -2)}", "return {unpack({1,2,3}, -1, -2)}",
+    "return {unpack({1,2,3}, 1, -1)}", "return select('#', unpack({1,2,3}, -1, 5))",
+    "return select('#', unpack({1,2,3}, -2147483648, -2147483646))",
+    "return {unpack({1,2,3}, 2)}", "return bit.tohex(65535, -2147483648)",
+    "return bit.tohex(65535, 2147483647)", "return bit.tohex(-1, 3)", "return bit.tohex(255, -4)",
+    "return bit.tohex(2^40 + 17)", "return bit.tohex('x')",
 ]
 
 
@@ -160,6 +168,20 @@ ERRORS = [
     "#!lua flags=no-writes,allow-oom\nreturn redis.call('get', 'a')", "#!lua flags=bogus\nreturn 1",
     "#!lua foo=bar\nreturn 1", "#!python\nreturn 1", "#!lua", "#!lua flags=no-writes\nerror('x')",
     "#!lua flags=allow-oom,allow-stale,no-cluster,allow-cross-slot-keys\nreturn 2",
+    # the sandbox's corners: metatables of _G and strings, bytecode, acl_check_cmd
+    "local g = getmetatable(_G) g.__index = {}", "getmetatable(_G).x = 1",
+    "getmetatable('').__index = function() return 1 end", "getmetatable('').__index.upper = 1",
+    "return getmetatable('').__index == string", "return type(getmetatable(_G).__index)",
+    "return loadstring(string.dump(function() return 1 end))()",
+    "local a, b = loadstring(string.dump(function() return 1 end)) return {tostring(a), b}",
+    "local s = string.dump(function() return 1 end) local i = 0 "
+    "local a, b = load(function() i = i + 1 if i == 1 then return s end end) "
+    "return {tostring(a), b}",
+    "local a, b = loadstring('return 1 +', 'nm') return {tostring(a), b}",
+    "return redis.acl_check_cmd('set', 'xx', 1)", "return redis.acl_check_cmd('invalid-cmd', 'a')",
+    "return redis.acl_check_cmd()", "return redis.acl_check_cmd('get', {})",
+    "return redis.acl_check_cmd('get')",
+    "local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('lpush', 'ul', unpack(a))",
 ]
 
 
