@@ -12,6 +12,7 @@
 #include "cmd/tracking.h"
 #include "cmd/acl.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"

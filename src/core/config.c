@@ -335,6 +335,7 @@ static struct setting settings[] = {
     {"cluster-link-sendbuf-limit", C_MEM, &cfg.cluster_link_sendbuf_limit, 0, 0, LLONG_MAX, 1, NULL},
     /* persistence tests (Redis's hidden settings) */
     {"use-exit-on-panic", C_BOOL, &cfg.use_exit_on_panic, 0, 0, 1, 1, NULL, F_HIDDEN, NULL},
+    {"watchdog-period", C_INT, &cfg.watchdog_period, 0, 0, INT_MAX, 1, NULL, F_HIDDEN, NULL},
 #undef B
 #undef I
 #undef E

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/acl.h"
+#include "server/crash.h"
 #include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
@@ -260,6 +261,7 @@ int main(int argc, char **argv)
                      "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
     signal(SIGPIPE, SIG_IGN);
+    crash_setup(); /* the bug report on fatal signals (crash.c) */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -403,6 +405,8 @@ int main(int argc, char **argv)
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (persist_shutdown_signal())
+                continue; /* the save failed: Redis keeps running */
             srv_request_shutdown(&srv, 0);
             break;
         }
