@@ -833,6 +833,7 @@ static void config_command(struct conn *c)
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);
         cmdstats_reset();
+        repl_reset_stats();
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */
