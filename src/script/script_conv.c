@@ -387,14 +387,24 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
     }
     lua_pop(L, 1);
     if (raw_field(L, "big_number") == LUA_TSTRING) {
+        char *m;
         s = lua_tolstring(L, -1, &n);
+        m = malloc(n ? n : 1);
+        if (!m) {
+            reply_error(c, "ERR out of memory");
+            lua_pop(L, 1);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) /* as Redis: line breaks cannot end the reply early */
+            m[i] = s[i] == '\r' || s[i] == '\n' ? ' ' : s[i];
         if (c->resp >= 3) {
             reply_check(c, resp_add_raw(&c->wbuf, "(", 1));
-            reply_check(c, resp_add_raw(&c->wbuf, s, n));
+            reply_check(c, resp_add_raw(&c->wbuf, m, n));
             reply_lit(c, "\r\n");
         } else {
-            reply_bulk(c, s, n);
+            reply_bulk(c, m, n);
         }
+        free(m);
         lua_pop(L, 1);
         return;
     }
