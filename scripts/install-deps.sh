@@ -29,6 +29,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     done
 fi
 
+# The reference suites (Redis's and memcached's own tests), from Debian 12's source packages
+# into a cache outside git: tests/conformance runs them.
+"$(dirname "$0")/fetch-suites.sh" >/dev/null
+
 # The real applications of tests/apps, from their own registries (each skipped when its
 # toolchain is absent; the tests then skip with the reason): BullMQ (npm), Celery and RQ (PyPI,
 # into .venv-apps), Redisson (Maven); and tests/mc's xmemcached scenarios (Maven, rebuilt when

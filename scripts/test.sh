@@ -16,6 +16,12 @@ ctest --test-dir build --output-on-failure -j2
 echo "== unit tests (asan) =="
 ctest --test-dir build-asan --output-on-failure -j2
 
+echo "== conformance: Redis 7.0.15's and memcached 1.6.18's own suites (Debian's source packages) against twincache =="
+# Redis: normal mode (the harness starts build/twincache as src/redis-server), TLS mode, external
+# mode; memcached: t/*.t with twincache as memcached. A unit that fails is rerun once alone;
+# tests/conformance/expected-failures.txt lists what does not pass yet, each with its reason.
+$PY tests/conformance/run.py --bin build/twincache --jobs 2
+
 echo "== tests/harness: the one Python test harness (tests/tcharness.py) itself =="
 $PY -m pytest -q -p no:cacheprovider tests/harness
 
@@ -90,7 +96,7 @@ echo "== tests/acl and tests/snapshot under ThreadSanitizer =="
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/acl
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/snapshot
 unset TSAN_OPTIONS
-echo "== fuzzers (libFuzzer, 30 s per target) =="
+echo "== fuzzers (libFuzzer, 15 s per target; their corpora are replayed by ctest above) =="
 ./scripts/build.sh fuzz >/dev/null
-tests/fuzz/run.sh build-fuzz 30
+tests/fuzz/run.sh build-fuzz 15
 echo "ALL TESTS PASSED"

@@ -257,6 +257,10 @@ void acl_users_each(void (*fn)(struct acl_user *u, void *arg), void *arg);
 int acl_users_count(void);
 /* requirepass changed: the default user's passwords become it */
 void acl_requirepass_changed(void);
+/* CONFIG SET requirepass, after the config took the value: the default user's password
+ * becomes all n bytes at p (copied). The config keeps a C string, which ends at the first
+ * NUL byte; Redis compares every byte of a binary password, so AUTH must too. */
+void acl_requirepass_set(const char *p, size_t n);
 /* Kill connections authenticated as u (another worker's: through their kill flag) */
 void acl_kill_user_conns(struct conn *c, struct acl_user *u);
 /* The memcached port: 1 when c's ACL user may read (write: write) key k; k NULL: every key

@@ -175,6 +175,20 @@ static int parse_users(char **lines, int nlines, const char *fname, struct buf *
     return 0;
 }
 
+/* The aclfile's path to open: Redis changes its working directory to `dir`, so a relative
+ * aclfile is found there; twincache keeps its own working directory and joins them. */
+static void acl_path(char *out, size_t cap)
+{
+    char name[sizeof(cfg.aclfile)], dir[sizeof(cfg.dir)];
+
+    config_str(cfg.aclfile, name, sizeof(name));
+    config_str(cfg.dir, dir, sizeof(dir));
+    if (name[0] == '/' || !dir[0] || !strcmp(dir, "."))
+        snprintf(out, cap, "%s", name);
+    else
+        snprintf(out, cap, "%s/%s", dir, name);
+}
+
 static char *read_file(const char *path, size_t *len, int *err)
 {
     FILE *f = fopen(path, "r");
@@ -206,14 +220,16 @@ static char *read_file(const char *path, size_t *len, int *err)
 
 int acl_load_file(struct conn *c, struct buf *errs)
 {
-    char path[sizeof(cfg.aclfile)], *data, **lines = NULL;
+    char path[sizeof(cfg.aclfile)], full[sizeof(cfg.aclfile) + sizeof(cfg.dir) + 1];
+    char *data, **lines = NULL;
     size_t len;
     int nl = 0, e = 0, r;
     struct acl_user **v;
     int n;
 
     config_str(cfg.aclfile, path, sizeof(path));
-    if (!(data = read_file(path, &len, &e))) {
+    acl_path(full, sizeof(full));
+    if (!(data = read_file(full, &len, &e))) {
         errf(errs, "Error loading ACLs, opening file '%s': %s", path, strerror(e));
         return -1;
     }
@@ -265,10 +281,10 @@ static void save_one(struct acl_user *u, void *arg)
 
 int acl_save_file(void)
 {
-    char path[sizeof(cfg.aclfile)], tmp[sizeof(path) + 32];
+    char path[sizeof(cfg.aclfile) + sizeof(cfg.dir) + 1], tmp[sizeof(path) + 32];
     struct save_arg a = {0};
 
-    config_str(cfg.aclfile, path, sizeof(path));
+    acl_path(path, sizeof(path));
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
     if (!(a.f = fopen(tmp, "w")))
         return -1;

@@ -128,35 +128,51 @@ static void user_set_body(struct acl_user *u, struct acl_body *b)
     acl_body_free(old);
 }
 
+/* The default user's passwords become the n bytes at pw (none: nopass). users_lock held. */
+static void set_default_pass(const char *pw, size_t n)
+{
+    struct acl_body *b;
+    char *op;
+
+    if (!(b = acl_body_copy(default_user->b)))
+        return;
+    acl_body_apply(b, "resetpass", 9);
+    if (n && (op = malloc(n + 1))) {
+        op[0] = '>';
+        memcpy(op + 1, pw, n);
+        acl_body_apply(b, op, n + 1);
+        free(op);
+    } else {
+        acl_body_apply(b, "nopass", 6);
+    }
+    user_set_body(default_user, b);
+}
+
 /* requirepass is the default user's password: a change made by CONFIG SET (or the config
  * file) is taken when the table is next used. users_lock held. */
 static void sync_requirepass(void)
 {
     char pw[sizeof(cfg.requirepass)];
-    struct acl_body *b;
 
     config_str(cfg.requirepass, pw, sizeof(pw));
     if (!strcmp(pw, last_requirepass))
         return;
-    if (!(b = acl_body_copy(default_user->b)))
-        return;
-    acl_body_apply(b, "resetpass", 9);
-    if (pw[0]) {
-        char op[sizeof(pw) + 1];
-        op[0] = '>';
-        memcpy(op + 1, pw, strlen(pw));
-        acl_body_apply(b, op, strlen(pw) + 1);
-    } else {
-        acl_body_apply(b, "nopass", 6);
-    }
     memcpy(last_requirepass, pw, sizeof(pw));
-    user_set_body(default_user, b);
+    set_default_pass(pw, strlen(pw));
 }
 
 void acl_requirepass_changed(void)
 {
     pthread_mutex_lock(&users_lock);
     sync_requirepass();
+    pthread_mutex_unlock(&users_lock);
+}
+
+void acl_requirepass_set(const char *p, size_t n)
+{
+    pthread_mutex_lock(&users_lock);
+    sync_requirepass(); /* the config's C string is now the one taken */
+    set_default_pass(p, n);
     pthread_mutex_unlock(&users_lock);
 }
 

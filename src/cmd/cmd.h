@@ -206,6 +206,9 @@ void cmd_register(struct cmd *cmds, int n);
 const struct cmd *cmd_lookup_internal(const char *name, size_t len);
 /* A top-level command by name (any case), or NULL. */
 const struct cmd *cmd_lookup(const char *name, size_t len);
+/* rename-command: the command named `from` is named `to` from now on ("": it has no name, no
+ * client can call it). At start-up, before the workers run. 0, or -1 with Redis's message. */
+int cmd_rename(const char *from, const char *to, char *err, size_t errcap);
 /* The entry that runs argv: the command, or its subcommand's entry when it is a container
  * and argc > 1. NULL with *container set when argv[1] names no subcommand of it. */
 const struct cmd *cmd_resolve(int argc, const struct slice *argv, const struct cmd **container);
@@ -293,6 +296,21 @@ static inline int reply_unbounded_stop(struct conn *c)
 {
     return (c->flags & CONN_CLOSE_ASAP) || buf_len(&c->wbuf) > (1u << 20) ? reply_unbounded_stop_slow(c)
                                                                           : 0;
+}
+/* A push (a subscription's confirmation) goes out even while CLIENT REPLY is OFF or SKIP, as
+ * Redis's CLIENT_PUSHING: its writes sit between reply_push_begin and reply_push_end, which
+ * keep them from the rewind that drops the command's other output. Owner thread only. */
+extern __thread struct conn *cmd_quiet_conn;
+void reply_push_keep(struct conn *c, int end);
+static inline void reply_push_begin(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 0);
+}
+static inline void reply_push_end(struct conn *c)
+{
+    if (TC_UNLIKELY(cmd_quiet_conn == c))
+        reply_push_keep(c, 1);
 }
 #define reply_raw(c, s, n) reply_check((c), resp_add_raw(&(c)->wbuf, (s), (n)))
 #define reply_lit(c, s) reply_raw((c), (s), sizeof(s) - 1)

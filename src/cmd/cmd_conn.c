@@ -574,7 +574,8 @@ static void client_command(struct conn *c)
             c->reply_mode = 1;
         } else if (arg_is(c, 2, "skip")) {
             if (c->reply_mode != 1)
-                c->reply_mode = 2; /* as Redis: SKIP while OFF keeps it OFF */
+                c->reply_mode = 2; /* as Redis: SKIP while OFF keeps it OFF (and SKIP while
+                                    * a SKIP covers this command skips the next one) */
         } else {
             reply_error(c, ERR_SYNTAX);
         }

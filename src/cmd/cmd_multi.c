@@ -25,6 +25,7 @@ struct tx {
     int executing;           /* EXEC is running the queued commands */
     int error;               /* a command was rejected while queuing */
     int writes;              /* a queued command may write (CLIENT PAUSE WRITE holds EXEC) */
+    uint64_t qany, qall;     /* flags of the queued commands: OR'd, AND'd (EXEC's checks) */
     struct buf q;            /* queued commands: u32 argc, then u32 len + bytes per arg */
     int nq;
     struct watched **w;
@@ -52,6 +53,8 @@ static void discard(struct tx *t)
     t->active = 0;
     t->error = 0;
     t->writes = 0;
+    t->qany = 0;
+    t->qall = ~(uint64_t)0;
     t->nq = 0;
     t->q.rpos = t->q.wpos = 0;
     buf_shrink(&t->q, 16384);
@@ -88,6 +91,17 @@ int tx_has_writes(const struct conn *c)
     return t && t->active && t->writes;
 }
 
+uint64_t tx_exec_flags(const struct conn *c, uint64_t exec_flags)
+{
+    const struct tx *t = c->tx;
+    uint64_t f = exec_flags;
+    if (!t || !t->active)
+        return f;
+    f |= t->qany & (CMD_WRITE | CMD_DENYOOM);
+    f &= ~(~t->qall & (CMD_STALE | CMD_LOADING));
+    return f;
+}
+
 int tx_active(const struct conn *c)
 {
     return c->tx && ((const struct tx *)c->tx)->active;
@@ -117,6 +131,8 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
     t->nq++;
     if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
         t->writes = 1;
+    t->qany |= cmd->flags;
+    t->qall &= cmd->flags;
     reply_lit(c, "+QUEUED\r\n");
     return 1;
 }
@@ -166,6 +182,8 @@ static void multi_command(struct conn *c)
     t->active = 1;
     t->error = 0;
     t->nq = 0;
+    t->qany = 0;
+    t->qall = ~(uint64_t)0;
     reply_ok(c);
 }
 

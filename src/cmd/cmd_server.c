@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/tracking.h"
+#include "cmd/acl.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
@@ -262,6 +263,8 @@ static void config_set_many(struct conn *c)
             goto fail;
         if (config_set(name, v, 1, 0, err, sizeof(err)))
             goto fail;
+        if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
+            acl_requirepass_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
     }
     /* tls-* settings take effect together (a new certificate with its key): one reload */
     for (int i = 0; i < n && config_tls_apply; i++) {
@@ -291,6 +294,8 @@ fail:
             continue;
         }
         config_set(name, v, 1, 1, e2, sizeof(e2));
+        if (!strcasecmp(name, "requirepass"))
+            acl_requirepass_set(old[i], strlen(old[i]));
     }
     free(old);
     reply_errorf(c, "ERR %s", err);

@@ -8,6 +8,7 @@
 #define TC_MULTI_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 struct conn;
 struct cmd;
@@ -22,6 +23,9 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd);
 int tx_in_exec(const struct conn *c);
 /* 1 when a command queued in c's transaction may write. */
 int tx_has_writes(const struct conn *c);
+/* The flags EXEC is checked with (exec_flags: its own), as Redis checks it: write and
+ * denyoom when a queued command is, stale and loading only when every queued command is. */
+uint64_t tx_exec_flags(const struct conn *c, uint64_t exec_flags);
 /* 1 between MULTI and EXEC/DISCARD. */
 int tx_active(const struct conn *c);
 /* A command was rejected while in MULTI: EXEC will answer EXECABORT. */

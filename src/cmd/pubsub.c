@@ -244,6 +244,7 @@ static void names_del(struct ps_name **v, int *nv, int i)
 
 static void reply_sub(struct conn *c, const char *what, int kind, const char *p, size_t n, int isnull)
 {
+    reply_push_begin(c);
     reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
     reply_cstr(c, what);
     if (isnull)
@@ -251,6 +252,7 @@ static void reply_sub(struct conn *c, const char *what, int kind, const char *p,
     else
         reply_bulk(c, p, n);
     reply_int(c, kind_count(c, kind));
+    reply_push_end(c);
 }
 
 static void subscribe_generic(struct conn *c, int kind)
@@ -297,11 +299,13 @@ static void unsub_one(struct conn *c, int kind, int idx, int notify)
     atomic_fetch_sub_explicit(&ps_subs, 1, memory_order_relaxed);
     if (notify) {
         /* the count after removal, the name before it is freed */
+        reply_push_begin(c);
         reply_check(c, resp_add_push(&c->wbuf, 3, c->resp));
         reply_cstr(c, kind_unsub[kind]);
         reply_bulk(c, x->p, x->n);
         names_del(ps->v[kind], &ps->nv[kind], idx);
         reply_int(c, kind_count(c, kind));
+        reply_push_end(c);
     } else {
         names_del(ps->v[kind], &ps->nv[kind], idx);
     }

@@ -57,6 +57,9 @@ uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size
 void repl_feed_raw(const char *p, size_t n);
 /* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */
 int repl_refuse(struct conn *c, const struct cmd *cmd);
+/* The error repl_refuse would answer for a command with these CMD_* flags, or NULL (EXEC
+ * asks with its queued commands' flags and answers EXECABORT with it). */
+const char *repl_refuse_why(struct conn *c, uint64_t flags);
 /* Before a worker sleeps: send the stream to its replicas, wake the workers of the others,
  * ask for ACKs when a WAIT waits. */
 void repl_before_sleep(struct worker *w);

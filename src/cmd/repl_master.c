@@ -897,6 +897,8 @@ void repl_tick(int64_t now)
             worker_wake(s->w);
         }
     }
+    if (has && !last_ping)
+        last_ping = now; /* as Redis's cron: the first PING a period after, not at once */
     if (has && !atomic_load(&repl_is_replica) && !failover_running() &&
         now - last_ping >= (int64_t)cfg.repl_ping_replica_period * 1000) {
         feed_cmd_locked("*1\r\n$4\r\nPING\r\n");
@@ -1188,38 +1190,36 @@ static int good_replicas(int64_t now)
     return n;
 }
 
-int repl_refuse(struct conn *c, const struct cmd *cmd)
+const char *repl_refuse_why(struct conn *c, uint64_t flags)
 {
     if (c->fd < 0 && c->udp == NULL)
-        return 0; /* the primary's stream, the AOF */
-    if (atomic_load_explicit(&repl_loading, memory_order_relaxed) &&
-        !(cmd->flags & CMD_LOADING)) {
-        reply_error(c, "LOADING Redis is loading the dataset in memory");
-        return 1;
-    }
+        return NULL; /* the primary's stream, the AOF */
+    if (atomic_load_explicit(&repl_loading, memory_order_relaxed) && !(flags & CMD_LOADING))
+        return "LOADING Redis is loading the dataset in memory";
     if (atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) {
-        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
-            reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is "
-                           "set to 'no'.");
-            return 1;
-        }
-        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE)) {
-            reply_error(c, "READONLY You can't write against a read only replica.");
-            return 1;
-        }
-        return 0;
+        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(flags & CMD_STALE))
+            return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+                   "'no'.";
+        if (cfg.replica_read_only && (flags & CMD_WRITE))
+            return "READONLY You can't write against a read only replica.";
+        return NULL;
     }
-    if (cfg.min_replicas_to_write > 0 && cfg.min_replicas_max_lag > 0 &&
-        (cmd->flags & CMD_WRITE)) {
+    if (cfg.min_replicas_to_write > 0 && cfg.min_replicas_max_lag > 0 && (flags & CMD_WRITE)) {
         tc_lock(&R.lock);
         int good = good_replicas(c->w->now_ms);
         tc_unlock(&R.lock);
-        if (good < cfg.min_replicas_to_write) {
-            reply_error(c, "NOREPLICAS Not enough good replicas to write.");
-            return 1;
-        }
+        if (good < cfg.min_replicas_to_write)
+            return "NOREPLICAS Not enough good replicas to write.";
     }
-    return 0;
+    return NULL;
+}
+
+int repl_refuse(struct conn *c, const struct cmd *cmd)
+{
+    const char *why = repl_refuse_why(c, cmd->flags);
+    if (why)
+        reply_error(c, why);
+    return why != NULL;
 }
 
 /* ---- INFO and ROLE ---- */

@@ -25,7 +25,11 @@
 #define TABLE_SIZE 1024 /* power of two, well above the number of commands */
 #define MAX_CMDS 512
 
-static const struct cmd *table[TABLE_SIZE];
+/* name: the command's own name, or the one rename-command gave it */
+static struct {
+    const char *name;
+    const struct cmd *c;
+} table[TABLE_SIZE];
 static const struct cmd *all[MAX_CMDS];
 static int ncmds;
 static int nids; /* counter ids given (entries and subcommands) */
@@ -56,9 +60,10 @@ void cmd_register(struct cmd *cmds, int n)
                 internal[ninternal++] = c;
             continue;
         }
-        while (table[h])
+        while (table[h].c)
             h = (h + 1) & (TABLE_SIZE - 1);
-        table[h] = c;
+        table[h].name = c->name;
+        table[h].c = c;
         if (ncmds < MAX_CMDS)
             all[ncmds++] = c;
     }
@@ -71,13 +76,52 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     if (len > 32)
         return NULL;
     h = name_hash(name, len) & (TABLE_SIZE - 1);
-    while (table[h]) {
-        const struct cmd *c = table[h];
-        if (util_eq_nocase(name, len, c->name))
-            return c;
+    while (table[h].c) {
+        if (util_eq_nocase(name, len, table[h].name))
+            return table[h].c;
         h = (h + 1) & (TABLE_SIZE - 1);
     }
     return NULL;
+}
+
+int cmd_rename(const char *from, const char *to, char *err, size_t errcap)
+{
+    static __typeof__(table) old;
+    const struct cmd *c = cmd_lookup(from, strlen(from));
+    char *copy = NULL;
+
+    if (!c) {
+        snprintf(err, errcap, "No such command in rename-command");
+        return -1;
+    }
+    if (to[0] && cmd_lookup(to, strlen(to))) {
+        snprintf(err, errcap, "Target command name already exists");
+        return -1;
+    }
+    if (to[0] && (strlen(to) > 32 || !(copy = strdup(to)))) {
+        snprintf(err, errcap, "Target command name is too long");
+        return -1;
+    }
+    /* the table again without `from`, with `to` (open addressing has no removal) */
+    memcpy(old, table, sizeof(table));
+    memset(table, 0, sizeof(table));
+    for (int i = 0; i < TABLE_SIZE; i++) {
+        const char *name = old[i].name;
+        uint32_t h;
+        if (!old[i].c)
+            continue;
+        if (util_eq_nocase(from, strlen(from), name)) {
+            if (!copy)
+                continue;
+            name = copy;
+        }
+        h = name_hash(name, strlen(name)) & (TABLE_SIZE - 1);
+        while (table[h].c)
+            h = (h + 1) & (TABLE_SIZE - 1);
+        table[h].name = name;
+        table[h].c = old[i].c;
+    }
+    return 0;
 }
 
 const struct cmd *cmd_lookup_internal(const char *name, size_t len)
@@ -305,21 +349,64 @@ static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const stru
     return 1;
 }
 
+/* Under maxmemory, whether cmd is refused when memory cannot be made (Redis's rules): a
+ * command that may use memory; inside MULTI anything queued (the queue itself grows) except
+ * DISCARD, QUIT and RESET; EXEC when a queued command may use memory. */
+static int oom_rejects(struct conn *c, const struct cmd *cmd, uint64_t eflags)
+{
+    if (TC_LIKELY(c->tx == NULL) || !tx_active(c) || !strcmp(cmd->name, "exec"))
+        return (eflags & CMD_DENYOOM) != 0;
+    return strcmp(cmd->name, "discard") && strcmp(cmd->name, "quit") && strcmp(cmd->name, "reset");
+}
+
+/* A command refused before it ran, with error text err (no "-"). */
+static void reject(struct conn *c, const struct cmd *cmd, int exec_tx, const char *err)
+{
+    cmdstats_reject(cmd);
+    if (exec_tx) {
+        reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+        tx_reset(c);
+        return;
+    }
+    reply_error(c, err);
+    tx_flag_error(c);
+}
+
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
 
-/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except CLIENT REPLY ON's
- * (the CLIENT REPLY OFF / SKIP that turned replies off wrote nothing). */
+/* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except its pushes
+ * (reply_push_begin/end) and CLIENT REPLY ON's +OK (the CLIENT REPLY OFF / SKIP that turned
+ * replies off wrote nothing): as Redis, whose reply helpers test the flags as they write.
+ * reply_mode 3: the one command SKIP covers is running. */
+__thread struct conn *cmd_quiet_conn;
+static __thread struct conn_mark quiet_mark;
+
+void reply_push_keep(struct conn *c, int end)
+{
+    if (end)
+        conn_output_mark(c, &quiet_mark); /* the push stays */
+    else
+        conn_output_rewind(c, &quiet_mark); /* what the command wrote before it goes */
+}
+
 static void call_quiet(struct conn *c, int64_t *clk)
 {
-    int before = c->reply_mode;
-    struct conn_mark m;
+    struct conn *outer = cmd_quiet_conn;
+    struct conn_mark saved = quiet_mark;
 
-    conn_output_mark(c, &m);
-    if (before == 2)
-        c->reply_mode = 0; /* SKIP covers one command */
+    conn_output_mark(c, &quiet_mark);
+    cmd_quiet_conn = c;
+    if (c->reply_mode == 2)
+        c->reply_mode = 3;
     call_inner(c, clk);
-    if (before == 2 || c->reply_mode != 0)
-        conn_output_rewind(c, &m);
+    if (c->reply_mode == 3) {
+        c->reply_mode = 0; /* SKIP covered this command */
+        conn_output_rewind(c, &quiet_mark);
+    } else if (c->reply_mode != 0) {
+        conn_output_rewind(c, &quiet_mark);
+    }
+    cmd_quiet_conn = outer;
+    quiet_mark = saved;
 }
 
 static void call(struct conn *c, int64_t *clk)
@@ -345,7 +432,9 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
 {
     const struct cmd *cmd;
     int64_t start = *clk;
-    int acl_pos;
+    int acl_pos, exec_tx;
+    uint64_t eflags;
+    const char *why;
 
     *clk = -1; /* a command that returns early leaves no end time */
 
@@ -434,24 +523,23 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         tx_flag_error(c);
         return;
     }
-    if (TC_UNLIKELY(cfg.maxmemory > 0) && (cmd->flags & CMD_DENYOOM) &&
+    /* EXEC is checked with its queued commands' flags; refused, it answers EXECABORT and
+     * the transaction is gone (Redis's rejectCommand) */
+    exec_tx = TC_UNLIKELY(c->tx != NULL) && tx_active(c) && !strcmp(cmd->name, "exec");
+    eflags = exec_tx ? tx_exec_flags(c, cmd->flags) : cmd->flags;
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && oom_rejects(c, cmd, eflags) &&
         store_make_room(conn_store(c))) {
-        cmdstats_reject(cmd);
-        reply_error(c, ERR_OOM);
-        tx_flag_error(c);
+        reject(c, cmd, exec_tx, ERR_OOM);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&repl_gate, memory_order_relaxed)) &&
-        repl_refuse(c, cmd)) {
-        cmdstats_reject(cmd);
-        tx_flag_error(c);
+        (why = repl_refuse_why(c, eflags)) != NULL) {
+        reject(c, cmd, exec_tx, why);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
-        (cmd->flags & CMD_WRITE)) {
-        cmdstats_reject(cmd);
-        reply_error(c, ERR_MISCONF);
-        tx_flag_error(c);
+        (eflags & CMD_WRITE)) {
+        reject(c, cmd, exec_tx, ERR_MISCONF);
         return;
     }
     __atomic_store_n(&c->lastcmd, cmd->name, __ATOMIC_RELAXED);
@@ -702,6 +790,12 @@ void cmd_resp_input(struct conn *c)
         call(c, &clk);
         c->frame = NULL;
         c->argc = 0;
+        if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
+            /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
+            log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "
+                     "output buffer limits.", (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_ASAP;
+        }
     }
     if (c->rbuf.rpos == c->rbuf.wpos)
         c->rbuf.rpos = c->rbuf.wpos = 0;

@@ -50,7 +50,14 @@ static int add_user_line(const char **argv, int argc, char *err, size_t errcap)
 }
 int (*config_tls_apply)(char *err, size_t errcap);
 
-enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY };
+enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY,
+             C_OCTAL,   /* an int written and read in octal (unixsocketperm) */
+             C_MEMPCT,  /* a memory size or "N%" (stored as -N), maxmemory-clients */
+             C_FLAGS }; /* several enum words OR-ed (shutdown-on-sigterm) */
+
+/* setting flags */
+#define F_HIDDEN 1   /* CONFIG GET names it only exactly (Redis's HIDDEN_CONFIG) */
+#define F_ONLY_NO 2  /* a bool whose "yes" is refused (deny_msg says why) */
 
 static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* string settings (leaf lock) */
 
@@ -77,6 +84,8 @@ struct setting {
     long long min, max;
     int mutable_;
     const char *const *enums;
+    int flags;           /* F_* */
+    const char *deny_msg; /* F_ONLY_NO: why "yes" is refused */
 };
 
 static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu",
@@ -88,14 +97,31 @@ static const char *const tls_auth[] = {"no", "yes", "optional", NULL};
 static const char *const diskless_loads[] = {"disabled", "on-empty-db", "swapdb", NULL};
 static const char *const acl_pubsub[] = {"resetchannels", "allchannels", NULL};
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const oom_adj[] = {"no", "yes", "relative", "absolute", NULL};
+static const char *const prop_err[] = {"ignore", "panic", "panic-on-replicas", NULL};
+static const char *const sanitize[] = {"no", "yes", "clients", NULL};
+static const char *const supervised_modes[] = {"no", "upstart", "systemd", "auto", NULL};
+static const char *const facilities[] = {"user", "local0", "local1", "local2", "local3",
+                                         "local4", "local5", "local6", "local7", NULL};
+static const char *const endpoint_types[] = {"ip", "hostname", "unknown-endpoint", NULL};
+/* shutdown-on-sig*: "default" is no flag; the others are SHUTDOWN_ON_SIG_* bits in order */
+static const char *const shutdown_sig[] = {"default", "save", "nosave", "now", "force", NULL};
+static const char no_defrag[] =
+    "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
+    "modified Jemalloc like the one shipped by default with the Redis source distribution";
+static const char no_cluster[] =
+    "cluster mode is not supported by this server yet (the cluster bus is not built)";
 
 #define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
+/* flags and deny_msg are left out where they are 0 */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static struct setting settings[] = {
     {"port", C_INT, &cfg.port, 0, 0, 65535, 0, NULL},
     {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 0, NULL},
     S("bind", bind, 0),
     S("unixsocket", unixsocket, 0),
-    {"unixsocketperm", C_INT, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
+    {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
     {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
     {"io-threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
     {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
@@ -118,7 +144,7 @@ static struct setting settings[] = {
     {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
     {"rdbchecksum", C_BOOL, &cfg.rdbchecksum, 0, 0, 1, 0, NULL},
     {"snapshot-fork", C_BOOL, &cfg.snapshot_fork, 0, 0, 1, 1, NULL},
-    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, 0, 1000000, 1, NULL},
+    {"rdb-key-save-delay", C_INT, &cfg.rdb_key_save_delay, 0, INT_MIN, INT_MAX, 1, NULL, F_HIDDEN, NULL},
     {"stop-writes-on-bgsave-error", C_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 0, 1, 1, NULL},
     S("appendfilename", appendfilename, 0),
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
@@ -227,7 +253,88 @@ static struct setting settings[] = {
     {"enable-debug-command", C_ENUM, &cfg.enable_debug_command, 0, 0, 0, 0, protected_actions},
     {"enable-module-command", C_ENUM, &cfg.enable_module_command, 0, 0, 0, 0, protected_actions},
     {"enable-protected-configs", C_ENUM, &cfg.enable_protected_configs, 0, 0, 0, 0, protected_actions},
+    /* Redis 7.0's other settings (config.h says what each does here) */
+#define B(n, f, mut) {n, C_BOOL, &cfg.f, 0, 0, 1, mut, NULL}
+#define I(n, f, lo, hi, mut) {n, C_INT, &cfg.f, 0, lo, hi, mut, NULL}
+#define E(n, f, mut, e) {n, C_ENUM, &cfg.f, 0, 0, 0, mut, e}
+    B("always-show-logo", always_show_logo, 0),
+    B("set-proc-title", set_proc_title, 0),
+    S("proc-title-template", proc_title_template, 1),
+    B("rdb-del-sync-files", rdb_del_sync_files, 1),
+    B("lazyfree-lazy-eviction", lazyfree_lazy_eviction, 1),
+    B("lazyfree-lazy-expire", lazyfree_lazy_expire, 1),
+    B("lazyfree-lazy-server-del", lazyfree_lazy_server_del, 1),
+    B("lazyfree-lazy-user-del", lazyfree_lazy_user_del, 1),
+    B("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, 1),
+    E("oom-score-adj", oom_score_adj, 1, oom_adj),
+    S("oom-score-adj-values", oom_score_adj_values, 1),
+    B("disable-thp", disable_thp, 0),
+    B("aof-timestamp-enabled", aof_timestamp_enabled, 1),
+    {"hll-sparse-max-bytes", C_MEM, &cfg.hll_sparse_max_bytes, 0, 0, LLONG_MAX, 1, NULL},
+    B("activerehashing", activerehashing, 1),
+    B("dynamic-hz", dynamic_hz, 1),
+    B("aof-rewrite-incremental-fsync", aof_rewrite_incremental_fsync, 1),
+    B("rdb-save-incremental-fsync", rdb_save_incremental_fsync, 1),
+    B("jemalloc-bg-thread", jemalloc_bg_thread, 1),
+    E("propagation-error-behavior", propagation_error_behavior, 1, prop_err),
+    B("replica-ignore-disk-write-errors", replica_ignore_disk_write_errors, 1),
+    {"maxmemory-clients", C_MEMPCT, &cfg.maxmemory_clients, 0, -100, LLONG_MAX, 1, NULL},
+    I("maxmemory-eviction-tenacity", maxmemory_eviction_tenacity, 0, 100, 1),
+    I("active-expire-effort", active_expire_effort, 1, 10, 1),
+    I("shutdown-timeout", shutdown_timeout, 0, INT_MAX, 1),
+    {"shutdown-on-sigint", C_FLAGS, &cfg.shutdown_on_sigint, 0, 0, 0, 1, shutdown_sig},
+    {"shutdown-on-sigterm", C_FLAGS, &cfg.shutdown_on_sigterm, 0, 0, 0, 1, shutdown_sig},
+    E("sanitize-dump-payload", sanitize_dump_payload, 1, sanitize),
+    {"key-load-delay", C_INT, &cfg.key_load_delay, 0, INT_MIN, INT_MAX, 1, NULL, F_HIDDEN, NULL},
+    {"loading-process-events-interval-bytes", C_LL, &cfg.loading_process_events_interval_bytes,
+     0, 1024, INT_MAX, 1, NULL, F_HIDDEN, NULL},
+    S("bind-source-addr", bind_source_addr, 1),
+    B("crash-log-enabled", crash_log_enabled, 1),
+    B("crash-memcheck-enabled", crash_memcheck_enabled, 1),
+    B("aof-disable-auto-gc", aof_disable_auto_gc, 1),
+    B("io-threads-do-reads", io_threads_do_reads, 0),
+    {"activedefrag", C_BOOL, &cfg.activedefrag, 0, 0, 1, 1, NULL, F_ONLY_NO, no_defrag},
+    I("active-defrag-cycle-min", active_defrag_cycle_min, 1, 99, 1),
+    I("active-defrag-cycle-max", active_defrag_cycle_max, 1, 99, 1),
+    I("active-defrag-threshold-lower", active_defrag_threshold_lower, 0, 1000, 1),
+    I("active-defrag-threshold-upper", active_defrag_threshold_upper, 0, 1000, 1),
+    {"active-defrag-ignore-bytes", C_MEM, &cfg.active_defrag_ignore_bytes, 0, 1, LLONG_MAX, 1, NULL},
+    {"active-defrag-max-scan-fields", C_LL, &cfg.active_defrag_max_scan_fields, 0, 1, LONG_MAX, 1, NULL},
+    B("syslog-enabled", syslog_enabled, 0),
+    S("syslog-ident", syslog_ident, 0),
+    E("syslog-facility", syslog_facility, 0, facilities),
+    E("supervised", supervised, 0, supervised_modes),
+    S("server_cpulist", server_cpulist, 0),
+    S("bio_cpulist", bio_cpulist, 0),
+    S("aof_rewrite_cpulist", aof_rewrite_cpulist, 0),
+    S("bgsave_cpulist", bgsave_cpulist, 0),
+    {"socket-mark-id", C_LL, &cfg.socket_mark_id, 0, 0, UINT_MAX, 0, NULL},
+    S("ignore-warnings", ignore_warnings, 1),
+    {"cluster-enabled", C_BOOL, &cfg.cluster_enabled, 0, 0, 1, 0, NULL, F_ONLY_NO, no_cluster},
+    S("cluster-config-file", cluster_config_file, 0),
+    {"cluster-node-timeout", C_LL, &cfg.cluster_node_timeout, 0, 0, LLONG_MAX, 1, NULL},
+    I("cluster-port", cluster_port, 0, 65535, 0),
+    I("cluster-announce-port", cluster_announce_port, 0, 65535, 1),
+    I("cluster-announce-bus-port", cluster_announce_bus_port, 0, 65535, 1),
+    I("cluster-announce-tls-port", cluster_announce_tls_port, 0, 65535, 1),
+    S("cluster-announce-ip", cluster_announce_ip, 1),
+    S("cluster-announce-hostname", cluster_announce_hostname, 1),
+    E("cluster-preferred-endpoint-type", cluster_preferred_endpoint_type, 1, endpoint_types),
+    I("cluster-migration-barrier", cluster_migration_barrier, 0, INT_MAX, 1),
+    I("cluster-replica-validity-factor", cluster_replica_validity_factor, 0, INT_MAX, 1),
+    I("cluster-slave-validity-factor", cluster_replica_validity_factor, 0, INT_MAX, 1),
+    B("cluster-require-full-coverage", cluster_require_full_coverage, 1),
+    B("cluster-replica-no-failover", cluster_replica_no_failover, 1),
+    B("cluster-slave-no-failover", cluster_replica_no_failover, 1),
+    B("cluster-allow-reads-when-down", cluster_allow_reads_when_down, 1),
+    B("cluster-allow-pubsubshard-when-down", cluster_allow_pubsubshard_when_down, 1),
+    B("cluster-allow-replica-migration", cluster_allow_replica_migration, 1),
+    {"cluster-link-sendbuf-limit", C_MEM, &cfg.cluster_link_sendbuf_limit, 0, 0, LLONG_MAX, 1, NULL},
+#undef B
+#undef I
+#undef E
 };
+#pragma GCC diagnostic pop
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 static struct config defaults; /* as config_defaults left them (CONFIG REWRITE) */
@@ -310,7 +417,7 @@ void config_defaults(void)
     cfg.hash_max_listpack_entries = 512; /* redis-server 7.0 compiled default */
     cfg.hash_max_listpack_value = 64;
     cfg.set_max_intset_entries = 512;
-    cfg.set_max_listpack_entries = 128;
+    cfg.set_max_listpack_entries = 0; /* Redis 7.0 has no listpack sets: opt-in (128 in 7.2) */
     cfg.set_max_listpack_value = 64;
     cfg.zset_max_listpack_entries = 128;
     cfg.zset_max_listpack_value = 64;
@@ -318,6 +425,36 @@ void config_defaults(void)
     cfg.list_compress_depth = 0;
     cfg.stream_node_max_bytes = 4096;
     cfg.stream_node_max_entries = 100;
+    strcpy(cfg.proc_title_template, "{title} {listen-addr} {server-mode}");
+    strcpy(cfg.oom_score_adj_values, "0 200 800");
+    cfg.set_proc_title = 1;
+    cfg.disable_thp = 1;
+    cfg.hll_sparse_max_bytes = 3000;
+    cfg.activerehashing = 1;
+    cfg.dynamic_hz = 1;
+    cfg.aof_rewrite_incremental_fsync = 1;
+    cfg.rdb_save_incremental_fsync = 1;
+    cfg.jemalloc_bg_thread = 1;
+    cfg.maxmemory_eviction_tenacity = 10;
+    cfg.active_expire_effort = 1;
+    cfg.shutdown_timeout = 10;
+    cfg.loading_process_events_interval_bytes = 2 * 1024 * 1024;
+    cfg.crash_log_enabled = 1;
+    cfg.crash_memcheck_enabled = 1;
+    cfg.active_defrag_cycle_min = 1;
+    cfg.active_defrag_cycle_max = 25;
+    cfg.active_defrag_threshold_lower = 10;
+    cfg.active_defrag_threshold_upper = 100;
+    cfg.active_defrag_ignore_bytes = 100LL << 20;
+    cfg.active_defrag_max_scan_fields = 1000;
+    strcpy(cfg.syslog_ident, "redis");
+    cfg.syslog_facility = 1; /* local0 */
+    strcpy(cfg.cluster_config_file, "nodes.conf");
+    cfg.cluster_node_timeout = 15000;
+    cfg.cluster_migration_barrier = 1;
+    cfg.cluster_replica_validity_factor = 10;
+    cfg.cluster_require_full_coverage = 1;
+    cfg.cluster_allow_replica_migration = 1;
     defaults = cfg;
 }
 
@@ -469,7 +606,64 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         int b = parse_bool(v);
         if (b < 0)
             goto bad;
+        if (b && (s->flags & F_ONLY_NO)) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - %s",
+                     s->name, s->deny_msg);
+            return -1;
+        }
         __atomic_store_n((int *)s->ptr, b, __ATOMIC_RELAXED);
+        break;
+    }
+    case C_OCTAL: {
+        char *end;
+        errno = 0;
+        ll = strtoll(v, &end, 8);
+        if (!*v || *end || errno)
+            goto bad;
+        if (ll < s->min || ll > s->max) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                     "argument must be between %llo and %llo inclusive", s->name,
+                     (unsigned long long)s->min, (unsigned long long)s->max);
+            return -1;
+        }
+        __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
+        break;
+    }
+    case C_MEMPCT: {
+        size_t n = strlen(v);
+        if (n > 1 && v[n - 1] == '%') {
+            if (!util_str2ll(v, n - 1, &ll) || ll < 0 || ll > 100)
+                goto bad;
+            ll = -ll;
+        } else if (!util_parse_memsize(v, &ll) || ll < 0) {
+            goto bad;
+        }
+        __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
+        break;
+    }
+    case C_FLAGS: {
+        /* words of s->enums; "default" (the first) alone means no flag */
+        int f = 0;
+        for (int i = 0; i < argc; i++) {
+            char copy[256], *save = NULL;
+            snprintf(copy, sizeof(copy), "%s", argv[i]);
+            for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+                int k;
+                for (k = 0; s->enums[k]; k++)
+                    if (!strcasecmp(s->enums[k], t))
+                        break;
+                if (!s->enums[k])
+                    goto bad;
+                if (k > 0)
+                    f |= 1 << (k - 1);
+            }
+        }
+        if ((f & SHUTDOWN_ON_SIG_SAVE) && (f & SHUTDOWN_ON_SIG_NOSAVE)) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                     "shutdown can't have both 'save' and 'nosave'", s->name);
+            return -1;
+        }
+        __atomic_store_n((int *)s->ptr, f, __ATOMIC_RELAXED);
         break;
     }
     case C_COBL: {
@@ -524,11 +718,20 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
 bad:
     if (s->type == C_BOOL)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be 'yes' or 'no'", s->name);
-    else if (s->type == C_ENUM || s->type == C_LOGLEVEL)
+    else if (s->type == C_ENUM || s->type == C_LOGLEVEL || s->type == C_FLAGS) {
+        char list[512];
+        size_t n = 0;
+        list[0] = '\0';
+        for (int i = 0; s->enums[i] && n < sizeof(list); i++)
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+                                  s->enums[i]);
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: %s",
                  s->name, s->enums == policies ? "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
                           : s->enums == fsyncs ? "always, everysec, no"
-                                               : "debug, verbose, notice, warning, nothing");
+                          : s->enums == loglevels ? "debug, verbose, notice, warning, nothing"
+                                               : list);
+    } else if (s->type == C_MEMPCT)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory or percent value", s->name);
     else if (s->type == C_MEM)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value", s->name);
     else if (s->type == C_STR)
@@ -569,6 +772,28 @@ static void format_at(const struct setting *s, const struct config *base, char *
     case C_NOTIFY:
         config_notify_format(*(const int *)ptr, out, cap);
         break;
+    case C_OCTAL:
+        snprintf(out, cap, "%o", *(const int *)ptr);
+        break;
+    case C_MEMPCT: {
+        long long v = *(const long long *)ptr;
+        if (v < 0)
+            snprintf(out, cap, "%lld%%", -v);
+        else
+            snprintf(out, cap, "%lld", v);
+        break;
+    }
+    case C_FLAGS: {
+        int f = *(const int *)ptr;
+        size_t n = 0;
+        out[0] = '\0';
+        if (!f)
+            snprintf(out, cap, "%s", s->enums[0]);
+        for (int k = 1; s->enums[k] && n < cap; k++)
+            if (f & (1 << (k - 1)))
+                n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", s->enums[k]);
+        break;
+    }
     case C_COBL:
         snprintf(out, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
                  base->cobl[0][0], base->cobl[0][1], base->cobl[0][2], base->cobl[1][0],
@@ -597,6 +822,8 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
         if (util_glob_match(pattern, strlen(pattern), settings[i].name, strlen(settings[i].name), 1)) {
             if (!strcmp(settings[i].name, "io-threads") && strcasecmp(pattern, "io-threads"))
                 continue;
+            if ((settings[i].flags & F_HIDDEN) && strcasecmp(pattern, settings[i].name))
+                continue;
             config_format(settings[i].name, val, sizeof(val));
             cb(settings[i].name, val, arg);
             n++;
@@ -605,78 +832,175 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
     return n;
 }
 
-/* Split a config line into words, honouring double and single quotes. */
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Split a config line into words as redis-server does: "double quotes" take the escapes
+ * \n \r \t \b \a \\ \" and \xHH, 'single quotes' take \' only, and a closing quote must be
+ * followed by a space or the end of the line. Words are written in place (they only shrink).
+ * Returns the number of words, or -1 for unbalanced quotes, -2 for too many words. */
 static int split_words(char *line, char **words, int max)
 {
     int n = 0;
     char *p = line;
 
-    while (*p) {
-        while (isspace((unsigned char)*p))
+    for (;;) {
+        char *w;
+        while (*p && isspace((unsigned char)*p))
             p++;
         if (!*p)
-            break;
+            return n;
         if (n == max)
-            return -1;
-        if (*p == '"' || *p == '\'') {
-            char q = *p++;
-            char *w = p;
-            words[n++] = w;
-            while (*p && *p != q) {
-                if (*p == '\\' && q == '"' && p[1])
-                    p++;
-                *w++ = *p++;
+            return -2;
+        w = words[n++] = p;
+        if (*p == '"') {
+            for (p++;; p++) {
+                if (!*p)
+                    return -1;
+                if (*p == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
+                    *w++ = (char)(hexval(p[2]) * 16 + hexval(p[3]));
+                    p += 3;
+                } else if (*p == '\\' && p[1]) {
+                    char c = *++p;
+                    *w++ = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t'
+                         : c == 'b' ? '\b' : c == 'a' ? '\a' : c;
+                } else if (*p == '"') {
+                    break;
+                } else {
+                    *w++ = *p;
+                }
             }
-            if (*p != q)
-                return -1;
-            p++;
-            *w = '\0';
-            if (*p && !isspace((unsigned char)*p))
-                return -1;
+        } else if (*p == '\'') {
+            for (p++;; p++) {
+                if (!*p)
+                    return -1;
+                if (*p == '\\' && p[1] == '\'') {
+                    *w++ = '\'';
+                    p++;
+                } else if (*p == '\'') {
+                    break;
+                } else {
+                    *w++ = *p;
+                }
+            }
         } else {
-            words[n++] = p;
             while (*p && !isspace((unsigned char)*p))
-                p++;
+                *w++ = *p++;
             if (*p)
-                *p++ = '\0';
+                p++;
+            *w = '\0';
+            continue;
         }
+        p++; /* the closing quote */
+        if (*p && !isspace((unsigned char)*p))
+            return -1;
+        *w = '\0';
+        if (*p)
+            p++;
     }
-    return n;
 }
 
-int config_load_file(const char *path, char *err, size_t errcap)
+char **config_renames; /* rename-command pairs, applied by the server after the table */
+int config_nrenames;
+
+static int add_rename(const char *from, const char *to)
+{
+    char **nr = realloc(config_renames, sizeof(*nr) * (size_t)(config_nrenames + 2));
+    if (!nr)
+        return -1;
+    config_renames = nr;
+    nr[config_nrenames] = strdup(from);
+    nr[config_nrenames + 1] = strdup(to);
+    if (!nr[config_nrenames] || !nr[config_nrenames + 1])
+        return -1;
+    config_nrenames += 2;
+    return 0;
+}
+
+static int load_file(const char *path, int depth, char *err, size_t errcap);
+
+/* One line of a config file (or of the command line's "--name value" pairs, joined). */
+static int load_line(char *line, const char *path, int lineno, int depth, char *err,
+                     size_t errcap)
+{
+    char *words[1024], e[512];
+    size_t len = strlen(line);
+    int n;
+
+    while (len && isspace((unsigned char)line[len - 1]))
+        line[--len] = '\0';
+    while (isspace((unsigned char)*line))
+        line++;
+    if (!*line || *line == '#')
+        return 0;
+    n = split_words(line, words, 1024);
+    if (n < 0) {
+        snprintf(err, errcap, "%s:%d: %s", path, lineno,
+                 n == -1 ? "Unbalanced quotes in configuration line" : "too many arguments");
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    for (char *c = words[0]; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    if (!strcmp(words[0], "include") && n == 2) {
+        if (depth >= 16) {
+            snprintf(err, errcap, "%s:%d: include nested too deeply", path, lineno);
+            return -1;
+        }
+        return load_file(words[1], depth + 1, err, errcap);
+    }
+    if (!strcmp(words[0], "rename-command") && n == 3) {
+        if (add_rename(words[1], words[2])) {
+            snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(words[0], "loadmodule") || !strcmp(words[0], "sentinel")) {
+        snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0],
+                 words[0][0] == 'l' ? "Redis modules (the C module API) are not supported"
+                                    : "sentinel directive while not in sentinel mode");
+        return -1;
+    }
+    if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
+        snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_file(const char *path, int depth, char *err, size_t errcap)
 {
     FILE *f = fopen(path, "r");
-    char *line = NULL, e[512];
+    char *line = NULL;
     size_t linecap = 0;
-    int lineno = 0, ret = -1;
+    int lineno = 0, ret = 0;
 
     if (!f) {
-        snprintf(err, errcap, "can't open config file '%s': %s", path, strerror(errno));
+        snprintf(err, errcap, "Fatal error, can't open config file '%s': %s", path,
+                 strerror(errno));
         return -1;
     }
     /* getline, not a fixed buffer: the tail of a long line must not be read as a new one */
     while (getline(&line, &linecap, f) >= 0) {
-        char *words[64];
-        int n;
         lineno++;
-        n = split_words(line, words, 64);
-        if (n < 0) {
-            snprintf(err, errcap, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
-            goto out_free_line;
-        }
-        if (n == 0 || words[0][0] == '#')
-            continue;
-        if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
-            snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
-            goto out_free_line;
+        if (load_line(line, path, lineno, depth, err, errcap)) {
+            ret = -1;
+            break;
         }
     }
-    ret = 0;
-out_free_line:
     free(line);
     fclose(f);
     return ret;
+}
+
+int config_load_file(const char *path, char *err, size_t errcap)
+{
+    return load_file(path, 0, err, errcap);
 }
 
 /* ---- CONFIG REWRITE ---- */

@@ -143,7 +143,73 @@ struct config {
     int replica_lazy_flush;
     int replica_ignore_maxmemory;
     char replicaof[300];         /* "host port" at start-up (config file), "" none */
+    /* Redis 7.0's other settings. Each is accepted, shown and rewritten as Redis's; the
+     * comment says what it does here, "inert" where it has no meaning on this design
+     * (docs/config.md lists them). */
+    int always_show_logo;        /* inert: no ASCII logo is printed */
+    int set_proc_title;          /* inert: the process title is left as started */
+    char proc_title_template[256]; /* inert (with set-proc-title) */
+    int rdb_del_sync_files;      /* inert: no RDB file is written for a diskless sync */
+    int lazyfree_lazy_eviction;  /* inert: values are freed by the thread that drops them */
+    int lazyfree_lazy_expire;    /* inert: same */
+    int lazyfree_lazy_server_del; /* inert: same */
+    int lazyfree_lazy_user_del;  /* inert: same */
+    int lazyfree_lazy_user_flush; /* inert: same */
+    int oom_score_adj;           /* 0 no, 1 yes, 2 relative, 3 absolute: /proc/self/oom_score_adj */
+    char oom_score_adj_values[64]; /* "master replica bgchild" */
+    int disable_thp;             /* prctl(PR_SET_THP_DISABLE) at start-up */
+    int aof_timestamp_enabled;   /* inert: no #TS annotations are written */
+    long long hll_sparse_max_bytes; /* inert: HyperLogLogs are kept dense */
+    int activerehashing;         /* inert: hash tables rehash incrementally on access */
+    int dynamic_hz;              /* inert: hz is fixed */
+    int aof_rewrite_incremental_fsync; /* inert */
+    int rdb_save_incremental_fsync; /* inert */
+    int jemalloc_bg_thread;      /* inert */
+    int propagation_error_behavior; /* 0 ignore, 1 panic, 2 panic-on-replicas: inert */
+    int replica_ignore_disk_write_errors; /* inert */
+    long long maxmemory_clients; /* client eviction; <0: percent of maxmemory (inert) */
+    int maxmemory_clients_pct;   /* maxmemory-clients was given as a percentage */
+    int maxmemory_eviction_tenacity; /* inert: eviction runs until under maxmemory */
+    int active_expire_effort;    /* inert */
+    int shutdown_timeout;        /* s SHUTDOWN waits for replicas to catch up */
+    int shutdown_on_sigint;      /* SHUTDOWN_* flags for SIGINT */
+    int shutdown_on_sigterm;     /* SHUTDOWN_* flags for SIGTERM */
+    int sanitize_dump_payload;   /* 0 no, 1 yes, 2 clients: payloads are always checked deeply */
+    int key_load_delay;          /* tests: us slept per key loaded (negative: per n keys) */
+    long long loading_process_events_interval_bytes; /* bytes between event checks loading */
+    char bind_source_addr[64];   /* address outgoing (replication) connections bind to */
+    int crash_log_enabled;       /* a crash report in the log on a fatal signal */
+    int crash_memcheck_enabled;  /* inert */
+    int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
+    int io_threads_do_reads;     /* inert: every worker reads its own sockets */
+    int activedefrag;            /* only "no": refused as by a Redis built on system jemalloc */
+    int active_defrag_cycle_min, active_defrag_cycle_max;
+    int active_defrag_threshold_lower, active_defrag_threshold_upper;
+    long long active_defrag_ignore_bytes, active_defrag_max_scan_fields;
+    int syslog_enabled;          /* log lines also go to syslog(3) */
+    char syslog_ident[64];
+    int syslog_facility;         /* index into user, local0..local7 */
+    int supervised;              /* 0 no, 1 upstart, 2 systemd, 3 auto */
+    char server_cpulist[128], bio_cpulist[128], aof_rewrite_cpulist[128], bgsave_cpulist[128];
+    long long socket_mark_id;        /* SO_MARK on listening sockets (inert) */
+    char ignore_warnings[128];   /* inert */
+    /* Redis Cluster's names (the cluster bus is not built: cluster-enabled only takes no) */
+    int cluster_enabled;
+    char cluster_config_file[256];
+    long long cluster_node_timeout;
+    int cluster_port, cluster_announce_port, cluster_announce_bus_port;
+    int cluster_announce_tls_port;
+    char cluster_announce_ip[64], cluster_announce_hostname[256];
+    int cluster_preferred_endpoint_type; /* 0 ip, 1 hostname, 2 unknown-endpoint */
+    int cluster_migration_barrier, cluster_replica_validity_factor;
+    int cluster_require_full_coverage, cluster_replica_no_failover;
+    int cluster_allow_reads_when_down, cluster_allow_pubsubshard_when_down;
+    int cluster_allow_replica_migration;
+    long long cluster_link_sendbuf_limit;
 };
+/* shutdown-on-sigint / shutdown-on-sigterm flags (as SHUTDOWN's arguments) */
+enum { SHUTDOWN_ON_SIG_SAVE = 1, SHUTDOWN_ON_SIG_NOSAVE = 2, SHUTDOWN_ON_SIG_NOW = 4,
+       SHUTDOWN_ON_SIG_FORCE = 8 };
 /* Set by net/tls.c: applies the tls-* settings after CONFIG SET changed some (certificate
  * reload). 0, or -1 with err set; NULL before TLS is set up. */
 extern int (*config_tls_apply)(char *err, size_t errcap);
@@ -175,6 +241,9 @@ extern void (*config_users_hook)(struct buf *out);
 int config_rewrite(const char *path, char *err, size_t errcap);
 /* Load a redis.conf-style file. Returns 0 or -1 with err (file:line: reason). */
 int config_load_file(const char *path, char *err, size_t errcap);
+/* rename-command lines read: pairs (from, to), for the command table to apply */
+extern char **config_renames;
+extern int config_nrenames;
 /* Iterate settings matching a glob: cb(name, value) for each. */
 typedef void config_visit_fn(const char *name, const char *value, void *arg);
 int config_get(const char *pattern, config_visit_fn *cb, void *arg);

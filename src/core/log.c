@@ -35,6 +35,24 @@ void log_to_stderr(void)
         log_fd = 2;
 }
 
+void log_raw(const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    int n;
+
+    if (LOG_NOTICE < __atomic_load_n(&log_level, __ATOMIC_RELAXED))
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof(text) - 1)
+        n = (int)sizeof(text) - 1;
+    if (n > 0 && write(log_fd, text, (size_t)n) < 0) {
+        /* nothing sensible to do */
+    }
+}
+
 int log_level_parse(const char *s)
 {
     for (int i = 0; i < 4; i++)

@@ -14,6 +14,8 @@ int log_level_parse(const char *s);
 const char *log_level_name(int level);
 int log_level_get(void);
 void log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text as is, without the line prefix (the start-up banner), at the notice level. */
+void log_raw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define log_debug(...) log_write(LOG_DEBUG, __VA_ARGS__)
 #define log_verbose(...) log_write(LOG_VERBOSE, __VA_ARGS__)

@@ -15,7 +15,7 @@ static int tok_eq(const struct mc_tok *t, const char *s)
 
 static _Atomic int g_crawler = -1; /* lru_crawler enable/disable (-1: as started) */
 
-static int crawler_on(void)
+int mc_crawler_on(void)
 {
     int v = atomic_load(&g_crawler);
     return v < 0 ? mc_cfg.lru_crawler : v;
@@ -89,7 +89,7 @@ static void metadump(struct conn *c, struct mc_req *r)
         mc_out_line(c, "ERROR metadump not allowed");
         return;
     }
-    if (!crawler_on()) {
+    if (!mc_crawler_on()) {
         mc_out_line(c, "CLIENT_ERROR lru crawler disabled");
         return;
     }
@@ -172,7 +172,7 @@ static void lru_crawler(struct conn *c, struct mc_req *r)
     } else if (tok_eq(sub, "metadump") || tok_eq(sub, "mgdump")) {
         metadump(c, r);
     } else if (r->ntok == 4 && tok_eq(sub, "crawl")) {
-        if (!crawler_on())
+        if (!mc_crawler_on())
             mc_out_line(c, "CLIENT_ERROR lru crawler disabled");
         else if (tok_eq(&r->tok[2], "all") || class_list_ok(&r->tok[2]))
             mc_out_line(c, "OK"); /* expired items are reclaimed by active expiry */
@@ -184,10 +184,10 @@ static void lru_crawler(struct conn *c, struct mc_req *r)
         else
             mc_out_line(c, "OK");
     } else if (r->ntok == 3 && tok_eq(sub, "enable")) {
-        mc_out_line(c, crawler_on() ? "ERROR failed to start lru crawler thread" : "OK");
+        mc_out_line(c, mc_crawler_on() ? "ERROR failed to start lru crawler thread" : "OK");
         atomic_store(&g_crawler, 1);
     } else if (r->ntok == 3 && tok_eq(sub, "disable")) {
-        mc_out_line(c, crawler_on() ? "OK" : "ERROR failed to stop lru crawler thread");
+        mc_out_line(c, mc_crawler_on() ? "OK" : "ERROR failed to stop lru crawler thread");
         atomic_store(&g_crawler, 0);
     } else {
         mc_out_line(c, MC_ERROR);
@@ -208,7 +208,9 @@ static void slabs(struct conn *c, struct mc_req *r)
         else
             mc_out_line(c, "NOSPARE source class has no spare pages");
     } else if (r->ntok == 4 && tok_eq(&r->tok[1], "automove")) {
-        if (!mc_tok_u32(&r->tok[2], &a) || a > 2)
+        if (!mc_tok_u32(&r->tok[2], &a))
+            mc_out_line(c, MC_ERR_FORMAT);
+        else if (a > 2)
             mc_out_line(c, MC_ERROR);
         else
             mc_out_line(c, "OK");

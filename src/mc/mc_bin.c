@@ -290,6 +290,10 @@ static void stat_cmd(struct conn *c, struct mcb_req *r)
     while (q->ntok < MC_MAX_TOKENS - 1 && mc_next_token(&pos, end, &t))
         q->tok[q->ntok++] = t;
     q->ntok++; /* memcached's count: tokens + 1 */
+    if (mc_acl_denied(c, q)) {
+        out_err(c, r, MCB_ST_AUTH_ERROR);
+        return;
+    }
     mc_stats_command(c, q);
     if (c->flags & CONN_CLOSE_ASAP)
         return;
@@ -556,9 +560,11 @@ static int acl_denied(struct conn *c, struct mcb_req *r)
     case MCB_APPEND: case MCB_PREPEND: case MCB_DELETE: case MCB_INCR: case MCB_DECR:
         ok = acl_mc_key_allowed(c, r->key, r->keylen, 1);
         break;
-    case MCB_FLUSH:
-        ok = acl_mc_key_allowed(c, NULL, 0, 1);
+    case MCB_FLUSH: {
+        struct mc_req q = {.cmd = MC_FLUSH_ALL}; /* FLUSHALL's rules, then every key */
+        ok = !mc_acl_denied(c, &q) && acl_mc_key_allowed(c, NULL, 0, 1);
         break;
+    }
     default:
         return 0;
     }

@@ -22,7 +22,8 @@ _Atomic int mc_verbosity;
 static _Atomic int64_t g_flush_at_ms; /* pending "flush_all <delay>" (0: none) */
 struct mc_settings mc_cfg = {
     .flush_enabled = 1, .cas_enabled = 1, .reqs_per_event = 20, .chunk_size = 48,
-    .umask = 0700, .lru_crawler = 1, .dump_enabled = 1, .watch_enabled = 1,
+    .umask = 0700, .lru_crawler = 1, .lru_maintainer = 1, .slab_reassign = 1,
+    .dump_enabled = 1, .watch_enabled = 1,
     .maxconns_fast = 1, .evictions = 1, .binding = "auto", .growth_factor = "1.25",
     .domain_socket = "NULL", .inter = "NULL",
 };
@@ -170,8 +171,15 @@ static void execute(struct conn *c, struct mc_req *r)
         return;
     }
     if (TC_UNLIKELY(c->user != NULL) &&
-        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed) && acl_denied_keys(c, r))
-        return;
+        !atomic_load_explicit(&c->user->allperm, memory_order_relaxed)) {
+        if (mc_acl_denied(c, r)) {
+            if (!r->noreply)
+                mc_out_line(c, "CLIENT_ERROR access denied");
+            return;
+        }
+        if (acl_denied_keys(c, r))
+            return;
+    }
     switch (r->cmd) {
     case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
         mc_get_command(c, r);
@@ -320,6 +328,13 @@ void mc_cmd_input(struct conn *c)
         notify_flush(c->w->idx);
     }
 out:
+    {
+        /* a complete line left unparsed: a storage command waiting for its data */
+        int nread = buf_len(&c->rbuf) > 0 &&
+                    memchr(c->rbuf.data + c->rbuf.rpos, '\n', buf_len(&c->rbuf)) != NULL;
+        if (nread != m->nread)
+            __atomic_store_n(&m->nread, (uint8_t)nread, __ATOMIC_RELAXED);
+    }
     if (TC_UNLIKELY(c->udp != NULL))
         memset(&m->p, 0, sizeof(m->p)); /* a datagram is whole: drop an incomplete request */
     if (c->rbuf.rpos == c->rbuf.wpos)
@@ -329,8 +344,10 @@ out:
 
 int mc_cmd_may_time_out(struct conn *c)
 {
-    (void)c;
-    return mc_cfg.idle_timeout > 0;
+    if (mc_cfg.idle_timeout <= 0)
+        return 0;
+    STAT_INC(mc_ws(c)->idle_kicks); /* the worker closes it now */
+    return 1;
 }
 
 void mc_cmd_open(struct conn *c)

@@ -22,7 +22,10 @@ struct mc_settings {
     int umask;            /* -a (reported, octal) */
     int hashpower;        /* -o hashpower (reported) */
     int idle_timeout;     /* -o idle_timeout: idle connections are closed after it (seconds) */
-    int lru_crawler;      /* -o lru_crawler / no_lru_crawler */
+    int lru_crawler;      /* -o lru_crawler / no_lru_crawler (no_modern clears) */
+    int lru_maintainer;   /* -o lru_maintainer / no_lru_maintainer (no_modern clears):
+                           * which LRU counters "stats" shows, as memcached does */
+    int slab_reassign;    /* -o slab_reassign / no_slab_reassign (no_modern clears; reported) */
     int track_sizes;      /* -o track_sizes (reported) */
     int dump_enabled;     /* -X clears: lru_crawler metadump and stats cachedump refused */
     int watch_enabled;    /* -W clears */

@@ -40,6 +40,8 @@ struct mc_conn {
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
     uint8_t watching; /* a "watch" log stream (mc_watch.c) */
+    uint8_t nread;    /* a storage command's line is in, its data not yet ("stats conns"
+                       * reads it racily from another worker) */
 };
 enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
 
@@ -48,7 +50,7 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors)
+    X(auth_cmds) X(auth_errors) X(idle_kicks)
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {
@@ -163,6 +165,12 @@ void mc_md_command(struct conn *c, struct mc_req *r);
 void mc_ma_command(struct conn *c, struct mc_req *r);
 void mc_me_command(struct conn *c, struct mc_req *r);
 void mc_admin_command(struct conn *c, struct mc_req *r);
+/* 1 while the LRU crawler is on (-o lru_crawler, then lru_crawler enable/disable). */
+int mc_crawler_on(void);
+/* A logged-in ACL user (mc_acl.c): 1 when r's Redis equivalent (stats: INFO, verbosity:
+ * CONFIG SET, stats cachedump: KEYS, me: OBJECT IDLETIME <key>, ...) is denied to c's user,
+ * the denial logged in ACL LOG; the caller answers. 0 for commands without one. */
+int mc_acl_denied(struct conn *c, const struct mc_req *r);
 /* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
 #define MC_WATCH_FETCHERS 1u
 #define MC_WATCH_MUTATIONS 2u

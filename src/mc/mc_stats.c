@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -221,21 +225,32 @@ static void stats_general(struct conn *c)
     STAT_U(c, "time_in_listen_disabled_us", 0);
     STAT_U(c, "threads", srv->nworkers);
     STAT_U(c, "conn_yields", 0);
+    if (mc_cfg.idle_timeout > 0) /* as memcached: only with -o idle_timeout */
+        STAT_U(c, "idle_kicks", t.idle_kicks);
     STAT_U(c, "hash_power_level", 0);
     STAT_U(c, "hash_bytes", 0);
     STAT_U(c, "hash_is_expanding", 0);
-    for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++)
+    for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++) {
+        /* as memcached: the crawler's and the maintainer's counters only while configured */
+        if ((!mc_crawler_on() && !strncmp(zeros1[i], "lru_crawler_", 12)) ||
+            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")))
+            continue;
         STAT_U(c, zeros1[i], 0);
+    }
     STAT_U(c, "bytes", st.mem > 0 ? st.mem : 0);
     STAT_U(c, "curr_items", store_dbsize(srv->store, MC_DB));
     STAT_U(c, "total_items", st.stored);
     STAT_U(c, "slab_global_page_pool", 0);
     STAT_U(c, "expired_unfetched", st.expired_unfetched);
     STAT_U(c, "evicted_unfetched", st.evicted_unfetched);
-    STAT_U(c, "evicted_active", 0);
+    if (mc_cfg.lru_maintainer)
+        STAT_U(c, "evicted_active", 0);
     STAT_U(c, "evictions", st.evicted);
-    for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++)
+    for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++) {
+        if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
+            continue;
         STAT_U(c, zeros2[i], 0);
+    }
     mc_out_line(c, "END");
 }
 
@@ -270,20 +285,20 @@ static void stats_settings(struct conn *c)
     STAT_U(c, "item_size_max", cfg.item_size_max);
     stat_line(c, "maxconns_fast", "%s", mc_cfg.maxconns_fast ? "yes" : "no");
     STAT_U(c, "hashpower_init", mc_cfg.hashpower);
-    stat_line(c, "slab_reassign", "%s", "no");
+    stat_line(c, "slab_reassign", "%s", mc_cfg.slab_reassign ? "yes" : "no");
     STAT_U(c, "slab_automove", 0);
     stat_line(c, "slab_automove_ratio", "%s", "0.80");
     STAT_U(c, "slab_automove_window", 30);
     STAT_U(c, "slab_chunk_max",
            mc_cfg.slab_chunk_max ? mc_cfg.slab_chunk_max : cfg.item_size_max / 2);
-    stat_line(c, "lru_crawler", "%s", mc_cfg.lru_crawler ? "yes" : "no");
+    stat_line(c, "lru_crawler", "%s", mc_crawler_on() ? "yes" : "no");
     STAT_U(c, "lru_crawler_sleep", 100);
     STAT_U(c, "lru_crawler_tocrawl", 0);
     STAT_U(c, "tail_repair_time", 0);
     stat_line(c, "flush_enabled", "%s", mc_cfg.flush_enabled ? "yes" : "no");
     stat_line(c, "dump_enabled", "%s", mc_cfg.dump_enabled ? "yes" : "no");
     stat_line(c, "hash_algorithm", "%s", "xxh3");
-    stat_line(c, "lru_maintainer_thread", "%s", "no");
+    stat_line(c, "lru_maintainer_thread", "%s", mc_cfg.lru_maintainer ? "yes" : "no");
     stat_line(c, "lru_segmented", "%s", "no");
     STAT_U(c, "hot_lru_pct", 20);
     STAT_U(c, "warm_lru_pct", 40);
@@ -392,23 +407,89 @@ static void stats_items(struct conn *c, int slabs)
     mc_out_line(c, "END");
 }
 
+/* A socket's own address as memcached shows it: tcp:ip:port, tcp6:[ip]:port, udp:..., or
+ * unix:path. */
+static void sock_name(int fd, const char *kind, char *out, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "";
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len)) {
+        snprintf(out, cap, "?:<unknown>");
+    } else if (ss.ss_family == AF_UNIX) {
+        snprintf(out, cap, "unix:%s", ((struct sockaddr_un *)&ss)->sun_path);
+    } else if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        snprintf(out, cap, "%s:%s:%u", kind, ip, ntohs(a->sin_port));
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        snprintf(out, cap, "%s6:[%s]:%u", kind, ip, ntohs(a->sin6_port));
+    } else {
+        snprintf(out, cap, "?:<AF %d>", (int)ss.ss_family);
+    }
+}
+
+/* "stats conns": the memcached listeners (TCP or unix socket, then UDP), then every memcached
+ * connection of every worker, as memcached lists its connection table. */
 static void stats_conns(struct conn *c)
 {
     struct srv *srv = c->w->srv;
-    char name[64];
+    struct worker *w0 = &srv->workers[0];
+    uint64_t up = (uint64_t)(mc_now(c) - srv->start_ms) / 1000;
+    char name[64], addr[160];
 
+    for (int i = 0; i < w0->nl; i++) {
+        if ((w0->lproto[i] & 0x3f) != PROTO_MC)
+            continue;
+        sock_name(w0->lfd[i], "tcp", addr, sizeof(addr));
+        snprintf(name, sizeof(name), "%d:addr", w0->lfd[i]);
+        stat_line(c, name, "%s", addr);
+        snprintf(name, sizeof(name), "%d:state", w0->lfd[i]);
+        stat_line(c, name, "%s", "conn_listening");
+        snprintf(name, sizeof(name), "%d:secs_since_last_cmd", w0->lfd[i]);
+        STAT_U(c, name, up);
+    }
+    for (int i = 0; i < srv->nudp; i++) {
+        if (srv->udp_proto[i] != PROTO_MC)
+            continue;
+        sock_name(srv->udp_fd[i], "udp", addr, sizeof(addr));
+        snprintf(name, sizeof(name), "%d:UDP", srv->udp_fd[i]);
+        stat_line(c, name, "%s", "UDP");
+        snprintf(name, sizeof(name), "%d:addr", srv->udp_fd[i]);
+        stat_line(c, name, "%s", addr);
+        snprintf(name, sizeof(name), "%d:state", srv->udp_fd[i]);
+        stat_line(c, name, "%s", "conn_read");
+        snprintf(name, sizeof(name), "%d:secs_since_last_cmd", srv->udp_fd[i]);
+        STAT_U(c, name, up);
+    }
     for (int i = 0; i < srv->nworkers; i++) {
         struct worker *w = &srv->workers[i];
         pthread_mutex_lock(&w->list_lock);
         for (struct conn *o = w->conns; o; o = o->next) {
+            /* o->mc stays valid while o is listed (unlinked before its close hook) */
+            struct mc_conn *m = __atomic_load_n((struct mc_conn **)&o->mc, __ATOMIC_ACQUIRE);
+            const char *state = "conn_waiting";
             if (o->proto != PROTO_MC)
                 continue;
+            if (o == c)
+                state = "conn_parse_cmd";
+            else if (m && __atomic_load_n(&m->nread, __ATOMIC_RELAXED))
+                state = "conn_nread";
             snprintf(name, sizeof(name), "%d:addr", o->fd);
-            stat_line(c, name, "tcp:%s", o->addr);
+            if (o->flags & CONN_UNIX)
+                stat_line(c, name, "%s", "?:<AF 0>"); /* memcached's text for a unix peer */
+            else
+                stat_line(c, name, "tcp:%s", o->addr);
             snprintf(name, sizeof(name), "%d:listen_addr", o->fd);
-            stat_line(c, name, "tcp:%s", o->laddr);
+            if (o->flags & CONN_UNIX)
+                stat_line(c, name, "unix:%s", mc_cfg.domain_socket);
+            else
+                stat_line(c, name, "tcp:%s", o->laddr);
             snprintf(name, sizeof(name), "%d:state", o->fd);
-            stat_line(c, name, "%s", o == c ? "conn_parse_cmd" : "conn_waiting");
+            stat_line(c, name, "%s", state);
             snprintf(name, sizeof(name), "%d:secs_since_last_cmd", o->fd);
             STAT_U(c, name, (mc_now(c) - o->last_ms) / 1000);
         }

@@ -128,7 +128,8 @@ struct conn {
      * other workers (the buffers themselves are the owner's alone) */
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
     uint32_t pub_oll;
-    uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply */
+    uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply,
+                            * 3 skipping this one */
     uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     uint8_t ldb;           /* SCRIPT DEBUG (script layer): 0 off, 1 YES (forked), 2 SYNC */

@@ -616,9 +616,12 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
         if (have)
             pace(&ran); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
-        if (TC_UNLIKELY(delay) && have && cp.nkeys) /* tests: a slow save, no lock held */
-            usleep((useconds_t)((int64_t)delay * cp.nkeys > 1000000 ? 1000000
-                                                                    : delay * (int)cp.nkeys));
+        if (TC_UNLIKELY(delay) && have && cp.nkeys) { /* tests: a slow save, no lock held */
+            /* as Redis: delay us per key; negative, 1 us per -delay keys */
+            int64_t us = delay > 0 ? (int64_t)delay * cp.nkeys : cp.nkeys / -(int64_t)delay;
+            if (us)
+                usleep((useconds_t)(us > 1000000 ? 1000000 : us));
+        }
         if (have)
             emit(e, &cp, out, w, &ran);
         for (struct shadow *h = sh; h; h = h->next)

@@ -225,6 +225,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage();
+        mc_cmdline_help(); /* stdout: memcached's test suite reads what -h lists */
         return 0;
     }
     util_ticks_init();
@@ -243,6 +244,16 @@ int main(int argc, char **argv)
     if (log_setup(cfg.loglevel, cfg.logfile)) {
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return 1;
+    }
+    if (!mc_cfg.memcached_cmdline) { /* redis-server's first lines */
+        log_warn("oO0OoO0OoO0Oo twincache is starting oO0OoO0OoO0Oo");
+        log_warn("twincache version=%s (Redis 7.0.15 compatible), bits=%d, pid=%d, just started",
+                 TWINCACHE_VERSION, (int)(sizeof(void *) * 8), (int)getpid());
+        if (config_file)
+            log_warn("Configuration loaded");
+        else
+            log_warn("Warning: no config file specified, using the default config. In order "
+                     "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&set);
@@ -319,6 +330,14 @@ int main(int argc, char **argv)
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
     script_setup(); /* src/script: EVAL, EVALSHA, SCRIPT, FCALL, FUNCTION */
+    for (int i = 0; i + 1 < config_nrenames; i += 2) { /* rename-command lines */
+        char rerr[128];
+        if (cmd_rename(config_renames[i], config_renames[i + 1], rerr, sizeof(rerr))) {
+            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR ***\n>>> 'rename-command %s %s'\n%s\n",
+                    config_renames[i], config_renames[i + 1], rerr);
+            return 1;
+        }
+    }
     {
         char aclerr[2048];
         if (acl_startup(aclerr, sizeof(aclerr))) { /* `user` lines, aclfile (cmd/acl.h) */
@@ -344,8 +363,10 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    if (srv_listen(&srv))
+    if (srv_listen(&srv)) {
+        log_warn("Failed listening on port %d (TCP), aborting.", cfg.port);
         return 1;
+    }
     if (cfg.pidfile[0]) {
         FILE *f = fopen(cfg.pidfile, "w");
         if (f) {
@@ -355,7 +376,17 @@ int main(int argc, char **argv)
     }
     log_notice("twincache %s started, pid=%d, threads=%d, port=%d, memcache-port=%d",
                TWINCACHE_VERSION, (int)getpid(), srv.nworkers, cfg.port, cfg.memcache_port);
-    log_notice("Ready to accept connections tcp");
+    if (cfg.always_show_logo || isatty(1)) {
+        /* redis-server's banner lines (its test harness waits for "PID: <pid>") */
+        log_raw("\n    twincache %s (Redis 7.0.15 compatible) 64 bit\n"
+                "    Running in standalone mode\n"
+                "    Port: %d\n"
+                "    PID: %d\n\n", TWINCACHE_VERSION, cfg.port, (int)getpid());
+    } else {
+        log_notice("Running mode=standalone, port=%d.", cfg.port);
+    }
+    log_notice("Server initialized");
+    log_notice("Ready to accept connections");
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");
         return 1;

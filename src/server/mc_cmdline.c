@@ -52,7 +52,9 @@ static long long size_arg(const char *s)
     return (int)v; /* an int in memcached: 2g wraps and is refused as too small */
 }
 
-/* The -o sub-options memcached 1.6 knows. Those with an effect here are handled by name. */
+/* The -o sub-options memcached 1.6 knows. Those with an effect here are handled by name. The
+ * ext_* ones are not among them: twincache has no external storage, and like a memcached built
+ * without extstore it refuses them as illegal sub-options. */
 static const char *const subopts[] = {
     "maxconns_fast", "no_maxconns_fast", "hashpower", "slab_reassign", "no_slab_reassign",
     "slab_automove", "slab_automove_ratio", "slab_automove_window", "slab_automove_freeratio",
@@ -61,13 +63,11 @@ static const char *const subopts[] = {
     "hot_max_factor", "warm_max_factor", "temporary_ttl", "idle_timeout", "watcher_logbuf_size",
     "worker_logbuf_size", "track_sizes", "no_inline_ascii_resp", "inline_ascii_resp", "modern",
     "no_modern", "no_chunked_items", "no_hashexpand", "read_buf_mem_limit", "slab_sizes",
-    "slab_chunk_max", "ext_path", "ext_item_size", "ext_item_age", "ext_low_ttl",
-    "ext_recache_rate", "ext_compact_under", "ext_drop_under", "ext_max_sleep", "ext_max_frag",
-    "ext_drop_unread", "ext_wbuf_size", "ext_threads", "ext_io_depth", "ext_page_size",
-    "ssl_chain_cert", "ssl_key", "ssl_verify_mode", "ssl_keyformat", "ssl_ciphers",
+    "slab_chunk_max", "ssl_chain_cert", "ssl_key", "ssl_verify_mode", "ssl_keyformat",
+    "ssl_ciphers",
     "ssl_ca_cert", "ssl_wbuf_size", "ssl_session_cache", "ssl_kernel_tls", "ssl_min_version",
     "drop_privileges", "no_drop_privileges", "lru_segmented", "no_lru_segmented", "temp_lru",
-    "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", NULL};
+    "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", "relaxed_privileges", NULL};
 
 static int ssl_enabled; /* -Z: the memcached TCP port speaks TLS */
 
@@ -151,6 +151,20 @@ static int suboptions(char *list)
             mc_cfg.lru_crawler = 0;
         } else if (n == 11 && !strncmp(o, "lru_crawler", n)) {
             mc_cfg.lru_crawler = 1;
+        } else if (n == 17 && !strncmp(o, "no_lru_maintainer", n)) {
+            mc_cfg.lru_maintainer = 0;
+        } else if (n == 14 && !strncmp(o, "lru_maintainer", n)) {
+            mc_cfg.lru_maintainer = 1;
+        } else if (n == 16 && !strncmp(o, "no_slab_reassign", n)) {
+            mc_cfg.slab_reassign = 0;
+        } else if (n == 13 && !strncmp(o, "slab_reassign", n)) {
+            mc_cfg.slab_reassign = 1;
+        } else if (n == 9 && !strncmp(o, "no_modern", n)) {
+            /* memcached's 1.4 defaults: no crawler, maintainer, reassign, fast maxconns */
+            mc_cfg.lru_crawler = 0;
+            mc_cfg.lru_maintainer = 0;
+            mc_cfg.slab_reassign = 0;
+            mc_cfg.maxconns_fast = 0;
         } else if (n == 11 && !strncmp(o, "track_sizes", n)) {
             mc_cfg.track_sizes = 1;
         } else if (n == 13 && !strncmp(o, "maxconns_fast", n)) {
@@ -167,21 +181,56 @@ static int suboptions(char *list)
     return 0;
 }
 
-static void help(void)
+/* memcached's -h, listing what this command line takes. memcached's own test suite reads it to
+ * learn what the binary supports (unix-socket, sasl, enable-ssl, ext_path, proxy_config,
+ * no_drop_privileges): only what twincache honours is named. */
+void mc_cmdline_help(void)
 {
-    printf("twincache as memcached 1.6 (" "the memcached command line)\n"
+    printf("twincache as memcached 1.6.18 (the memcached command line)\n"
            "-p, --port=<num>          TCP port to listen on (default: 11211)\n"
            "-U, --udp-port=<num>      UDP port to listen on (default: 0, off)\n"
+           "-s, --unix-socket=<file>  UNIX socket to listen on (disables network support)\n"
+           "-a, --unix-mask=<mask>    access mask for UNIX socket, in octal (default: 700)\n"
+           "-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
            "-l, --listen=<addr>       interface to listen on (default: INADDR_ANY)\n"
+           "-d, --daemon              run as a daemon\n"
+           "-u, --user=<user>         accepted; twincache does not change identity\n"
            "-m, --memory-limit=<num>  item memory in megabytes (default: 64)\n"
            "-M, --disable-evictions   return error on memory exhausted instead of evicting\n"
            "-c, --conn-limit=<num>    max simultaneous connections (default: 1024)\n"
+           "-v, --verbose             verbose (print errors/warnings while in event loop)\n"
+           "-vv                       very verbose (also print client commands/responses)\n"
+           "-h, --help                print this help and exit\n"
+           "-V, --version             print version and exit\n"
+           "-P, --pidfile=<file>      save PID in <file>\n"
+           "-f, --slab-growth-factor=<num> chunk size growth factor (default: 1.25)\n"
+           "-n, --slab-min-size=<bytes> min space used for key+value+flags (default: 48)\n"
+           "-D <char>                 delimiter between key prefixes and IDs (stats detail)\n"
            "-t, --threads=<num>       number of threads to use (default: 4)\n"
-           "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: 1k, max: 1024m)\n"
-           "-F, --disable-flush-all   disable flush_all command\n"
+           "-R, --max-reqs-per-event  maximum number of requests per event (default: 20)\n"
            "-C, --disable-cas         disable use of CAS\n"
-           "-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
+           "-b, --listen-backlog=<num> set the backlog queue limit (default: 1024)\n"
+           "-B, --protocol=<name>     protocol - one of ascii, binary, or auto (default: auto)\n"
+           "-I, --max-item-size=<num> adjusts max item size\n"
+           "                          (default: 1m, min: 1k, max: 1024m)\n"
+           "-S, --enable-sasl         turn on Sasl authentication\n"
+           "-F, --disable-flush-all   disable flush_all command\n"
+           "-X, --disable-dumping     disable stats cachedump and lru_crawler metadump\n"
+           "-W  --disable-watch       disable watch commands (live logging)\n"
+           "-Y, --auth-file=<file>    enable ASCII protocol authentication. format:\n"
+           "                          user:pass\\nuser2:pass2\\n\n"
+           "-Z, --enable-ssl          enable TLS/SSL\n"
            "-o, --extended            comma separated list of extended options\n"
+           "   - maxconns_fast:       immediately close new connections after limit\n"
+           "   - hashpower:           initial hash table size, as a power of two\n"
+           "   - no_lru_crawler:      disable the LRU crawler\n"
+           "   - idle_timeout:        timeout for idle connections. (default: 0, no timeout)\n"
+           "   - read_buf_mem_limit:  limit in megabytes for connection read/response buffers\n"
+           "   - slab_chunk_max:      maximum slab size in kilobytes. (default: 512)\n"
+           "   - track_sizes:         enable dynamic reports for 'stats sizes' command.\n"
+           "   - ssl_chain_cert, ssl_key, ssl_verify_mode, ssl_ciphers, ssl_ca_cert,\n"
+           "     ssl_session_cache, ssl_min_version: TLS settings of -Z\n"
+           "   - relaxed_privileges:  accepted (twincache drops no privileges)\n"
            "--name value              any twincache setting (e.g. --port 6379 for Redis)\n");
 }
 
@@ -211,7 +260,7 @@ int mc_cmdline_parse(int argc, char **argv)
             const char *name = argv[i++] + 2;
             int n = 0;
             if (!strcmp(name, "help")) {
-                help();
+                mc_cmdline_help();
                 free(mav);
                 return 0;
             }
@@ -389,7 +438,7 @@ int mc_cmdline_parse(int argc, char **argv)
             free(mav);
             return 0;
         case 'h':
-            help();
+            mc_cmdline_help();
             free(mav);
             return 0;
         case 'i':

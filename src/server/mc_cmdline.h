@@ -9,4 +9,8 @@ int mc_cmdline_is(int argc, char **argv);
  * message already printed on stderr). */
 int mc_cmdline_parse(int argc, char **argv);
 
+/* memcached's -h on stdout: the memcached options twincache takes (also printed after
+ * twincache's own usage by "twincache -h", where memcached's test suite reads it). */
+void mc_cmdline_help(void);
+
 #endif

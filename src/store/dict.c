@@ -157,19 +157,30 @@ void dict_replace(struct dict *d, struct dentry *old, struct dentry *e)
 struct dentry *dict_random(const struct dict *d, uint64_t r)
 {
     struct dentry *e;
-    unsigned len = 0;
+    unsigned len, k = 4;
 
-    /* pick non-empty buckets at random, then an entry of the chain (as Redis does) */
-    do {
-        e = d->tab[r & d->mask];
-        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        r ^= r >> 29;
-    } while (!e);
-    for (struct dentry *x = e; x; x = x->next)
-        len++;
-    for (unsigned i = (unsigned)(r % len); i > 0; i--)
-        e = e->next;
-    return e;
+    /* Every entry equally likely (HRANDFIELD's and SRANDMEMBER's counts are tested for a
+     * uniform spread): a random bucket and a random position below k, retried until the
+     * position holds an entry. The table keeps 1/8 to 1 entry per bucket, so that is a few
+     * tries; a chain longer than k (rare) raises k, so its tail is reachable too. */
+    for (int tries = 0;; tries++) {
+        e = d->tab[(r ^ (r >> 32)) & d->mask];
+        r = rnd_next();
+        if (!e)
+            continue;
+        len = 0;
+        for (struct dentry *x = e; x; x = x->next)
+            len++;
+        if (len > k)
+            k = len;
+        unsigned at = (unsigned)((r >> 16) % k);
+        r = rnd_next();
+        if (at < len || tries > 1000) {
+            for (at %= len; at > 0; at--)
+                e = e->next;
+            return e;
+        }
+    }
 }
 
 static uint64_t rev64(uint64_t v)

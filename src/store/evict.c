@@ -5,14 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/config.h"
+#include "core/util.h"
 #include "store/evict.h"
+#include "store/slab.h"
 #include "store/store.h"
 
 #define LFU_INIT_VAL 5
 
 _Atomic uint32_t store_lfu_minutes;
 static _Atomic int64_t overhead; /* allocator total minus keyspace bytes, last measured */
+static _Atomic int measured;      /* overhead was measured once */
 static _Thread_local uint64_t rng_state;
 
 static uint64_t rng(void)
@@ -86,14 +90,23 @@ void store_touch(struct item *it)
 
 int64_t store_used_for_limit(void)
 {
+    /* before the timer's first measure (a server just started, a test setting maxmemory 1
+     * at once), measure here: a zero overhead would let every write through */
+    if (TC_UNLIKELY(!atomic_load_explicit(&measured, memory_order_relaxed))) {
+        struct alloc_stats as;
+        alloc_stats(&as);
+        store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
+    }
     int64_t o = atomic_load_explicit(&overhead, memory_order_relaxed);
     return store_mem_used() + store_mem_pending + (o > 0 ? o : 0);
 }
 
 void store_measure_overhead(int64_t allocator_total)
 {
-    if (allocator_total > 0)
+    if (allocator_total > 0) {
         atomic_store_explicit(&overhead, allocator_total - store_mem_used(), memory_order_relaxed);
+        atomic_store_explicit(&measured, 1, memory_order_relaxed);
+    }
 }
 
 /* Higher is a better eviction candidate. */

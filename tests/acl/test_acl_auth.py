@@ -51,3 +51,52 @@ def test_auth_same(tc_server, redis_server, pw, args):
         for a in admins:
             a.cmd("CONFIG", "SET", "requirepass", "")
             a.close()
+
+
+@pytest.mark.parametrize("wrong", [b"abc", b"abc\x00", b"abc\x00deg", b"abc\x00def\x00"])
+def test_binary_requirepass_same(tc_server, redis_server, wrong):
+    """requirepass with a NUL byte: every byte counts (a C-string compare would let "abc" in)."""
+    got = []
+    for s in (tc_server, redis_server):
+        a = s.client()
+        try:
+            a.cmd("CONFIG", "SET", "requirepass", b"abc\x00def")
+            c = s.client(single_connection_client=True)
+            try:
+                got.append((reply(c, "AUTH", wrong), reply(c, "AUTH", b"abc\x00def"),
+                            reply(c, "AUTH", "default", wrong)))
+            finally:
+                c.close()
+        finally:
+            a.cmd("AUTH", b"abc\x00def")
+            a.cmd("CONFIG", "SET", "requirepass", "")
+            a.close()
+    assert got[0] == got[1]
+    assert got[0][0][0] == "error" and got[0][1] == b"OK"
+
+
+def test_unauthenticated_output_limited(tc_server):
+    """A client that has not authenticated and does not read its replies is closed past 1 KiB
+    of pending output (Redis's guard against NOAUTH replies piling up)."""
+    import socket
+    import time
+    a = tc_server.client()
+    a.cmd("CONFIG", "SET", "requirepass", "pw")
+    s = socket.create_connection(("127.0.0.1", tc_server.port))
+    try:
+        s.settimeout(10)
+        closed = False
+        deadline = time.time() + 20
+        try:
+            while time.time() < deadline:
+                s.sendall(b"SET x 5\r\n" * 2000)
+        except socket.timeout:
+            pass  # the server stopped reading but kept the connection
+        except OSError:
+            closed = True
+        assert closed
+    finally:
+        s.close()
+        a.cmd("AUTH", "pw")
+        a.cmd("CONFIG", "SET", "requirepass", "")
+        a.close()

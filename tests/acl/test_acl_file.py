@@ -206,3 +206,24 @@ def test_config_rewrite_writes_user_lines(tmp_path):
     for a, b in zip(got[0:2], got[2:4]):
         assert a == b, (a, b)
     assert any("carol" in str(u) for u in got[0]) and not any(" old " in str(u) for u in got[0])
+
+
+def test_relative_aclfile_in_dir(tmp_path):
+    """A relative aclfile is read and written in `dir` (Redis changes its working directory
+    to it), at start-up, by ACL LOAD and by ACL SAVE."""
+    (tmp_path / "rel.acl").write_text("user carol on >pw ~* &* +@all\n")
+    srv = tcharness.start_twincache("--dir", str(tmp_path), "--aclfile", "rel.acl",
+                                    check=True, client_defaults=CLIENT)
+    try:
+        c = srv.client()
+        assert any(b"user carol " in u for u in c.cmd("ACL", "LIST"))
+        c.cmd("ACL", "SETUSER", "dave", "on", ">x")
+        assert c.cmd("ACL", "SAVE") == b"OK"
+        assert "user dave " in (tmp_path / "rel.acl").read_text()
+        (tmp_path / "rel.acl").write_text("user erin on >pw ~* &* +@all\n")
+        assert c.cmd("ACL", "LOAD") == b"OK"
+        names = c.cmd("ACL", "USERS")
+        assert b"erin" in names and b"dave" not in names
+        c.close()
+    finally:
+        srv.stop()

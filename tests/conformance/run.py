@@ -24,6 +24,7 @@ the run too: it must leave the list.
 """
 import argparse
 import concurrent.futures as cf
+import fcntl
 import os
 import re
 import shutil
@@ -150,23 +151,52 @@ def parse_redis(out):
 
 
 class Slots:
-    """Disjoint port ranges for harnesses running at once."""
+    """Tree copies for harnesses running at once."""
 
     def __init__(self, n):
         self.free = list(range(n))
+        self.lock = __import__("threading").Lock()
 
     def take(self):
-        return self.free.pop()
+        with self.lock:
+            return self.free.pop()
 
     def give(self, s):
-        self.free.append(s)
+        with self.lock:
+            self.free.append(s)
+
+
+PORT_BLOCK, PORT_LO, PORT_HI = 500, 10000, 32000  # below the kernel's ephemeral ports
+
+
+class PortBlock:
+    """A block of ports no other run on this machine uses meanwhile (an flock per block, so
+    runs started by different people or CI jobs at once do not collide)."""
+
+    def __enter__(self):
+        d = os.path.join(tempfile.gettempdir(), "tc-conformance-ports")
+        os.makedirs(d, exist_ok=True)
+        blocks = list(range(PORT_LO, PORT_HI, PORT_BLOCK))
+        __import__("random").shuffle(blocks)
+        while True:
+            for b in blocks:
+                fh = open(os.path.join(d, "%d.lock" % b), "w")
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    fh.close()
+                    continue
+                self.fh, self.base = fh, b
+                return self
+            time.sleep(1)
+
+    def __exit__(self, *a):
+        self.fh.close()
 
 
 def run_redis_unit(tree, unit, mode, slot, timeout, ext_port=None):
     cmd = ["tclsh", "tests/test_helper.tcl", "--single", unit, "--clients", "1",
            "--timeout", str(timeout), "--dont-clean"]
-    if mode in ("redis", "redis-tls"):
-        cmd += ["--baseport", str(21000 + 1500 * slot), "--portcount", "1400"]
     if mode == "redis-tls":
         cmd.append("--tls")
     if mode == "redis-external":
@@ -175,7 +205,12 @@ def run_redis_unit(tree, unit, mode, slot, timeout, ext_port=None):
         cmd += ["--host", "127.0.0.1", "--port", str(ext_port),
                 "--baseport", str(30032 + 64 * ((os.getpid() + slot) % 300))]
     t0 = time.time()
-    out, rc = run_group(cmd, tree.dir, timeout + 120)
+    with PortBlock() as pb:
+        cmd += ["--baseport", str(pb.base), "--portcount", str(PORT_BLOCK)]
+        out, rc = run_group(cmd, tree.dir, timeout + 120)
+    if rc != 0 and not re.search(r"\[(err|exception|TIMEOUT)\]", ANSI.sub("", out)):
+        out += "\n[exception]: the harness exited with status %d:\n%s" % (
+            rc, "\n".join(out.splitlines()[-8:]))
     return out, rc, time.time() - t0
 
 
@@ -325,6 +360,9 @@ def main():
     ap.add_argument("--no-rerun", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the run folders (logs)")
     ap.add_argument("--table", help="also write the per-unit table to this file")
+    ap.add_argument("--emit-expected", metavar="FILE",
+                    help="append every unexpected failure to FILE in expected-failures.txt's "
+                         "form (the reason: the failure's first line, to be edited)")
     args = ap.parse_args()
 
     src_root = suites_dir()
@@ -339,6 +377,21 @@ def main():
     suites = args.suite.split(",")
     wanted = args.units.split(",") if args.units else None
     rows, failures, t_start = [], [], time.time()
+    emitted = []
+
+    def emit(mode, unit, out, mc_rc=None):
+        if mode == "memcached":
+            emitted.append((mode, unit, "*", "fails (exit %s)" % mc_rc))
+            return
+        ok, failed, aborted = parse_redis(out)
+        listed = exp.get((mode, unit), {})
+        for name, detail in failed.items():
+            if name not in listed:
+                first = (detail.strip().splitlines() or ["?"])[0].strip()
+                emitted.append((mode, unit, name, first[:200]))
+        if aborted and "(aborted)" not in listed:
+            first = aborted.strip().splitlines()[0]
+            emitted.append((mode, unit, "(aborted)", re.sub(r"^\[\w+\]: ", "", first)[:200]))
 
     def report(mode, unit, verdict, counts, secs, problems, rerun=False):
         tag = "rerun " if rerun else ""
@@ -400,6 +453,7 @@ def main():
                 rows.append((mode, unit, verdict, counts))
                 if verdict == "fail":
                     failures.append((mode, unit))
+                    emit(mode, unit, results[unit][3])
             for e in ext:
                 e.stop()
         elif mode == "memcached":
@@ -417,10 +471,10 @@ def main():
                 for f, (out, rc, secs) in zip(files, pool.map(
                         lambda f: run_mc_file(tree, f, args.timeout), files)):
                     verdict, counts, problems = judge_mc(f, out, rc, exp)
-                    results[f] = (verdict, counts)
+                    results[f] = (verdict, counts, rc)
                     report(mode, f, verdict, counts, secs, problems)
             for f in files:
-                verdict, counts = results[f]
+                verdict, counts, rc = results[f]
                 if verdict == "fail" and not args.no_rerun and not args.reference:
                     out, rc, secs = run_mc_file(tree, f, args.timeout)
                     verdict, counts, problems = judge_mc(f, out, rc, exp)
@@ -428,6 +482,7 @@ def main():
                 rows.append((mode, f, verdict, counts))
                 if verdict == "fail":
                     failures.append((mode, f))
+                    emit(mode, f, "", rc)
 
     # summary
     print("\n== conformance summary (%s) ==" % ("reference servers" if args.reference
@@ -450,6 +505,10 @@ def main():
             for r in rows:
                 fh.write("%s\t%s\t%s\t%s\n" % (r[0], r[1], r[2],
                                               "\t".join(str(int(x)) for x in r[3])))
+    if args.emit_expected and emitted:
+        with open(args.emit_expected, "a") as fh:
+            for e in emitted:
+                fh.write("\t".join(x.replace("\t", " ") for x in e) + "\n")
     if args.write_reference:
         with open(REFERENCE, "w") as fh:
             fh.write("# passing tests per unit, Debian's redis-server 7.0.15 on this machine "

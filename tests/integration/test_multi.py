@@ -248,3 +248,61 @@ def test_no_multi_commands_refused_in_transaction(server, cmd):
         c.execute_command("EXEC")
     assert c.execute_command("PING") is True
     assert server.client().ping()
+
+
+def test_oom_rules(server):
+    """Under maxmemory with no room (Redis's rules): inside MULTI anything but EXEC/DISCARD
+    is refused with -OOM (the queue grows); EXEC of read commands runs; EXEC of a queued
+    command that may use memory answers EXECABORT ... OOM and discards the transaction."""
+    c = server.client(single_connection_client=True)
+    admin = server.client()
+    oom = "OOM command not allowed when used memory > 'maxmemory'."
+    c.execute_command("SET", "oomx", "value")
+    policy = admin.execute_command("CONFIG", "GET", "maxmemory-policy")[1]
+    admin.execute_command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+    try:
+        c.execute_command("MULTI")
+        c.execute_command("GET", "oomx")
+        c.execute_command("PING")
+        admin.execute_command("CONFIG", "SET", "maxmemory", "1")
+        assert c.execute_command("EXEC") == ["value", "PONG"]
+
+        admin.execute_command("CONFIG", "SET", "maxmemory", "0")
+        c.execute_command("MULTI")
+        c.execute_command("SET", "oomx", "1")
+        c.execute_command("GET", "oomx")
+        admin.execute_command("CONFIG", "SET", "maxmemory", "1")
+        with raises_exact("EXECABORT Transaction discarded because of: " + oom):
+            c.execute_command("EXEC")
+        with raises_exact("ERR EXEC without MULTI"):
+            c.execute_command("EXEC")
+
+        c.execute_command("MULTI")
+        with raises_exact(oom):
+            c.execute_command("GET", "oomx")
+        assert c.execute_command("DISCARD") == "OK"
+    finally:
+        admin.execute_command("CONFIG", "SET", "maxmemory", "0")
+        admin.execute_command("CONFIG", "SET", "maxmemory-policy", policy)
+    assert c.execute_command("GET", "oomx") == "value"
+
+
+def test_exec_noreplicas_aborts(server):
+    """min-replicas-to-write set after a write was queued: EXEC answers EXECABORT NOREPLICAS
+    and the write does not run; a transaction of reads is not refused."""
+    c = server.client(single_connection_client=True)
+    admin = server.client()
+    c.execute_command("SET", "nrx", "1")
+    try:
+        c.execute_command("MULTI")
+        c.execute_command("INCR", "nrx")
+        admin.execute_command("CONFIG", "SET", "min-replicas-to-write", "2")
+        with raises_exact("EXECABORT Transaction discarded because of: NOREPLICAS Not enough "
+                          "good replicas to write."):
+            c.execute_command("EXEC")
+        c.execute_command("MULTI")
+        c.execute_command("GET", "nrx")
+        assert c.execute_command("EXEC") == ["1"]
+    finally:
+        admin.execute_command("CONFIG", "SET", "min-replicas-to-write", "0")
+    assert c.execute_command("GET", "nrx") == "1"

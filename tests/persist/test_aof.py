@@ -555,3 +555,58 @@ def test_loose_separators_logged_well_formed(tc_factory):
     tc.start()
     r = tc.client()
     assert [r.get("k%d" % i) for i in range(1, 5)] == [b"v1", b"v2", b"v3", b"v4"]
+
+
+def _aof_commands(path):
+    """The command names of an AOF incr file, in order (upper case)."""
+    data = open(path, "rb").read()
+    names, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 20]
+        j = data.index(b"\r\n", i)
+        argc = int(data[i + 1:j])
+        i = j + 2
+        args = []
+        for _ in range(argc):
+            j = data.index(b"\r\n", i)
+            n = int(data[i + 1:j])
+            args.append(data[j + 2:j + 2 + n])
+            i = j + 2 + n + 2
+        names.append(args[0].decode().upper())
+    return names
+
+
+def test_getdel_getex_logged_as_redis_does(tc_factory, redis_factory, tmp_path):
+    """GETDEL is logged as DEL, GETEX as PEXPIREAT / PERSIST, GETEX alone not at all
+    (Redis's test suite checks the same on the replication stream)."""
+    logs = []
+    for name in ("tc", "rs"):
+        (tmp_path / name).mkdir()
+    for srv in (tc_factory(*AOF, dir=tmp_path / "tc"), redis_factory(*AOF, dir=tmp_path / "rs")):
+        r = srv.client()
+        r.set("foo", "bar")
+        r.getdel("foo")
+        r.set("foo", "bar")
+        r.getex("foo", ex=100)
+        r.getex("foo", persist=True)
+        r.getex("foo")
+        time.sleep(1.2)  # appendfsync everysec: on disk
+        logs.append([n for n in _aof_commands(last_incr(srv)) if n not in ("SELECT", "MULTI", "EXEC")])
+    assert logs[1] == ["SET", "DEL", "SET", "PEXPIREAT", "PERSIST"], logs
+    assert logs[0] == logs[1]
+
+
+def test_getex_logged_as_redis(tc_factory):
+    """GETEX is logged as Redis propagates it: PEXPIREAT for a TTL, PERSIST, DEL for a time in
+    the past, nothing when it changed nothing (not as a SET of the whole value)."""
+    tc = tc_factory(*AOF)
+    r = tc.client()
+    r.set("gx", "value-of-gx")
+    r.getex("gx", ex=200)
+    r.getex("gx", persist=True)
+    r.getex("gx", persist=True)  # no TTL left: nothing to log
+    r.getex("gx")
+    r.getex("gx", pxat=1)
+    data = open(last_incr(tc), "rb").read().lower()
+    assert data.count(b"value-of-gx") == 1, data
+    assert b"pexpireat" in data and data.count(b"persist") == 1 and b"del\r\n" in data

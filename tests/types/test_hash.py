@@ -119,6 +119,35 @@ def test_hrandfield(d, r):
         assert len(got) == 2 and set(got) <= set(fields)
 
 
+def chi_square(res):
+    counts = {}
+    for k in res:
+        counts[k] = counts.get(k, 0) + 1
+    p = len(res) // len(counts)
+    return sum((v - p) ** 2 / p for v in counts.values())
+
+
+def test_hrandfield_uniform(r):
+    """Every field equally likely in the hashtable encoding too (Redis's test: 10 fields, 9
+    degrees of freedom, chi-square under 40); the table's chains must not weigh on it."""
+    old = r.config_get("hash-max-listpack-value")["hash-max-listpack-value"]
+    r.config_set("hash-max-listpack-value", 10)
+    try:
+        for n in (10, 40):
+            r.delete("u")
+            r.hset("u", mapping={"f%d" % i: "v" for i in range(n - 1)})
+            r.hset("u", "long", "x" * 30)
+            assert r.object("encoding", "u") == "hashtable"
+            worst = max(chi_square(r.hrandfield("u", -100 * n)) for _ in range(3))
+            assert worst < 40 + 2 * n
+            picks = []
+            for _ in range(50 * n // 2):
+                picks += r.hrandfield("u", 2)
+            assert chi_square(picks) < 40 + 2 * n
+    finally:
+        r.config_set("hash-max-listpack-value", old)
+
+
 def test_hscan(d, r):
     d("HSCAN", "nokey", 0)
     d("HSET", "h", "a", 1, "b", 2, "c", 3)

@@ -1,0 +1,142 @@
+"""A logged-in ACL user on the memcached port: memcached's admin and metadata commands are
+checked as their nearest Redis command (stats: INFO, stats cachedump / lru_crawler metadump:
+KEYS, verbosity / slabs / lru / lru_crawler settings: CONFIG SET, lru_crawler crawl: DEBUG,
+watch: MONITOR, stats conns: CLIENT LIST, flush_all: FLUSHALL, me <key>: OBJECT IDLETIME <key>),
+so a user without @dangerous / @admin cannot list other keys, read another key's metadata or
+change settings. Denials are answered CLIENT_ERROR access denied (binary: Auth error) and
+logged in ACL LOG."""
+
+import os
+import shutil
+import socket
+import struct
+import sys
+import tempfile
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tcharness  # noqa: E402
+
+CLIENT = {"decode": False, "exact_errors": True, "raw": True}
+DENIED = b"CLIENT_ERROR access denied\r\n"
+
+
+@pytest.fixture(scope="module")
+def srv():
+    d = tempfile.mkdtemp(prefix="mc-acl-admin-")
+    f = os.path.join(d, "auth")
+    with open(f, "w") as fh:
+        fh.write("fileuser:fp\n")
+    args = ("--memcache-sasl", "yes", "--memcache-auth-file", f,
+            "--user", "lim", "on", ">pw", "~app:*", "+@all", "-@dangerous", "-@admin",
+            "--user", "ops", "on", ">pw", "~app:*", "+@all")
+
+    def make(ports):
+        return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args), port=ports[0],
+                                mc_port=ports[1], check=True, client_defaults=CLIENT,
+                                ready=[(ports[0], "resp"), (ports[1], "tcp")])
+    tcharness.require_twincache()
+    s = tcharness.start_fresh(make, 2)
+    yield s
+    s.stop()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def talk(port, data, wait=0.3):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(data)
+    time.sleep(wait)
+    s.settimeout(0.5)
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def login(user, pw):
+    cred = ("%s %s" % (user, pw)).encode()
+    return b"set x 0 0 %d\r\n%s\r\n" % (len(cred), cred)
+
+
+def seed(srv):
+    out = talk(srv.mc_port, login("fileuser", "fp") +
+               b"set app:1 0 0 1\r\nv\r\nset secret:1 0 0 6\r\nhidden\r\n")
+    assert out == b"STORED\r\nSTORED\r\nSTORED\r\n"
+
+
+@pytest.mark.parametrize("cmd", [
+    b"stats cachedump 1 0", b"lru_crawler metadump all", b"lru_crawler mgdump 1",
+    b"stats detail dump", b"stats", b"stats items", b"stats slabs", b"stats settings",
+    b"stats conns", b"stats reset", b"stats detail on", b"verbosity 1", b"slabs automove 1",
+    b"slabs reassign 1 2", b"lru_crawler crawl 1", b"lru_crawler enable", b"lru_crawler sleep 5",
+    b"lru mode flat", b"cache_memlimit 100", b"watch", b"flush_all", b"me secret:1",
+    b"me app:1"])
+def test_admin_commands_need_dangerous(srv, cmd):
+    seed(srv)
+    out = talk(srv.mc_port, login("lim", "pw") + cmd + b"\r\nversion\r\n")
+    # every one of these is @dangerous or @admin in Redis, except OBJECT (me), which a key
+    # outside the patterns denies: me app:1 is the user's own key
+    if cmd == b"me app:1":
+        assert out.startswith(b"STORED\r\nME app:1 "), out
+    else:
+        assert out == b"STORED\r\n" + DENIED + b"VERSION 1.6.18\r\n", (cmd, out)
+
+
+def test_allowed_with_dangerous_but_me_checks_key_patterns(srv):
+    seed(srv)
+    r = srv.client()
+    r.cmd("ACL", "LOG", "RESET")
+    out = talk(srv.mc_port, login("ops", "pw") + b"me secret:1\r\nme app:1\r\n"
+               b"stats cachedump 1 0\r\nverbosity 0\r\n")
+    assert out.startswith(b"STORED\r\n" + DENIED + b"ME app:1 "), out
+    assert b"ITEM secret:1 [6 b;" in out and out.endswith(b"END\r\nOK\r\n"), out
+    # the file-only login is not restricted
+    out = talk(srv.mc_port, login("fileuser", "fp") + b"me secret:1\r\n")
+    assert out.startswith(b"STORED\r\nME secret:1 "), out
+    log = [dict(zip(e[0::2], e[1::2])) for e in r.cmd("ACL", "LOG")]
+    assert (b"key", b"secret:1", b"ops") in {
+        (d[b"reason"], d[b"object"], d[b"username"]) for d in log}
+    r.close()
+
+
+def test_denials_logged_as_redis_commands(srv):
+    r = srv.client()
+    r.cmd("ACL", "LOG", "RESET")
+    talk(srv.mc_port, login("lim", "pw") + b"stats cachedump 1 0\r\nverbosity 1\r\n"
+         b"lru_crawler crawl 1\r\nwatch\r\n")
+    log = [dict(zip(e[0::2], e[1::2])) for e in r.cmd("ACL", "LOG")]
+    got = {(d[b"reason"], d[b"object"], d[b"username"]) for d in log}
+    assert {(b"command", b"keys", b"lim"), (b"command", b"config|set", b"lim"),
+            (b"command", b"debug", b"lim"), (b"command", b"monitor", b"lim")} <= got, got
+    r.close()
+
+
+def bin_req(op, key=b"", val=b"", extras=b""):
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), len(extras), 0, 0,
+                       len(key) + len(extras) + len(val), 0, 0) + extras + key + val
+
+
+def bin_statuses(data):
+    out = []
+    while len(data) >= 24:
+        status, body = struct.unpack(">H", data[6:8])[0], struct.unpack(">I", data[8:12])[0]
+        out.append(status)
+        data = data[24 + body:]
+    return out
+
+
+def test_binary_stat_and_flush_need_dangerous(srv):
+    got = talk(srv.mc_port, bin_req(0x21, b"PLAIN", b"\0lim\0pw") +
+               bin_req(0x10, b"cachedump 1 0") +   # STAT cachedump: KEYS
+               bin_req(0x10) +                     # STAT: INFO
+               bin_req(0x08))                      # FLUSH: FLUSHALL
+    assert bin_statuses(got) == [0, 0x20, 0x20, 0x20], got
