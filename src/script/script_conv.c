@@ -326,6 +326,7 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
 {
     size_t n;
     const char *s;
+    int top;
 
     if (depth > MAX_DEPTH || !lua_checkstack(L, 6)) {
         reply_error(c, "ERR reached lua stack limit");
@@ -409,6 +410,29 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
         return;
     }
     lua_pop(L, 1);
+    top = lua_gettop(L);
+    if (raw_field(L, "verbatim_string") == LUA_TTABLE && raw_field(L, "format") == LUA_TSTRING &&
+        (lua_pushliteral(L, "string"), lua_rawget(L, -3), lua_type(L, -1) == LUA_TSTRING)) {
+        /* {verbatim_string = {format = "txt", string = "..."}}: the format padded or cut to
+         * three characters, as Redis's addReplyVerbatim */
+        const char *fmt = lua_tostring(L, -2);
+        char pre[40];
+        int k;
+        s = lua_tolstring(L, -1, &n);
+        if (c->resp >= 3) {
+            k = snprintf(pre, sizeof(pre), "=%zu\r\nxxx:", n + 4);
+            for (int i = 0; i < 3; i++)
+                pre[k - 4 + i] = *fmt ? *fmt++ : ' ';
+            reply_check(c, resp_add_raw(&c->wbuf, pre, (size_t)k));
+            reply_check(c, resp_add_raw(&c->wbuf, s, n));
+            reply_lit(c, "\r\n");
+        } else {
+            reply_bulk(c, s, n);
+        }
+        lua_pop(L, 3);
+        return;
+    }
+    lua_settop(L, top);
     if (raw_field(L, "map") == LUA_TTABLE) {
         reply_table_kv(L, c, sresp, 0, depth);
         lua_pop(L, 1);

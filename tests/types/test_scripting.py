@@ -86,6 +86,9 @@ RETURNS = [
     "return {unpack({1,2,3}, 2)}", "return bit.tohex(65535, -2147483648)",
     "return bit.tohex(65535, 2147483647)", "return bit.tohex(-1, 3)", "return bit.tohex(255, -4)",
     "return bit.tohex(2^40 + 17)", "return bit.tohex('x')",
+    "return {big_number='123\\r\\n123'}", "return {verbatim_string={format='mkdown', string='x'}}",
+    "return {verbatim_string={format='m', string='a\\nb'}}",
+    "return {verbatim_string={format=1, string='x'}}", "return {verbatim_string='x'}",
 ]
 
 
@@ -304,7 +307,10 @@ RESP3_SCRIPTS = [
     "return true", "return false", "return nil", "return {1, true, false}",
     "redis.setresp(3); return true", "redis.setresp(3); return false",
     "return {double=3.5}", "return {map={a=1}}", "return {set={a=true}}",
-    "return {big_number='12345678901234567890'}",
+    "return {big_number='12345678901234567890'}", "return {big_number='1\\r\\n2'}",
+    "return {verbatim_string={format='mkdown', string='x'}}",
+    "return {verbatim_string={format='m', string='a\\nb'}}",
+    "return {verbatim_string={format=1, string='x'}}",
     "redis.setresp(3); return redis.call('hgetall', 'h3')",
     "redis.setresp(3); local r = redis.call('hgetall', 'h3'); return r.map.f",
     "redis.setresp(3); return type(redis.call('get', 'nokey'))",
