@@ -40,6 +40,7 @@ static _Thread_local struct {
     size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
     size_t tx_mark;    /* pend length after MULTI */
+    size_t multi_at;   /* pend length before MULTI */
     uint64_t *bm;      /* stripe bitmap scratch */
     int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
@@ -608,6 +609,7 @@ void aof_tx_begin(struct conn *c)
     (void)c;
     tl.in_tx = 1;
     tl.depth = 1;
+    tl.multi_at = buf_len(&tl.pend);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("MULTI");
@@ -630,6 +632,25 @@ void aof_tx_end(struct conn *c)
     commit(c);
     tl.in_tx = 0;
     tl.depth = 0;
+}
+
+void aof_tx_end_script(struct conn *c)
+{
+    if (tl.in_tx && buf_len(&tl.pend) > tl.tx_mark + 8) {
+        char *base = tl.pend.data + tl.pend.rpos;
+        uint32_t len;
+        memcpy(&len, base + tl.tx_mark + 4, 4);
+        if (tl.tx_mark + 8 + len == buf_len(&tl.pend)) {
+            /* one command is atomic alone: no MULTI ... EXEC around it (Redis 7.0) */
+            memmove(base + tl.multi_at, base + tl.tx_mark, 8 + (size_t)len);
+            tl.pend.wpos -= tl.tx_mark - tl.multi_at;
+            commit(c);
+            tl.in_tx = 0;
+            tl.depth = 0;
+            return;
+        }
+    }
+    aof_tx_end(c);
 }
 
 void cmd_prop_gone(int db, const char *key, size_t klen)

@@ -69,6 +69,9 @@ void cmd_prop_none(struct conn *c);
  * logs are appended as one MULTI ... EXEC block. */
 void aof_tx_begin(struct conn *c);
 void aof_tx_end(struct conn *c);
+/* A script's end: as aof_tx_end, but a block of one command is logged without MULTI/EXEC, as
+ * Redis 7.0 propagates a script's effects. */
+void aof_tx_end_script(struct conn *c);
 
 /* memcached: run exec(c, r), logging the resulting items (memcached's handler). */
 typedef void aof_mc_exec_fn(struct conn *c, struct mc_req *r);

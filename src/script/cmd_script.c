@@ -24,8 +24,8 @@
  * carries tc:allstripes, which makes EXEC hold them all.
  *
  * Effects: with the AOF on, the writes the script performs are logged as the commands they
- * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does); a run that
- * starts over wrote nothing. */
+ * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end_script; a single command is
+ * logged alone, as Redis 7.0); a run that starts over wrote nothing. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -360,7 +360,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         script_lua_run(c, run, nkeys);
         store_release_set(s, s->all);
         if (logged)
-            aof_tx_end(c);
+            aof_tx_end_script(c);
         return;
     }
     if (nested) {
@@ -413,7 +413,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         run->flags |= SCRIPT_FLAG_UNDECLARED;
     }
     if (logged)
-        aof_tx_end(c);
+        aof_tx_end_script(c);
     if (learn) {
         int f = run->flags | SCRIPT_FLAG_LEARNED | (run->undeclared ? SCRIPT_FLAG_UNDECLARED : 0);
         if (f != run->flags)
