@@ -680,6 +680,7 @@ lua_State *script_lua_state(void)
         s->fake.proto = PROTO_RESP;
         s->fake.authed = 1;
         s->fake.resp = 2;
+        s->fake.in_script = 1;
         ls = s;
         pthread_once(&exit_once, make_exit_key);
         pthread_setspecific(exit_key, s);

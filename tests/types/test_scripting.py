@@ -129,6 +129,10 @@ CALLS = [
     "return redis.pcall('xreadgroup', 'group', 'g', 'c', 'block', 0, 'streams', 's', '>')",
     "return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')",
     "return redis.call('xread', 'BLOCK', 0, 'streams', 's', '$')",
+    # SORT BY <constant> of a set is ordered for scripts (Redis: CLIENT_SCRIPT)
+    "redis.call('sadd', 'sbc', 'z', 'c', 'aa', 'b', 'a', 'q', 'm', 'x1', 'k9') "
+    "return redis.call('sort', 'sbc', 'by', '_')",
+    "return redis.call('sort', 'sbc', 'by', '_', 'get', '#', 'get', '_:*', 'desc')",
 ]
 
 
