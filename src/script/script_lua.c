@@ -93,8 +93,13 @@ static int raise_error(lua_State *L, const char *msg)
 
 /* A refusal before the command ran: {err=..., ignore_error_stats_update=true}, raised by
  * redis.call, returned by redis.pcall. */
-static int refuse(lua_State *L, const char *msg, int raise)
+static int refuse(lua_State *L, const struct cmd *cmd, const char *msg, int raise)
 {
+    /* counted now, as Redis's scriptCall: the command's rejection and the error's code (a
+     * text without a code counts as ERR); the script's error reply then is not counted again */
+    cmdstats_errors(msg[0] == '-' ? msg : "ERR", 1);
+    if (cmd)
+        cmdstats_reject(cmd);
     script_push_error(L, msg, strlen(msg));
     lua_pushliteral(L, "ignore_error_stats_update");
     lua_pushboolean(L, 1);
@@ -312,7 +317,7 @@ static int redis_generic(lua_State *L, int raise)
     const struct cmd *cmd, *container, *saved_cmd;
     unsigned long saved_mods;
     unsigned saved_errors;
-    const char *reply;
+    const char *reply, *saved_last;
     size_t rn;
 
     if (!run)
@@ -325,12 +330,12 @@ static int redis_generic(lua_State *L, int raise)
         ldb_log_command(argc, s->argv);
     cmd = cmd_resolve(argc, s->argv, &container);
     if (!cmd)
-        return refuse(L, "Unknown Redis command called from script", raise);
+        return refuse(L, NULL, "Unknown Redis command called from script", raise);
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
-        return refuse(L, "Wrong number of args calling Redis command from script", raise);
+        return refuse(L, cmd, "Wrong number of args calling Redis command from script", raise);
     if ((cmd->flags & CMD_NOSCRIPT) &&
         !atomic_load_explicit(&cmd_script_deny_off, memory_order_relaxed))
-        return refuse(L, "This Redis command is not allowed from script", raise);
+        return refuse(L, cmd, "This Redis command is not allowed from script", raise);
     if (TC_UNLIKELY(f->user != NULL) &&
         !atomic_load_explicit(&f->user->allperm, memory_order_relaxed)) {
         /* scripts run with the caller's permissions, checked per call as Redis does */
@@ -341,22 +346,22 @@ static int redis_generic(lua_State *L, int raise)
         r = acl_check_conn(who, cmd, argc, s->argv, "lua", &pos);
         who->user = saved;
         if (r == ACL_DENIED_CMD)
-            return refuse(L, "The user executing the script can't run this command or "
+            return refuse(L, cmd, "The user executing the script can't run this command or "
                              "subcommand", raise);
         if (r == ACL_DENIED_KEY)
-            return refuse(L, "The user executing the script can't access at least one of the "
+            return refuse(L, cmd, "The user executing the script can't access at least one of the "
                              "keys mentioned in the command arguments", raise);
         if (r == ACL_DENIED_CHANNEL)
-            return refuse(L, "The user executing the script can't publish to the channel "
+            return refuse(L, cmd, "The user executing the script can't publish to the channel "
                              "mentioned in the command", raise);
     }
     if (run->readonly && ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) || may_replicate(cmd)))
-        return refuse(L, "Write commands are not allowed from read-only scripts.", raise);
+        return refuse(L, cmd, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
-        return refuse(L, "-" ERR_OOM, raise);
+        return refuse(L, cmd, "-" ERR_OOM, raise);
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
-        return refuse(L, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+        return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
 
     if (run->track) {
         int k = script_keys_check(run, cmd, argc, s->argv);
@@ -387,6 +392,7 @@ static int redis_generic(lua_State *L, int raise)
     saved_cmd = cmd_current;
     saved_mods = cmd_mods;
     saved_errors = cmd_errors;
+    saved_last = cmd_last_error;
     cmd_modified_reset();
     cmd_current = cmd;
     STAT_INC(f->w->st.commands);
@@ -395,6 +401,8 @@ static int redis_generic(lua_State *L, int raise)
     else
         cmd->fn(f); /* redis.set_repl(REPL_NONE): not logged */
     cmdstats_call(cmd, -1, cmd_errors != 0);
+    if (cmd_errors)
+        cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();
@@ -405,6 +413,7 @@ static int redis_generic(lua_State *L, int raise)
     cmd_current = saved_cmd;
     cmd_mods = saved_mods;
     cmd_errors = saved_errors;
+    cmd_last_error = saved_last;
     f->argv = NULL;
     f->argc = 0;
     lua_settop(L, 0); /* the arguments, as Redis: room on the stack for the reply */
@@ -893,8 +902,8 @@ static void reply_failure(lua_State *L, struct conn *c, const char *sha)
     for (size_t i = 0; i < b.wpos; i++)
         if (m[i] == '\r' || m[i] == '\n')
             m[i] = ' ';
+    script_count_error(L, lua_gettop(L), b.data, b.wpos);
     buf_append(&b, "\r\n", 2);
-    cmd_errors++;
     reply_check(c, resp_add_raw(&c->wbuf, b.data, b.wpos));
     buf_deinit(&b);
 }

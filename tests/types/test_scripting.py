@@ -574,3 +574,35 @@ STRUCT = [
 @pytest.mark.parametrize("body", STRUCT)
 def test_struct(nd, body):
     ev(nd, body)
+
+
+ERRORSTAT_SCRIPTS = [
+    ("EVAL", "redis.pcall('XGROUP', 'CREATECONSUMER', 's1', 'mygroup', 'consumer') return", 0),
+    ("EVAL", "a"), ("EVAL", "return redis.call('incr', 'estr')", 0),
+    ("EVAL", "return redis.pcall('incr', 'estr')", 0), ("EVAL", "return redis.call('nosuch')", 0),
+    ("EVAL", "return redis.pcall('nosuch')", 0), ("EVAL", "return redis.call('get')", 0),
+    ("EVAL", "error('boom')", 0), ("EVAL", "return {err='MYCODE x'}", 0),
+    ("EVAL", "return redis.error_reply('E2 y')", 0), ("EVAL", "return {1, {err='NESTED z'}}", 0),
+    ("EVAL_RO", "return redis.call('set', 'ea', 1)", 0), ("EVAL", "return redis.call('get', {})", 0),
+    ("EVALSHA", "NotValidShaSUM", 0),
+]
+
+
+def test_errorstats_of_scripts(d):
+    """Errors of commands inside scripts count once, when the command answers them; the
+    script's own errors when they are replied (errorstats, total_error_replies, the commands'
+    failed and rejected calls), as redis-server counts them."""
+    out = []
+    for c in (d.tc, d.rs):
+        call(c, "SET", "estr", "x")
+        call(c, "CONFIG", "RESETSTAT")
+        for args in ERRORSTAT_SCRIPTS:
+            call(c, *args)
+        info = call(c, "INFO", "all").decode()
+        keep = [line for line in info.split("\r\n")
+                if line.startswith(("errorstat_", "total_error_replies"))
+                or line.startswith(("cmdstat_eval", "cmdstat_incr", "cmdstat_get",
+                                    "cmdstat_set", "cmdstat_xgroup"))]
+        out.append(sorted(",".join(p for p in line.split(",") if "usec" not in p)
+                          for line in keep))
+    assert out[0] == out[1], "\n twincache: %r\n redis:     %r" % (out[0], out[1])
