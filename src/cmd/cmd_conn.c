@@ -391,6 +391,8 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
 _Atomic int64_t cmd_pause_end; /* ms; 0: no pause */
 static _Atomic int pause_all;     /* ALL (1) or WRITE (0) */
 
+int (*cmd_script_no_writes)(struct conn *c, const struct cmd *cmd);
+
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
 {
     int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
@@ -408,9 +410,11 @@ int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
      * write; EVAL-like commands carry the write flags their scripts may need) */
     if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) ||
         (!strcmp(cmd->name, "exec") && tx_has_writes(c)) || !strcmp(cmd->name, "publish") ||
-        !strcmp(cmd->name, "pfcount") || !strcmp(cmd->name, "eval") ||
-        !strcmp(cmd->name, "evalsha") || !strcmp(cmd->name, "fcall"))
+        !strcmp(cmd->name, "pfcount"))
         return end;
+    if (!strcmp(cmd->name, "eval") || !strcmp(cmd->name, "evalsha") ||
+        !strcmp(cmd->name, "fcall")) /* unless the script or function says no-writes */
+        return cmd_script_no_writes && cmd_script_no_writes(c, cmd) ? 0 : end;
     return 0;
 }
 

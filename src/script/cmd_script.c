@@ -26,6 +26,7 @@
  * Effects: with the AOF on, the writes the script performs are logged as the commands they
  * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end_script; a single command is
  * logged alone, as Redis 7.0); a run that starts over wrote nothing. */
+#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -578,9 +579,36 @@ static void info_memory(struct buf *b)
     buf_append(b, line, (size_t)k);
 }
 
+/* cmd_script_no_writes: EVAL's body, EVALSHA's cached body (its shebang), FCALL's function */
+static int no_writes(struct conn *c, const struct cmd *cmd)
+{
+    int flags = -1;
+
+    if (c->argc < 2)
+        return 0;
+    if (!strcmp(cmd->name, "fcall")) {
+        flags = func_lookup(c->argv[1].p, c->argv[1].n);
+    } else if (!strcmp(cmd->name, "eval")) {
+        flags = script_shebang_flags(c->argv[1].p, c->argv[1].n);
+    } else if (c->argv[1].n == 40) {
+        char sha[41];
+        size_t n;
+        char *body;
+        for (int i = 0; i < 40; i++)
+            sha[i] = (char)tolower((unsigned char)c->argv[1].p[i]);
+        sha[40] = '\0';
+        if ((flags = script_lua_flags(sha)) < 0 && (body = script_cache_get(sha, 40, &n))) {
+            flags = script_shebang_flags(body, n);
+            free(body);
+        }
+    }
+    return flags >= 0 && (flags & SCRIPT_FLAG_NO_WRITES);
+}
+
 void script_setup(void)
 {
     cmd_info_memory_hook = info_memory;
+    cmd_script_no_writes = no_writes;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
     func_setup(); /* FCALL, FUNCTION (cmd_function.c) */
 }

@@ -734,7 +734,8 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
         return 0;
     nl = memchr(body, '\n', n);
     if (!nl) {
-        reply_error(c, "ERR Invalid script shebang");
+        if (c)
+                    reply_error(c, "ERR Invalid script shebang");
         return -1;
     }
     *len = (size_t)(nl - body);
@@ -748,7 +749,8 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
             p++;
         if (p >= end) {
             if (part == 0) {
-                reply_error(c, "ERR Invalid engine in script shebang");
+                if (c)
+                    reply_error(c, "ERR Invalid engine in script shebang");
                 return -1;
             }
             return 0;
@@ -759,13 +761,15 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
         wn = (size_t)(p - w);
         if (part == 0) {
             if (wn != 5 || memcmp(w, "#!lua", 5)) {
-                reply_errorf(c, "ERR Unexpected engine in script shebang: %.*s", (int)wn, w);
+                if (c)
+                    reply_errorf(c, "ERR Unexpected engine in script shebang: %.*s", (int)wn, w);
                 return -1;
             }
             continue;
         }
         if (wn < 6 || memcmp(w, "flags=", 6)) {
-            reply_errorf(c, "ERR Unknown lua shebang option: %.*s", (int)wn, w);
+            if (c)
+                    reply_errorf(c, "ERR Unknown lua shebang option: %.*s", (int)wn, w);
             return -1;
         }
         for (const char *f = w + 6; f < w + wn;) {
@@ -776,13 +780,25 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
                 if (strlen(shebang_flags[i].name) == fn && !memcmp(shebang_flags[i].name, f, fn))
                     break;
             if (i == sizeof(shebang_flags) / sizeof(shebang_flags[0])) {
-                reply_errorf(c, "ERR Unexpected flag in script shebang: %.*s", (int)fn, f);
+                if (c)
+                    reply_errorf(c, "ERR Unexpected flag in script shebang: %.*s", (int)fn, f);
                 return -1;
             }
             *flags |= shebang_flags[i].flag;
             f += fn + 1;
         }
     }
+}
+
+/* The flags of a script body's shebang (no reply), or -1: none, or not valid. */
+int script_shebang_flags(const char *body, size_t n)
+{
+    int flags;
+    size_t len;
+
+    if (parse_shebang(NULL, body, n, &flags, &len) || !(flags & SCRIPT_FLAG_SHEBANG))
+        return -1;
+    return flags;
 }
 
 int script_lua_flags(const char *sha)
