@@ -20,6 +20,7 @@
 #include "cmd/propagate.h"
 #include "cmd/tracking.h"
 #include "persist/persist.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "script/script.h"
 #include "script/script_int.h"
@@ -637,6 +638,10 @@ static int open_state(lua_State *L)
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     g = lua_gettop(L); /* the real globals */
     for (int i = 0; removed[i]; i++) {
+        if (cfg.lua_enable_deprecated_api && (!strcmp(removed[i], "getfenv") ||
+                                              !strcmp(removed[i], "setfenv") ||
+                                              !strcmp(removed[i], "newproxy")))
+            continue; /* lua-enable-deprecated-api yes */
         lua_pushnil(L);
         lua_setfield(L, g, removed[i]);
     }

@@ -606,3 +606,20 @@ def test_errorstats_of_scripts(d):
         out.append(sorted(",".join(p for p in line.split(",") if "usec" not in p)
                           for line in keep))
     assert out[0] == out[1], "\n twincache: %r\n redis:     %r" % (out[0], out[1])
+
+
+@pytest.mark.parametrize("enabled", ["no", "yes"])
+def test_lua_enable_deprecated_api(tc_factory, enabled):
+    """Debian's redis-server 7.0.15 setting: getfenv, setfenv and newproxy only when yes."""
+    c = tc_factory("--lua-enable-deprecated-api", enabled).client()
+    for name, body in [("setfenv", "local f = function() return 1 end setfenv(f, {}) return 0"),
+                       ("getfenv", "local f = function() return 1 end getfenv(f) return 0"),
+                       ("newproxy", "getmetatable(newproxy(true)).__gc = function() end "
+                                    "return 0")]:
+        r = call(c, "EVAL", body, 0)
+        if enabled == "yes":
+            assert r == 0, r
+        else:
+            assert "nonexistent global variable '%s'" % name in r[1], r
+    assert call(c, "CONFIG", "GET", "lua-enable-deprecated-api") == [
+        b"lua-enable-deprecated-api", enabled.encode()]
