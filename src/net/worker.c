@@ -38,6 +38,11 @@ void srv_request_shutdown(struct srv *srv, int exitcode)
 {
     atomic_store(&srv->shutdown_exitcode, exitcode);
     atomic_store(&srv->shutdown, 1);
+    /* refuse new connections now (Linux: a listening socket shut for reading stops
+     * listening), not once every worker got to its drain: a worker may be inside a script the
+     * shutdown stops, and Redis is gone when SHUTDOWN returns */
+    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
+        shutdown(srv->workers[0].lfd[i], SHUT_RD);
     for (int i = 0; i < srv->nworkers; i++)
         worker_wake(&srv->workers[i]);
 }

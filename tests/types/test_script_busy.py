@@ -92,6 +92,11 @@ def scenario_unkillable(srv):
     c = srv.client(socket_timeout=10)
     out = [call(c, "SCRIPT", "KILL"), call(c, "SCRIPT", "KILL")]
     out.append(call(c, "SHUTDOWN", "NOSAVE"))
+    try:  # refused at once, as redis-server is gone when SHUTDOWN returns
+        socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+        out.append("accepted")
+    except OSError:
+        out.append("refused")
     out.append(bg.join())
     srv.wait_exit(20)
     out.append(srv.alive())
