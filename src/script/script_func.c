@@ -8,10 +8,12 @@
  * callbacks in its own state (registry tables "tc_fn" name -> callback, "tc_ff" name ->
  * flags) and rebuilds them by running every library again when the generation changed: the
  * FCALL hot path costs one atomic load. */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <lauxlib.h>
 
@@ -184,14 +186,24 @@ static int register_function(lua_State *L)
     col->fns[col->n].desc = desc ? strdup(desc) : NULL;
     col->n++;
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
-    lua_pushlstring(L, name, nn);
+    func_push_key(L, name, nn);
     lua_pushvalue(L, ci);
     lua_rawset(L, -3);
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
-    lua_pushlstring(L, name, nn);
+    func_push_key(L, name, nn);
     lua_pushnumber(L, flags);
     lua_rawset(L, -3);
     return 0;
+}
+
+void func_push_key(lua_State *L, const char *name, size_t n)
+{
+    luaL_Buffer b;
+
+    luaL_buffinit(L, &b);
+    for (size_t i = 0; i < n; i++)
+        luaL_addchar(&b, (char)tolower((unsigned char)name[i]));
+    luaL_pushresult(&b);
 }
 
 static int load_log(lua_State *L)
@@ -394,7 +406,7 @@ int func_lookup(const char *name, size_t n)
     if (!L)
         return -2;
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff");
-    lua_pushlstring(L, name, n);
+    func_push_key(L, name, n);
     lua_rawget(L, -2);
     f = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : -1;
     lua_pop(L, 2);
@@ -502,7 +514,7 @@ static const char *clash(struct func_lib *head, struct func_lib *lib, const char
             continue;
         for (int i = 0; i < lib->nfn; i++)
             for (int j = 0; j < o->nfn; j++)
-                if (!strcmp(lib->fns[i].name, o->fns[j].name))
+                if (!strcasecmp(lib->fns[i].name, o->fns[j].name)) /* as FCALL's lookup */
                     return lib->fns[i].name;
     }
     return NULL;

@@ -112,6 +112,9 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys);
  * tables "tc_fn" name -> callback, "tc_ff" name -> flags). Returns L, or NULL (out of
  * memory). */
 lua_State *script_func_state(void);
+/* script_func.c: push the key of function name (n bytes) in "tc_fn"/"tc_ff": function names
+ * are found ignoring case, as Redis's. */
+void func_push_key(lua_State *L, const char *name, size_t n);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 

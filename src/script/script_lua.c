@@ -940,7 +940,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     if (run->fname) {
         /* FCALL: callback(KEYS, ARGV) */
         lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn");
-        lua_pushlstring(L, run->fname, run->fname_n);
+        func_push_key(L, run->fname, run->fname_n);
         lua_rawget(L, -2);
         lua_remove(L, -2);
         push_array(L, c->argv + 3, nkeys);
