@@ -107,12 +107,17 @@ static int read_flags(lua_State *L, int i, int *out)
 /* redis.register_function(name, callback) or redis.register_function{function_name=...,
  * callback=..., flags={...}, description=...}; upvalue 1: the struct collect. The callback
  * goes into the table "tc_fn_new", its flags into "tc_ff_new". */
+static __thread struct collect *loading; /* the library run now loading, or NULL */
+
 static int register_function(lua_State *L)
 {
     struct collect *col = lua_touserdata(L, lua_upvalueindex(1));
     int argc = lua_gettop(L), flags = SCRIPT_FLAG_SHEBANG, fi = 0, ci = 0;
     const char *name = NULL, *desc = NULL;
     size_t nn = 0;
+
+    if (!loading || col != loading) /* kept by a library and called later: its col is gone */
+        return lerr(L, "redis.register_function can only be called on FUNCTION LOAD command");
 
     if (argc == 1) {
         if (!lua_istable(L, 1))
@@ -338,7 +343,9 @@ static int run_library(lua_State *L, const char *code, size_t n, struct collect 
     saved_count = lua_gethookcount(L);
     load_deadline = util_now_ms() + LOAD_TIMEOUT_MS;
     lua_sethook(L, load_hook, LUA_MASKCOUNT, 100000);
+    loading = col;
     rc = lua_pcall(L, 0, 0, 0);
+    loading = NULL;
     lua_sethook(L, saved_hook, saved_mask, saved_count);
     if (rc)
         snprintf(err, cap, "Error registering functions: %s", err_text(L));

@@ -325,3 +325,25 @@ def test_fcall_while_libraries_change(tc_server):
     assert not errors, errors[:3]
     assert int(admin.get("race:n")) == done[0]
     admin.connection_pool.disconnect()
+
+
+def test_register_function_kept_past_load_and_name_case(fd):
+    """A library that keeps redis.register_function and calls it from a function later gets
+    Redis's error (the server died: the loading state it used was gone); FCALL finds a
+    function whatever the case of its name; the engine name ignores case."""
+    fd("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib1\n"
+       "local lib = redis\n"
+       "lib.register_function('f1', function () lib.redis = redis return {ok='OK'} end)\n"
+       "lib.register_function('f2', function ()\n"
+       "    lib.register_function('f1', function () return 1 end)\n"
+       "end)")
+    fd("FCALL", "f1", 0)
+    fd("FCALL", "f2", 0)
+    fd("FCALL", "F2", 0)
+    fd("FUNCTION", "LOAD", "#!LUA name=lib2\nredis.register_function('Upper', function() "
+       "return 2 end)")
+    fd("FCALL", "upper", 0)
+    fd("FCALL", "UPPER", 0)
+    fd("FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('uPPER', function() "
+       "return 3 end)")
+    assert fd.tc.ping()
