@@ -23,9 +23,8 @@ static void fcall_generic(struct conn *c, int ro)
     struct script_run run = {0};
     long long nkeys;
     int flags;
-    size_t n;
 
-    flags = func_lookup(c->argv[1].p, c->argv[1].n);
+    flags = func_lookup_name(c->argv[1].p, c->argv[1].n, fname_buf, sizeof(fname_buf));
     if (flags == -2) {
         reply_error(c, "ERR out of memory");
         return;
@@ -50,11 +49,8 @@ static void fcall_generic(struct conn *c, int ro)
         reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
-    n = c->argv[1].n < sizeof(fname_buf) - 1 ? c->argv[1].n : sizeof(fname_buf) - 1;
-    memcpy(fname_buf, c->argv[1].p, n);
-    fname_buf[n] = '\0';
     run.caller = c;
-    run.sha = fname_buf;
+    run.sha = fname_buf; /* the name as registered */
     run.fname = c->argv[1].p;
     run.fname_n = c->argv[1].n;
     run.readonly = ro || (flags & SCRIPT_FLAG_NO_WRITES);

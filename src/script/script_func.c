@@ -198,6 +198,10 @@ static int register_function(lua_State *L)
     func_push_key(L, name, nn);
     lua_pushnumber(L, flags);
     lua_rawset(L, -3);
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new"); /* the name as registered */
+    func_push_key(L, name, nn);
+    lua_pushlstring(L, name, nn);
+    lua_rawset(L, -3);
     return 0;
 }
 
@@ -362,6 +366,8 @@ static void new_tables(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
 }
 
 lua_State *script_func_state(void)
@@ -395,6 +401,10 @@ lua_State *script_func_state(void)
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn");
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff");
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk");
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_pushnil(L);
@@ -407,6 +417,11 @@ lua_State *script_func_state(void)
 
 int func_lookup(const char *name, size_t n)
 {
+    return func_lookup_name(name, n, NULL, 0);
+}
+
+int func_lookup_name(const char *name, size_t n, char *real, size_t cap)
+{
     lua_State *L = script_func_state();
     int f = -2;
 
@@ -417,6 +432,15 @@ int func_lookup(const char *name, size_t n)
     lua_rawget(L, -2);
     f = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : -1;
     lua_pop(L, 2);
+    if (f >= 0 && real) {
+        const char *r;
+        lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk");
+        func_push_key(L, name, n);
+        lua_rawget(L, -2);
+        r = lua_tostring(L, -1);
+        snprintf(real, cap, "%s", r ? r : "");
+        lua_pop(L, 2);
+    }
     return f;
 }
 
@@ -481,12 +505,14 @@ struct func_lib *func_compile(const char *code, size_t n, char *err, size_t cap)
     }
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     new_tables(L);
     if (run_library(L, code, n, &col, err, cap)) {
         free(name);
         free_collect(&col);
         name = NULL;
     }
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     if (!name)
