@@ -108,6 +108,13 @@ BAD_LOADS = [
     "#!lua name=x\nthis is not lua",
     "#!lua name=x\nerror('at load')",
     "#!lua name=x\nwhile true do end",  # FUNCTION LOAD timeout (0.5 s)
+    # the shebang split as Redis's sdssplitargs: quotes, engine case, no line feed
+    '#!lua name="q1"\nredis.register_function("fq1", function() return 1 end)',
+    "#!lua name='q2'\nredis.register_function('fq2', function() return 1 end)",
+    "#! name=test\nredis.register_function('foo', function() return 1 end)",
+    "#!LUA NAME=x1\nredis.register_function('fx1', function() return 1 end)",
+    '#!lua name="unbalanced\nreturn 1', '#!lua name="x"y\nreturn 1', "#!lua name=nolf",
+    '#!lua name="a b"\nreturn 1', "#!lua name=x\tname=y\nreturn 1",
 ]
 
 
@@ -347,3 +354,12 @@ def test_register_function_kept_past_load_and_name_case(fd):
     fd("FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('uPPER', function() "
        "return 3 end)")
     assert fd.tc.ping()
+
+
+def test_subcommand_argument_errors(fd):
+    fd("FUNCTION", "RESTORE", "a", "b", "c")
+    fd("FUNCTION", "FLUSH", "sync", "extra")
+    fd("FUNCTION", "FLUSH", "bad")
+    fd("FUNCTION", "LIST", "withcode", "withcode")
+    fd("FUNCTION", "LIST", "withcode", "libraryname", "foo", "libraryname", "foo")
+    fd("FUNCTION", "LIST", "libraryname")
