@@ -595,8 +595,9 @@ void block_until(struct conn *c, const struct cmd *cmd, int64_t deadline)
 
     if (spec->try_fn(c))
         return;
-    if (store_held != NULL || tx_in_exec(c)) {
-        /* inside EXEC: never block */
+    if ((store_held != NULL && !cmd_prop_may_block()) || tx_in_exec(c)) {
+        /* inside EXEC or a script: never block (the AOF's or replication's own stripe
+         * holding of a plain command does not count) */
         if (spec->timeout_fn)
             spec->timeout_fn(c);
         else if (spec->multi_null_bulk)
@@ -646,7 +647,11 @@ static void finish(struct blk *b, int error)
     struct conn *c = b->c;
     struct worker *w = c->w;
 
-    if (error)
+    if (error == 3) {
+        reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state "
+                       "changed (master -> replica?)");
+        c->flags |= CONN_CLOSE_AFTER_REPLY;
+    } else if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (b->spec->timeout_fn)
         b->spec->timeout_fn(c);
@@ -741,8 +746,10 @@ static void on_wakeup(struct worker *w)
         if (!b)
             return;
         int req = atomic_exchange(&b->c->unblock_req, 0);
+        if (req && b->spec->postpone && req == 3)
+            continue; /* a role change leaves postponed commands alone */
         if (req)
-            finish(b, req == 2);
+            finish(b, req == 1 ? 0 : req);
         else
             retry(b);
     }
@@ -791,6 +798,23 @@ int block_unblock_request(struct srv *srv, unsigned long long id, int error)
         pthread_mutex_unlock(&w->list_lock);
     }
     return found;
+}
+
+void block_unblock_all_role_change(struct srv *srv)
+{
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        int any = 0;
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *x = w->conns; x; x = x->next)
+            if (atomic_load(&x->blocked)) {
+                atomic_store(&x->unblock_req, 3);
+                any = 1;
+            }
+        pthread_mutex_unlock(&w->list_lock);
+        if (any)
+            worker_wake(w);
+    }
 }
 
 /* ---- CLIENT PAUSE: commands postponed until the pause ends ---- */

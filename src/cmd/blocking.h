@@ -34,6 +34,10 @@ void block_reset(struct conn *c);
 long block_nclients(void);
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR] (any worker): returns 1 if the client was blocked. */
 int block_unblock_request(struct srv *srv, unsigned long long id, int error);
+/* REPLICAOF host port (any thread): every blocked client but those postponed by CLIENT PAUSE
+ * gets Redis's "-UNBLOCKED force unblock ... (master -> replica?)" and is closed after it (a
+ * pop served later from the primary's stream would make the datasets differ). */
+void block_unblock_all_role_change(struct srv *srv);
 /* How a blocking command is tried and timed out: the fact its table entry points to
  * (cmd->block). It waits on the keys its key specs find with the access flag (the sources,
  * not BLMOVE's destination). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/repl.h"
 #include "core/log.h"
 #include "persist/aof_log.h"
 
@@ -134,12 +135,14 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
     if (set_args(c, argc, argv, lens))
         return -1;
     if (!cmd_lookup(argv[0], lens[0]) && !cmd_lookup_internal(argv[0], lens[0])) {
-        log_warn("Unknown command '%.*s' reading the append only file",
-                 (int)(lens[0] > 64 ? 64 : lens[0]), argv[0]);
+        log_warn("Unknown command '%.*s' reading the append only file %s",
+                 (int)(lens[0] > 64 ? 64 : lens[0]), argv[0], aof_loading_name());
         return -1;
     }
     c->w->now_ms = util_now_ms();
+    store_no_expire = 1; /* nothing expires while loading (a later command may extend a TTL) */
     run_and_drop(c, &clk);
+    store_no_expire = 0;
     return 0;
 }
 
@@ -151,7 +154,17 @@ void cmd_aof_replay_batch(void *rctx, int argc, const char **argv, const size_t 
     if (set_args(c, argc, argv, lens))
         return;
     c->w->now_ms = now_ms;
-    run_and_drop(c, clk);
+    cmd_call_clk(c, clk);
+    if (TC_UNLIKELY(buf_len(&c->wbuf) && c->wbuf.data[c->wbuf.rpos] == '-')) {
+        /* the primary's command failed here: the datasets may differ now (Redis logs it) */
+        const char *e = c->wbuf.data + c->wbuf.rpos + 1;
+        const char *end = memchr(e, '\r', buf_len(&c->wbuf) - 1);
+        const struct cmd *cmd = cmd_lookup(argv[0], lens[0]);
+        repl_applied_error(cmd ? cmd->name : NULL, e,
+                           end ? (size_t)(end - e) : buf_len(&c->wbuf) - 1);
+    }
+    c->argc = 0;
+    conn_reset_output(c);
 }
 
 void cmd_aof_replay_close(void *rctx)

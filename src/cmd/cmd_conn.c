@@ -8,6 +8,7 @@
 #include "cmd/multi.h"
 #include "cmd/blocking.h"
 #include "cmd/pubsub.h"
+#include "cmd/repl.h"
 #include "core/config.h"
 
 
@@ -296,7 +297,7 @@ static void clients_visit(struct conn *c, client_visit_fn *fn, void *arg)
 
 /* Client types (CLIENT LIST / KILL TYPE): Redis's names. A replica's connection has its
  * replication state (cmd/repl_master.c); the link to a primary is a thread of its own, not a
- * client, so "master" matches no connection. */
+ * client: CLIENT KILL reaches it through repl_link_kill. */
 enum { CT_ANY = -1, CT_NORMAL, CT_MASTER, CT_REPLICA, CT_PUBSUB };
 
 static int client_type_by_name(struct conn *c, int i)
@@ -505,6 +506,7 @@ static void client_command(struct conn *c)
         if (c->argc == 3) {
             arg_cstr(c, 2, a.addr, sizeof(a.addr));
             clients_visit(c, kill_one, &a);
+            a.killed += repl_link_kill(a.addr, "");
             if (!a.killed) {
                 reply_error(c, "ERR No such client");
                 return;
@@ -559,6 +561,9 @@ static void client_command(struct conn *c)
                 }
             }
             clients_visit(c, kill_one, &a);
+            /* the link to the primary is no connection: Redis's master client */
+            if (!a.by_id && (a.type == CT_ANY || a.type == CT_MASTER))
+                a.killed += repl_link_kill(a.addr, a.laddr);
             reply_int(c, a.killed);
         }
         if (a.self)

@@ -14,6 +14,8 @@
 
 #include "cmd/blocking.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
+#include "cmd/repl.h"
 #include "cmd/tracking.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -445,7 +447,11 @@ static void debug_command(struct conn *c)
                        "server.");
         return;
     }
-    if (arg_is(c, 1, "sleep") && c->argc == 3) {
+    if (arg_is(c, 1, "replicate") && c->argc >= 3) {
+        /* the rest as one command to the replicas alone (tests: a divergence on purpose) */
+        repl_feed_argv(c->argc - 2, c->argv + 2);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "sleep") && c->argc == 3) {
         char v[64];
         arg_cstr(c, 2, v, sizeof(v));
         double secs = atof(v);
@@ -529,7 +535,7 @@ static void debug_command(struct conn *c)
             "    Prints this help.",
         };
         reply_help(c, help);
-    } else {
+    } else if (!cmd_persist_debug(c)) { /* cmd_persist.c: LOADAOF and others */
         char sub[64];
         arg_cstr(c, 1, sub, sizeof(sub));
         reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", sub);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/log.h"
 #include "cmd/notify.h"
 #include "cmd/propagate.h"
 #include "core/config.h"
@@ -153,6 +154,9 @@ static void restore_command(struct conn *c)
         goto out;
     }
     if (rdb_payload_decode(c->argv[3].p, c->argv[3].n, &v, &why)) {
+        /* as Redis's rdbReportCorruptRDB in a RESTORE: at verbose level, then the error */
+        log_verbose("Internal error in RDB reading offset 0, function at rdb.c:0 -> %s",
+                    why ? why : "Bad data format");
         reply_error(c, "ERR Bad data format");
         goto out;
     }

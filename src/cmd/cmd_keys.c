@@ -145,7 +145,7 @@ static void expire_generic(struct conn *c, int unit_ms, int absolute)
         reply_int(c, 0);
         goto out;
     }
-    if (when <= now) {
+    if (when <= now && !store_no_expire) { /* loading the AOF: the TTL is set all the same */
         store_delete_locked(s, &k, now);
         cmd_modified(c, &k, NULL);
         notify_event(NOTIFY_GENERIC, "del", &k);

@@ -2,8 +2,12 @@
  * themselves are src/persist, persist.h). */
 #include "cmd/persist.h"
 
+#include <stdlib.h>
+
 #include "cmd/cmd.h"
+#include "persist/aof_log.h"
 #include "persist/persist.h"
+#include "persist/rdb.h"
 
 static void save_command(struct conn *c)
 {
@@ -46,6 +50,31 @@ static void bgsave_command(struct conn *c)
 static void lastsave_command(struct conn *c)
 {
     reply_int(c, (long long)persist_lastsave());
+}
+
+int cmd_persist_debug(struct conn *c)
+{
+    long long v;
+
+    if (arg_is(c, 1, "loadaof") && c->argc == 2) {
+        if (aof_debug_loadaof())
+            reply_error(c, "ERR out of memory");
+        else
+            reply_ok(c);
+    } else if (arg_is(c, 1, "aof-flush-sleep") && c->argc == 3) {
+        if (arg_ll(c, 2, &v, NULL))
+            return 1;
+        atomic_store(&aof_flush_sleep_us, v < 0 ? 0 : v > 100000000 ? 100000000 : (int)v);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "set-skip-checksum-validation") && c->argc == 3) {
+        if (arg_ll(c, 2, &v, NULL))
+            return 1;
+        atomic_store(&rdb_skip_checksum, v != 0);
+        reply_ok(c);
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 static struct cmd cmds[] = {

@@ -663,6 +663,7 @@ static void info_command(struct conn *c)
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
             P("mem_allocator:%s\r\n", alloc_name());
+            repl_info_memory(&b);
             if (cmd_info_memory_hook)
                 cmd_info_memory_hook(&b);
             P("\r\n");

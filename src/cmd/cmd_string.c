@@ -584,7 +584,7 @@ static struct cmd cmds[] = {
     {"setnx", setnx_command, 3, "write denyoom fast tc:signals", "@string", "OW,insert index:1 range:0,1,0", "string", "Set the value of a key, only if the key does not exist"},
     {"setex", setex_command, 4, "write denyoom tc:prop-state tc:signals", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration of a key"},
     {"psetex", setex_command, 4, "write denyoom tc:prop-state tc:signals", "@string", "OW,update index:1 range:0,1,0", "string", "Set the value and expiration in milliseconds of a key"},
-    {"getset", getset_command, 3, "write denyoom fast tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Set the string value of a key and return its old value"},
+    {"getset", getset_command, 3, "write denyoom fast tc:prop-state tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Set the string value of a key and return its old value"},
     {"getdel", getdel_command, 2, "write fast tc:prop-state tc:signals", "@string", "RW,access,delete index:1 range:0,1,0", "string", "Get the value of a key and delete the key"},
     {"getex", getex_command, -2, "write fast tc:prop-expire tc:signals", "@string", "RW,access,update index:1 range:0,1,0", "string", "Get the value of a key and optionally set its expiration"},
     {"mget", mget_command, -2, "readonly fast", "@string", "RO,access index:1 range:-1,1,0", "string", "Get the values of all the given keys"},

@@ -3,6 +3,11 @@
 #ifndef TC_CMD_PERSIST_H
 #define TC_CMD_PERSIST_H
 
+struct conn;
+
 void cmd_persist_setup(void);
+/* The persistence subcommands of DEBUG (LOADAOF, AOF-FLUSH-SLEEP,
+ * SET-SKIP-CHECKSUM-VALIDATION): 1 when argv[1] was one of them (replied), else 0. */
+int cmd_persist_debug(struct conn *c);
 
 #endif

@@ -40,13 +40,19 @@ static _Thread_local struct {
     size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
     size_t tx_mark;    /* pend length after MULTI */
-    size_t multi_at;   /* pend length before MULTI */
+    size_t tx_multi_at; /* the MULTI record's offset in pend */
     uint64_t *bm;      /* stripe bitmap scratch */
     int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
     size_t dfr_n;
     int dfr_db;
+    int own;           /* the top-level command runs under stripes aof_exec took for it */
 } tl;
+
+int cmd_prop_may_block(void)
+{
+    return tl.own && tl.depth == 1 && !tl.in_tx;
+}
 
 static void rec_undefer(void);
 
@@ -203,6 +209,24 @@ static void counted(size_t at)
         tl.prop_at = at;
 }
 
+/* The MULTI record at pend offset at takes the database of the record after it, so the
+ * consumers' SELECT comes before MULTI, not inside the block (as Redis writes it). */
+static void multi_takes_next_db(size_t at)
+{
+    char *base = tl.pend.data + tl.pend.rpos;
+    size_t end = buf_len(&tl.pend);
+    uint32_t len;
+    int32_t db;
+
+    if (at + 8 > end)
+        return;
+    memcpy(&len, base + at + 4, 4);
+    if (at + 8 + len + 8 > end)
+        return;
+    memcpy(&db, base + at + 8 + len, 4);
+    memcpy(base + at, &db, 4);
+}
+
 /* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
  * replay applies them together (outside EXEC, which has its own block). */
 static void wrap_multi(void)
@@ -226,6 +250,7 @@ static void wrap_multi(void)
     memcpy(m, base + end, mlen);
     memmove(base + start + mlen, base + start, end - start);
     memcpy(base + start, m, mlen);
+    multi_takes_next_db(start);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("EXEC");
@@ -573,7 +598,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
         tl.nprop = 0;
         cmd_key_memo = k;
         tl.may_defer = !atomic_load_explicit(&aof_on, memory_order_relaxed);
+        tl.own = 1;
         run_logged(c, cmd);
+        tl.own = 0;
         tl.may_defer = 0;
         cmd_key_memo.p = NULL;
         if (tl.nprop > 1)
@@ -593,7 +620,9 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
     store_hold_set(s, bm);
     tl.depth = 1;
     tl.nprop = 0;
+    tl.own = 1;
     run_logged(c, cmd);
+    tl.own = 0;
     if (tl.nprop > 1)
         wrap_multi();
     commit(c);
@@ -609,11 +638,11 @@ void aof_tx_begin(struct conn *c)
     (void)c;
     tl.in_tx = 1;
     tl.depth = 1;
-    tl.multi_at = buf_len(&tl.pend);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("MULTI");
     rec_close(at);
+    tl.tx_multi_at = at;
     tl.tx_mark = buf_len(&tl.pend);
 }
 
@@ -621,9 +650,21 @@ void aof_tx_end(struct conn *c)
 {
     if (!tl.in_tx)
         return;
-    if (buf_len(&tl.pend) == tl.tx_mark) {
+    size_t nrec = 0, end = buf_len(&tl.pend);
+    char *base = tl.pend.data + tl.pend.rpos;
+    for (size_t off = tl.tx_mark; off + 8 <= end; nrec++) {
+        uint32_t len;
+        memcpy(&len, base + off + 4, 4);
+        off += 8 + len;
+    }
+    if (nrec == 0) {
         tl.pend.rpos = tl.pend.wpos = 0; /* nothing written: no block */
+    } else if (nrec == 1) {
+        /* one command: as Redis 7.0, propagated alone, without MULTI ... EXEC */
+        memmove(base + tl.tx_multi_at, base + tl.tx_mark, end - tl.tx_mark);
+        tl.pend.wpos -= tl.tx_mark - tl.tx_multi_at;
     } else {
+        multi_takes_next_db(tl.tx_multi_at);
         size_t at = rec_open(-1);
         rec_arr(1);
         rec_str("EXEC");
@@ -632,25 +673,6 @@ void aof_tx_end(struct conn *c)
     commit(c);
     tl.in_tx = 0;
     tl.depth = 0;
-}
-
-void aof_tx_end_script(struct conn *c)
-{
-    if (tl.in_tx && buf_len(&tl.pend) > tl.tx_mark + 8) {
-        char *base = tl.pend.data + tl.pend.rpos;
-        uint32_t len;
-        memcpy(&len, base + tl.tx_mark + 4, 4);
-        if (tl.tx_mark + 8 + len == buf_len(&tl.pend)) {
-            /* one command is atomic alone: no MULTI ... EXEC around it (Redis 7.0) */
-            memmove(base + tl.multi_at, base + tl.tx_mark, 8 + (size_t)len);
-            tl.pend.wpos -= tl.tx_mark - tl.multi_at;
-            commit(c);
-            tl.in_tx = 0;
-            tl.depth = 0;
-            return;
-        }
-    }
-    aof_tx_end(c);
 }
 
 void cmd_prop_gone(int db, const char *key, size_t klen)

@@ -22,8 +22,9 @@ extern _Atomic int repl_on;
 /* Whether write commands are propagated: the AOF is on, or replication has a stream. */
 static inline int prop_active(void)
 {
-    return atomic_load_explicit(&aof_on, memory_order_relaxed) |
-           atomic_load_explicit(&repl_on, memory_order_relaxed);
+    return (atomic_load_explicit(&aof_on, memory_order_relaxed) |
+            atomic_load_explicit(&repl_on, memory_order_relaxed)) &&
+           !aof_replaying; /* DEBUG LOADAOF: what the file says is not logged again */
 }
 
 struct mc_req;
@@ -59,6 +60,9 @@ static inline void cmd_exec(struct conn *c, const struct cmd *cmd)
  * otherwise). cmd_prop_begin starts one command of argc arguments (returns 0 when not
  * recording: then no cmd_prop_arg/end); cmd_prop_arg appends one argument (copied). */
 int cmd_prop_on(struct conn *c);
+/* 1 while a top-level command runs under the stripes aof_exec took for it (not inside EXEC, a
+ * script or a nested call): store_held is set, yet a blocking command may block. */
+int cmd_prop_may_block(void);
 int cmd_prop_begin(struct conn *c, int argc);
 void cmd_prop_arg(struct conn *c, const char *p, size_t n);
 void cmd_prop_end(struct conn *c);
@@ -69,9 +73,6 @@ void cmd_prop_none(struct conn *c);
  * logs are appended as one MULTI ... EXEC block. */
 void aof_tx_begin(struct conn *c);
 void aof_tx_end(struct conn *c);
-/* A script's end: as aof_tx_end, but a block of one command is logged without MULTI/EXEC, as
- * Redis 7.0 propagates a script's effects. */
-void aof_tx_end_script(struct conn *c);
 
 /* memcached: run exec(c, r), logging the resulting items (memcached's handler). */
 typedef void aof_mc_exec_fn(struct conn *c, struct mc_req *r);

@@ -53,8 +53,19 @@ uint64_t repl_feed(const char *recs, size_t n);
 /* repl_feed, then (f not NULL) one command of database db as its fn RESP bytes f: the frame
  * a client sent, fed without a copy into a record first. */
 uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size_t fn);
+/* One command of no database to the stream alone (DEBUG REPLICATE): not applied here. */
+struct slice;
+void repl_feed_argv(int argc, const struct slice *argv);
+/* The replica's link applied a command that answered the error e (n bytes, no CRLF): logged
+ * as Redis's replica does ("== CRITICAL == ..."); name is the command's, NULL unknown. */
+void repl_applied_error(const char *name, const char *e, size_t n);
 /* Bytes exactly as received from the primary (the replica's link thread). */
 void repl_feed_raw(const char *p, size_t n);
+/* min-replicas-to-write: 1 when enough good replicas are attached (or it is off, or this is
+ * a replica) for a write, as Redis's checkGoodReplicasStatus; a script asks it before it
+ * writes. */
+int repl_good_replicas_ok(void);
+#define REPL_NOREPLICAS_TEXT "NOREPLICAS Not enough good replicas to write."
 /* Refuse c's command cmd for replication's sake: 1 after the error reply, else 0. */
 int repl_refuse(struct conn *c, const struct cmd *cmd);
 /* The error repl_refuse would answer for a command with these CMD_* flags, or NULL (EXEC
@@ -76,6 +87,9 @@ void repl_conn_closed(struct conn *c);
 /* INFO: "# Replication" and the sync_* counters of "# Stats". */
 void repl_info(struct buf *b);
 void repl_info_stats(struct buf *b);
+/* INFO memory: mem_replication_backlog, mem_total_replication_buffers (the blocks of the
+ * stream alive, shared by the backlog and every replica's output). */
+void repl_info_memory(struct buf *b);
 /* ROLE's reply. */
 void repl_role(struct conn *c);
 /* Replicas acknowledging at least c's last write (WAIT). */
@@ -142,6 +156,10 @@ void repl_random_id(char id[41]);
 void repl_link_info(struct buf *b);
 void repl_link_role(struct conn *c);
 int repl_link_up(void);
+/* CLIENT KILL of the link to the primary (Redis's master client): when the link is up and
+ * its peer address is addr and its own laddr (either "" for any), it is closed (the link
+ * reconnects and asks to continue, as Redis's replica does). 1 killed, 0 none. */
+int repl_link_kill(const char *addr, const char *laddr);
 /* The primary's address and link state for INFO/ROLE; replicaof_apply starts or stops the
  * link (host NULL: NO ONE). Returns 0, or 1 when already following host:port. */
 int repl_replicaof_apply(const char *host, int port);

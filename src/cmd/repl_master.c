@@ -46,6 +46,16 @@ struct rblock {
     char data[];
 };
 
+static _Atomic size_t blk_bytes; /* every block alive (INFO mem_total_replication_buffers) */
+
+static struct rblock *blk_new(size_t cap)
+{
+    struct rblock *b = malloc(sizeof(*b) + cap);
+    if (b)
+        atomic_fetch_add_explicit(&blk_bytes, sizeof(*b) + cap, memory_order_relaxed);
+    return b;
+}
+
 static void blk_ref(struct rblock *b)
 {
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
@@ -55,6 +65,7 @@ static void blk_unref(struct rblock *b)
 {
     while (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         struct rblock *n = b->next;
+        atomic_fetch_sub_explicit(&blk_bytes, sizeof(*b) + b->cap, memory_order_relaxed);
         free(b);
         b = n;
     }
@@ -85,6 +96,11 @@ struct rslave {
     int64_t soft_since_ms; /* over the soft output limit since */
     uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
                             * until the stream grows past this offset (as Redis checks on feed) */
+    int nl_due;            /* a newline is due (keep-alive of a replica waiting for its RDB) */
+    int wait_ack;          /* online after a diskless sync: the stream waits for its first
+                            * ACK (until then it reads the RDB to its end mark and would take
+                            * what follows for more of it), as Redis */
+    int acked;             /* ... which came before its child was reaped */
     int file_fd;           /* SEND_FILE: the RDB being sent, -1 before it is opened */
     int64_t file_pos, file_size;
 };
@@ -110,6 +126,7 @@ static struct {
     pthread_mutex_t sync_lock;
     struct snapshot sn;
     uint64_t sn_off;
+    int sn_db;                /* the stream's database at sn_off (repl-stream-db) */
     char sn_replid[41];
     int sn_fds[MAX_REPLICAS];
     int sn_n;
@@ -164,7 +181,7 @@ static void chain_put_slow(const char *p, size_t n)
         struct rblock *t = R.tail;
         if (!t || t->len == t->cap) {
             size_t cap = BLOCK_SIZE;
-            struct rblock *b = malloc(sizeof(*b) + cap);
+            struct rblock *b = blk_new(cap);
             if (!b) {
                 log_warn("Replication: out of memory for the stream; replicas will resync");
                 R.offset += n; /* the offsets stay true: a replica behind this gap resyncs */
@@ -300,6 +317,7 @@ uint64_t repl_feed(const char *recs, size_t n)
 void repl_feed_raw(const char *p, size_t n)
 {
     tc_lock(&R.lock);
+    R.stream_db = -1; /* the primary's bytes may SELECT: this server's own next write does */
     if (R.active) {
         chain_put(p, n);
         chain_trim();
@@ -310,6 +328,37 @@ void repl_feed_raw(const char *p, size_t n)
     gen_bump_locked();
     tl_fed = R.offset;
     tc_unlock(&R.lock);
+}
+
+void repl_feed_argv(int argc, const struct slice *argv)
+{
+    struct buf b = {0};
+    char h[32];
+
+    if (atomic_load(&repl_is_replica))
+        return; /* a replica sends on its primary's stream alone */
+    buf_append(&b, h, (size_t)snprintf(h, sizeof(h), "*%d\r\n", argc));
+    for (int i = 0; i < argc; i++) {
+        buf_append(&b, h, (size_t)snprintf(h, sizeof(h), "$%zu\r\n", argv[i].n));
+        buf_append(&b, argv[i].p, argv[i].n);
+        buf_append(&b, "\r\n", 2);
+    }
+    tc_lock(&R.lock);
+    if (R.active) {
+        chain_put(b.data + b.rpos, buf_len(&b));
+        chain_trim();
+        gen_bump_locked();
+        tl_fed = R.offset;
+    }
+    tc_unlock(&R.lock);
+    buf_deinit(&b);
+}
+
+void repl_applied_error(const char *name, const char *e, size_t n)
+{
+    log_warn("== CRITICAL == This replica is sending an error to its master: '%.*s' after "
+             "processing the command '%s'", (int)(n > 256 ? 256 : n), e,
+             name ? name : "<unknown>");
 }
 
 /* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */
@@ -343,6 +392,7 @@ void repl_set_id(const char *id, uint64_t off, int keep_old_as_second)
     }
     memcpy(R.replid, id, 40);
     R.replid[40] = 0;
+    R.stream_db = -1; /* a new history (a promotion): its first write SELECTs, as Redis */
     if (off != R.offset) {
         chain_free();
         R.offset = off;
@@ -395,7 +445,7 @@ static struct rblock *block_at(uint64_t off)
 static struct rblock *tail_for_new(void)
 {
     if (!R.tail || R.tail->len == R.tail->cap) {
-        struct rblock *b = malloc(sizeof(*b) + BLOCK_SIZE);
+        struct rblock *b = blk_new(BLOCK_SIZE);
         if (!b)
             return NULL;
         atomic_init(&b->refs, 1);
@@ -657,7 +707,16 @@ void repl_before_sleep(struct worker *w)
             todo[nt++] = s->c;
             continue;
         }
-        if (s->state != RS_ONLINE)
+        if (s->nl_due) {
+            /* waiting for its RDB: a newline keeps its link from timing out, as Redis */
+            s->nl_due = 0;
+            if ((s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless)) &&
+                !buf_append(&s->c->wbuf, "\n", 1)) {
+                todo[nt++] = s->c;
+                continue;
+            }
+        }
+        if (s->state != RS_ONLINE || s->wait_ack)
             continue;
         pump_locked(s);
         check_limits(s, w->now_ms);
@@ -689,6 +748,9 @@ static int sync_prepare(void *arg)
     tc_lock(&R.lock);
     R.sn_n = 0;
     R.sn_off = R.offset;
+    /* a replica passes its primary's stream on: the copy's replicas continue in the database
+     * its link is in (the caller holds the link between batches); a primary SELECTs next */
+    R.sn_db = atomic_load(&repl_is_replica) ? repl_link_db() : 0;
     memcpy(R.sn_replid, R.replid, 41);
     for (int i = 0; i < MAX_REPLICAS; i++)
         R.sn_fds[i] = -1;
@@ -721,10 +783,11 @@ static int sync_write(void *arg)
     const struct sync_job *sj = arg;
     int tmo = cfg.repl_timeout * 1000;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
-    char line[160], num[32];
+    char line[160], num[32], dbnum[16];
     int live = 0;
     snprintf(num, sizeof(num), "%llu", (unsigned long long)R.sn_off);
-    const char *aux[] = {"repl-stream-db", "0", "repl-id", R.sn_replid, "repl-offset", num,
+    snprintf(dbnum, sizeof(dbnum), "%d", R.sn_db);
+    const char *aux[] = {"repl-stream-db", dbnum, "repl-id", R.sn_replid, "repl-offset", num,
                          NULL};
 
     for (int i = 0; i < R.sn_n && R.sn_diskless; i++) {
@@ -747,7 +810,7 @@ static int sync_write(void *arg)
         /* disk mode: the file alone; the parent sends it through each connection */
         char path[2048];
         sync_file_path(path, sizeof(path));
-        if (rdb_save(repl_srv->store, path, &o, sj->now))
+        if (rdb_save_aux(repl_srv->store, path, &o, sj->now, aux))
             return 1;
         return 0;
     }
@@ -797,9 +860,17 @@ static void maybe_start_sync(int64_t now)
         .compress = cfg.rdbcompression,
         .now = sj.now,
     };
+    /* a replica: its link between two batches, so the copy and the offset it notes match
+     * (a batch is applied, then its bytes fed); busy now, the next tick tries again */
+    int link = atomic_load(&repl_is_replica);
+    if (link && !repl_link_quiet_begin())
+        return;
     int rc = snapshot_start(&R.sn, repl_srv->store, &job, NULL);
+    if (link)
+        repl_link_quiet_end();
     R.first_wait_ms = 0;
     if (rc == SNAPSHOT_OK) {
+        atomic_store(&persist_repl_sync_running, 1);
         log_notice("Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets"
                                                                         : "disk");
         return;
@@ -822,6 +893,7 @@ static void reap_sync(int64_t now)
 
     if (!R.sn.pid || !snapshot_reap(&R.sn, 0, &res))
         return;
+    atomic_store(&persist_repl_sync_running, 0);
     if (res.ok)
         log_notice("Background RDB transfer terminated with success");
     else
@@ -843,6 +915,7 @@ static void reap_sync(int64_t now)
             atomic_fetch_add(&R.sending, 1);
         } else {
             s->state = RS_ONLINE;
+            s->wait_ack = !s->acked;
             s->ack_ms = now;
             log_notice("Synchronization with replica %s:%d succeeded", s->ip, s->port);
         }
@@ -861,6 +934,7 @@ void repl_sync_shutdown(void)
     if (R.sn.pid) {
         snapshot_kill(&R.sn);
         snapshot_reap(&R.sn, 1, &res);
+        atomic_store(&persist_repl_sync_running, 0);
     }
     pthread_mutex_unlock(&R.sync_lock);
 }
@@ -872,9 +946,12 @@ void repl_quiesce(int on)
     atomic_store(&quiesced, on);
 }
 
+static int64_t last_ping; /* PINGs every repl-ping-replica-period from the start, as Redis's
+                          * cron counts its loops: not at once when the first replica comes */
+
 void repl_tick(int64_t now)
 {
-    static int64_t last_ping;
+    static int64_t last_nl;
 
     if (!atomic_load_explicit(&repl_on, memory_order_relaxed) || atomic_load(&quiesced))
         return;
@@ -885,9 +962,16 @@ void repl_tick(int64_t now)
     pthread_mutex_unlock(&R.sync_lock);
 
     tc_lock(&R.lock);
-    int has = 0;
+    int has = 0, nl = now - last_nl >= 1000;
+    if (nl)
+        last_nl = now;
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
+        if (nl && (s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless))) {
+            s->nl_due = 1;
+            gen_bump_locked();
+            worker_wake(s->w);
+        }
         if (s->state != RS_ONLINE)
             continue;
         has = 1;
@@ -972,6 +1056,12 @@ static void replconf_command(struct conn *c)
             if ((uint64_t)off > s->ack_off)
                 s->ack_off = (uint64_t)off;
             s->ack_ms = c->w->now_ms;
+            if (s->wait_ack && s->state == RS_ONLINE) {
+                s->wait_ack = 0; /* it loaded the RDB: the stream follows */
+                gen_bump_locked();
+            } else if (s->state == RS_WAIT_END) {
+                s->acked = 1; /* before the child was reaped: no need to wait for another */
+            }
             tc_unlock(&R.lock);
             if (block_nclients() > 0)
                 block_wake_waiters(c->w->srv);
@@ -1190,6 +1280,18 @@ static int good_replicas(int64_t now)
     return n;
 }
 
+int repl_good_replicas_ok(void)
+{
+    if (!atomic_load_explicit(&repl_gate, memory_order_relaxed) ||
+        atomic_load_explicit(&repl_is_replica, memory_order_relaxed) ||
+        cfg.min_replicas_to_write <= 0 || cfg.min_replicas_max_lag <= 0)
+        return 1;
+    tc_lock(&R.lock);
+    int good = good_replicas(util_now_ms());
+    tc_unlock(&R.lock);
+    return good >= cfg.min_replicas_to_write;
+}
+
 const char *repl_refuse_why(struct conn *c, uint64_t flags)
 {
     if (c->fd < 0 && c->udp == NULL)
@@ -1209,7 +1311,7 @@ const char *repl_refuse_why(struct conn *c, uint64_t flags)
         int good = good_replicas(c->w->now_ms);
         tc_unlock(&R.lock);
         if (good < cfg.min_replicas_to_write)
-            return "NOREPLICAS Not enough good replicas to write.";
+            return REPL_NOREPLICAS_TEXT;
     }
     return NULL;
 }
@@ -1276,6 +1378,18 @@ void repl_info(struct buf *b)
       (unsigned long long)(R.active ? R.offset + 1 - R.backlog_first : 0));
     tc_unlock(&R.lock);
 #undef P
+}
+
+void repl_info_memory(struct buf *b)
+{
+    char line[160];
+    tc_lock(&R.lock);
+    unsigned long long hist = R.active ? R.offset + 1 - R.backlog_first : 0;
+    tc_unlock(&R.lock);
+    int k = snprintf(line, sizeof(line), "mem_replication_backlog:%llu\r\n"
+                     "mem_total_replication_buffers:%zu\r\n", hist,
+                     atomic_load_explicit(&blk_bytes, memory_order_relaxed));
+    buf_append(b, line, (size_t)k);
 }
 
 void repl_info_stats(struct buf *b)
@@ -1379,6 +1493,7 @@ void repl_setup(struct srv *srv)
     memset(R.replid2, '0', 40);
     R.replid2[40] = 0;
     R.no_slaves_since = util_now_ms();
+    last_ping = R.no_slaves_since;
     repl_update_gate(); /* min-replicas-to-write from the configuration */
 }
 

@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +36,8 @@
 #include "persist/rdb.h"
 #include "store/store.h"
 
-enum { LS_NONE = 0, LS_CONNECT, LS_CONNECTING, LS_SYNC, LS_CONNECTED };
+/* CONNECTING: the TCP connect; HANDSHAKE: PING ... PSYNC's reply (ROLE "handshake"). */
+enum { LS_NONE = 0, LS_CONNECT, LS_CONNECTING, LS_HANDSHAKE, LS_SYNC, LS_CONNECTED };
 
 
 static struct {
@@ -66,12 +68,20 @@ static struct {
 } F;
 
 static _Atomic int link_threads; /* link threads running (the old one may still end) */
-static int link_db;       /* the stream's database after the last batch (under L.apply) */
-static int link_start_db; /* a new link's first database (the RDB's repl-stream-db) */
+static int link_db; /* the stream's database after the last batch (under L.apply); a new
+                     * link continues in it (set from the RDB's repl-stream-db at start) */
 
-static void set_state(int st)
+static int stopped(uint64_t gen);
+
+/* The link thread of generation gen: its state, unless it was stopped (a newer link owns L
+ * then, and an old thread on its way out must not touch it). */
+static void set_state(uint64_t gen, int st)
 {
     pthread_mutex_lock(&L.lock);
+    if (stopped(gen)) {
+        pthread_mutex_unlock(&L.lock);
+        return;
+    }
     L.state = st;
     if (st != LS_CONNECTED && !L.down_since_ms)
         L.down_since_ms = util_now_ms();
@@ -86,6 +96,47 @@ int repl_link_up(void)
     int up = L.state == LS_CONNECTED;
     pthread_mutex_unlock(&L.lock);
     return up;
+}
+
+static void addr_text(int fd, int peer, char *out, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+
+    out[0] = 0;
+    if ((peer ? getpeername(fd, (struct sockaddr *)&ss, &sl)
+              : getsockname(fd, (struct sockaddr *)&ss, &sl)) < 0)
+        return;
+    if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+        port = ntohs(a->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+        port = ntohs(a->sin6_port);
+    }
+    snprintf(out, cap, "%s:%d", host, port);
+}
+
+int repl_link_kill(const char *addr, const char *laddr)
+{
+    char a[128], la[128];
+    int killed = 0;
+
+    pthread_mutex_lock(&L.lock);
+    if (L.state == LS_CONNECTED && L.fd >= 0) {
+        addr_text(L.fd, 1, a, sizeof(a));
+        addr_text(L.fd, 0, la, sizeof(la));
+        if ((!addr[0] || !strcmp(addr, a)) && (!laddr[0] || !strcmp(laddr, la))) {
+            shutdown(L.fd, SHUT_RDWR); /* the link thread sees it and reconnects */
+            killed = 1;
+        }
+    }
+    pthread_mutex_unlock(&L.lock);
+    return killed;
 }
 
 static int stopped(uint64_t gen)
@@ -157,13 +208,17 @@ static int wait_read(int fd, int ms)
     return k;
 }
 
-/* One line ("\r\n" stripped) read byte by byte (nothing after it is consumed). 0, -1. */
+/* One line ("\r\n" stripped) read byte by byte (nothing after it is consumed). 0, -1, or
+ * -2 when nothing came for tmo_ms. */
 static int read_line(int fd, char *out, size_t cap, int tmo_ms)
 {
     size_t n = 0;
     for (;;) {
         char ch;
-        if (wait_read(fd, tmo_ms) <= 0)
+        int k = wait_read(fd, tmo_ms);
+        if (k == 0)
+            return -2;
+        if (k < 0)
             return -1;
         ssize_t r = lread(fd, &ch, 1);
         if (r <= 0)
@@ -199,7 +254,10 @@ static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
     if (send_cmd(fd, argc, argv))
         return -1;
     do {
-        if (read_line(fd, out, cap, cfg.repl_timeout * 1000))
+        int rc = read_line(fd, out, cap, cfg.repl_timeout * 1000);
+        if (rc == -2)
+            log_warn("Timeout connecting to the MASTER...");
+        if (rc)
             return -1;
     } while (!out[0]); /* newlines: a primary's keep-alive */
     return 0;
@@ -246,6 +304,10 @@ static int handshake(int fd, char id[41], uint64_t *off)
     if (exchange(fd, 5, (const char *[]){"REPLCONF", "capa", "eof", "capa", "psync2"}, line,
                  sizeof(line)))
         return -1;
+    /* a link stopped for this one finishes the command it is in (it looks at its generation
+     * before each): then the offset asked for is the data's */
+    pthread_mutex_lock(&L.apply);
+    pthread_mutex_unlock(&L.apply);
     repl_get_id(myid, &myoff);
     int have = atomic_load(&repl_on); /* a backlog: this data has an ID and an offset */
     snprintf(offnum, sizeof(offnum), "%llu", (unsigned long long)(myoff + 1));
@@ -257,8 +319,7 @@ static int handshake(int fd, char id[41], uint64_t *off)
                      sizeof(line)))
             return -1;
         if (line[0] == '-') {
-            log_warn("Failover request was rejected by the target: %s", line + 1);
-            failover_end(0, "the target rejected it");
+            failover_end(0, "Failover target rejected psync request");
             return -1;
         }
     } else if (exchange(fd, 3,
@@ -276,6 +337,8 @@ static int handshake(int fd, char id[41], uint64_t *off)
         memcpy(id, nid, 41);
         *off = o;
         log_notice("Full resync from master: %s:%llu", id, o);
+        if (fo)
+            failover_end(1, NULL); /* not expected, but the target took over */
         return 1;
     }
     if (!strncmp(line, "+CONTINUE", 9)) {
@@ -541,10 +604,8 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 b.pos = 0;
             }
             if (b.cap - b.n < 16384) {
-                if (nc > (size_t)cfg.client_query_buffer_limit + 65536) {
-                    log_warn("The primary's stream has a command too big; dropping the link");
-                    break;
-                }
+                /* no client-query-buffer-limit for the primary's stream, as Redis (each
+                 * argument is held to proto-max-bulk-len by the parse) */
                 char *np = realloc(b.p, nc);
                 if (!np)
                     break;
@@ -558,7 +619,8 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         L.last_io_ms = util_now_ms();
         b.n += (size_t)r;
         pthread_mutex_lock(&L.lock);
-        L.read_off += (uint64_t)r;
+        if (!stopped(gen))
+            L.read_off += (uint64_t)r;
         pthread_mutex_unlock(&L.lock);
         int bad = 0;
         size_t feed_from = b.pos; /* applied commands not yet passed on */
@@ -649,10 +711,10 @@ static void *link_main(void *arg)
         return NULL;
     }
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
-    ((struct conn *)ctx)->db = link_start_db;
     while (!stopped(a.gen)) {
-        set_state(LS_CONNECT);
+        set_state(a.gen, LS_CONNECT);
         log_notice("Connecting to MASTER %s:%d", a.host, a.port);
+        set_state(a.gen, LS_CONNECTING);
         int fd = connect_to(a.host, a.port);
         if (fd < 0) {
             log_warn("Error condition on socket for SYNC: Connection refused");
@@ -661,6 +723,11 @@ static void *link_main(void *arg)
             continue;
         }
         pthread_mutex_lock(&L.lock);
+        if (stopped(a.gen)) {
+            pthread_mutex_unlock(&L.lock);
+            close(fd);
+            break;
+        }
         L.fd = fd;
         pthread_mutex_unlock(&L.lock);
         if (__atomic_load_n(&cfg.tls_replication, __ATOMIC_RELAXED)) {
@@ -669,7 +736,8 @@ static void *link_main(void *arg)
             if (!lssl) {
                 log_warn("%s", err);
                 pthread_mutex_lock(&L.lock);
-                L.fd = -1;
+                if (L.fd == fd)
+                    L.fd = -1;
                 pthread_mutex_unlock(&L.lock);
                 close(fd);
                 for (int i = 0; i < 10 && !stopped(a.gen); i++)
@@ -678,14 +746,14 @@ static void *link_main(void *arg)
             }
         }
         log_notice("MASTER <-> REPLICA sync started");
-        set_state(LS_CONNECTING);
+        set_state(a.gen, LS_HANDSHAKE);
         L.last_io_ms = util_now_ms();
         char id[41];
         uint64_t off = 0;
         int rc = handshake(fd, id, &off);
         if (rc == 1 && !stopped(a.gen)) {
             char path[2100];
-            set_state(LS_SYNC);
+            set_state(a.gen, LS_SYNC);
             if (receive_rdb(fd, a.gen, path, sizeof(path)) == 0 && !stopped(a.gen)) {
                 char err[256];
                 pthread_mutex_lock(&L.apply);
@@ -697,7 +765,8 @@ static void *link_main(void *arg)
                     log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
                     atomic_store(&repl_loading, 1);
                     repl_update_gate();
-                    int lrc = persist_load_replica(path, err, sizeof(err));
+                    int sdb = 0;
+                    int lrc = persist_load_replica(path, &sdb, err, sizeof(err));
                     atomic_store(&repl_loading, 0);
                     repl_update_gate();
                     if (lrc) {
@@ -710,8 +779,10 @@ static void *link_main(void *arg)
                         repl_set_id(id, off, 0);
                         repl_reset_backlog(off);
                         repl_drop_replicas(); /* sub-replicas resync from the new data */
-                        ((struct conn *)ctx)->db = 0;
-                        link_db = 0;
+                        /* the stream goes on in the database the copy was taken in (a
+                         * replica relaying its primary's stream sends no SELECT there) */
+                        ((struct conn *)ctx)->db = sdb;
+                        link_db = sdb;
                         pthread_mutex_lock(&L.lock);
                         L.read_off = off;
                         pthread_mutex_unlock(&L.lock);
@@ -725,6 +796,11 @@ static void *link_main(void *arg)
         } else if (rc == 0) {
             char myid[41];
             uint64_t myoff;
+            /* the stream continues where this server's left off, in its database (a new
+             * primary that was promoted SELECTs before its first write anyway) */
+            pthread_mutex_lock(&L.apply);
+            ((struct conn *)ctx)->db = link_db;
+            pthread_mutex_unlock(&L.apply);
             repl_get_id(myid, &myoff);
             if (strcmp(myid, id)) {
                 /* the primary was promoted: its old ID continues as our second one */
@@ -736,19 +812,20 @@ static void *link_main(void *arg)
             pthread_mutex_unlock(&L.lock);
         }
         if (rc >= 0 && !stopped(a.gen)) {
-            set_state(LS_CONNECTED);
+            set_state(a.gen, LS_CONNECTED);
             log_notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or "
                        "the stream starts.");
             stream_loop(fd, a.gen, ctx);
             log_notice("Connection with master lost.");
         }
         pthread_mutex_lock(&L.lock);
-        L.fd = -1;
+        if (L.fd == fd)
+            L.fd = -1;
         pthread_mutex_unlock(&L.lock);
         tls_client_close(lssl);
         lssl = NULL;
         close(fd);
-        set_state(LS_CONNECT);
+        set_state(a.gen, LS_CONNECT);
         for (int i = 0; i < 10 && !stopped(a.gen); i++)
             usleep(100000);
     }
@@ -822,7 +899,6 @@ int repl_link_db(void)
 
 void repl_link_set_db(int db)
 {
-    link_start_db = db;
     link_db = db;
 }
 
@@ -876,6 +952,7 @@ int repl_replicaof_apply(const char *host, int port)
         repl_reset_backlog(off);
     atomic_store(&repl_is_replica, 1);
     repl_update_gate();
+    block_unblock_all_role_change(repl_srv); /* as Redis: nothing served from the stream */
     repl_drop_replicas();
     char val[300];
     snprintf(val, sizeof(val), "%s %d", host, port);
@@ -927,7 +1004,10 @@ static void failover_end(int ok, const char *why)
     if (ok) {
         log_notice("Failover target %s:%d accepted the failover.", F.host, F.port);
     } else {
-        log_warn("FAILOVER to %s:%d aborted: %s", F.host[0] ? F.host : "any", F.port, why);
+        if (F.host[0])
+            log_notice("FAILOVER to %s:%d aborted: %s", F.host, F.port, why);
+        else
+            log_notice("FAILOVER to any replica aborted: %s", why);
         if (was == FO_IN_PROGRESS && atomic_load(&repl_is_replica))
             promote(NULL); /* back to a primary */
     }
@@ -963,10 +1043,11 @@ void repl_failover_tick(int64_t now)
         int ready = repl_caught_up(has_to ? host : NULL, tport, 0, ip, sizeof(ip), &port);
         if (!ready && deadline && now >= deadline) {
             if (!force) {
-                failover_end(0, "the replica did not catch up in time");
+                failover_end(0, "Replica never caught up before timeout");
                 return;
             }
             ready = 1; /* FORCE: the target, caught up or not */
+            log_notice("FAILOVER to %s:%d time out exceeded, failing over.", host, tport);
             snprintf(ip, sizeof(ip), "%s", host);
             port = tport;
         }
@@ -980,7 +1061,8 @@ void repl_failover_tick(int64_t now)
         snprintf(F.host, sizeof(F.host), "%s", ip);
         F.port = port;
         pthread_mutex_unlock(&L.lock);
-        log_notice("Failover target %s:%d is synced, failing over.", ip, port);
+        if (!force || !deadline || now < deadline)
+            log_notice("Failover target %s:%d is synced, failing over.", ip, port);
         repl_replicaof_apply(ip, port);
     } else if (st == FO_IN_PROGRESS && now - started > (int64_t)cfg.repl_timeout * 1000) {
         failover_end(0, "the target did not answer in time");
@@ -1073,7 +1155,10 @@ static void failover_command(struct conn *c)
     F.deadline = tmo ? c->w->now_ms + ms : 0;
     failover_pause();
     pthread_mutex_unlock(&L.lock);
-    log_notice("FAILOVER requested to %s:%lld.", to ? host : "any", port);
+    if (to)
+        log_notice("FAILOVER requested to %s:%lld.", host, port);
+    else
+        log_notice("FAILOVER requested to any replica.");
     repl_ask_acks();
     reply_ok(c);
 }
@@ -1109,6 +1194,8 @@ static const char *state_text(int st)
     switch (st) {
     case LS_CONNECTING:
         return "connecting";
+    case LS_HANDSHAKE:
+        return "handshake";
     case LS_SYNC:
         return "sync";
     case LS_CONNECTED:

@@ -510,6 +510,14 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
                         "PING / QUIT / RESET are allowed in this context", cmd->name);
         return;
     }
+    if (TC_UNLIKELY(atomic_load_explicit(&persist_loading, memory_order_relaxed) != 0) &&
+        !(cmd->flags & CMD_LOADING) && c->fd >= 0 && !aof_replaying) {
+        /* DEBUG LOADAOF / RELOAD or a full sync's load runs (before BUSY, as Redis) */
+        cmdstats_reject(cmd);
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        tx_flag_error(c);
+        return;
+    }
     if (TC_UNLIKELY(atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) != 0) &&
         !(cmd->flags & CMD_ALLOW_BUSY)) {
         cmdstats_reject(cmd);

@@ -332,6 +332,8 @@ static struct setting settings[] = {
     B("cluster-allow-pubsubshard-when-down", cluster_allow_pubsubshard_when_down, 1),
     B("cluster-allow-replica-migration", cluster_allow_replica_migration, 1),
     {"cluster-link-sendbuf-limit", C_MEM, &cfg.cluster_link_sendbuf_limit, 0, 0, LLONG_MAX, 1, NULL},
+    /* persistence tests (Redis's hidden settings) */
+    {"use-exit-on-panic", C_BOOL, &cfg.use_exit_on_panic, 0, 0, 1, 1, NULL, F_HIDDEN, NULL},
 #undef B
 #undef I
 #undef E

@@ -160,7 +160,7 @@ struct config {
     int oom_score_adj;           /* 0 no, 1 yes, 2 relative, 3 absolute: /proc/self/oom_score_adj */
     char oom_score_adj_values[64]; /* "master replica bgchild" */
     int disable_thp;             /* prctl(PR_SET_THP_DISABLE) at start-up */
-    int aof_timestamp_enabled;   /* inert: no #TS annotations are written */
+    int aof_timestamp_enabled;   /* "#TS:<unix s>" lines in the AOF (aof.c) */
     long long hll_sparse_max_bytes; /* inert: HyperLogLogs are kept dense */
     int activerehashing;         /* inert: hash tables rehash incrementally on access */
     int dynamic_hz;              /* inert: hz is fixed */
@@ -181,6 +181,7 @@ struct config {
     long long loading_process_events_interval_bytes; /* bytes between event checks loading */
     char bind_source_addr[64];   /* address outgoing (replication) connections bind to */
     int crash_log_enabled;       /* a crash report in the log on a fatal signal */
+    int use_exit_on_panic;       /* tests: a crash ends with exit(1), not the signal */
     int crash_memcheck_enabled;  /* inert */
     int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
     int io_threads_do_reads;     /* inert: every worker reads its own sockets */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "persist/aof.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,9 +13,11 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/config.h"
 #include "core/log.h"
 
 void aof_join(char *out, size_t cap, const char *dir, const char *name)
@@ -27,12 +30,95 @@ void aof_join(char *out, size_t cap, const char *dir, const char *name)
 
 /* ---- manifest ---- */
 
+/* Split a manifest line into words as Redis's sdssplitargs does (double quotes with \n \r \t
+ * \b \a \\ \" \xHH escapes, single quotes with \'). Words are written into out, NUL-separated,
+ * and w[] points at them. Returns the word count, or -1 (unbalanced quotes, or too many). */
+static int split_args(const char *p, char *out, size_t cap, char **w, int maxw)
+{
+    size_t o = 0;
+    int n = 0;
+
+    for (;;) {
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')
+            p++;
+        if (!*p)
+            return n;
+        if (n == maxw)
+            return -1;
+        w[n++] = out + o;
+        int inq = 0, insq = 0;
+        for (;;) {
+            char c = 0;
+            if (inq) {
+                if (!*p)
+                    return -1;
+                if (p[0] == '\\' && p[1] == 'x' && isxdigit((unsigned char)p[2]) &&
+                    isxdigit((unsigned char)p[3])) {
+                    char hx[3] = {p[2], p[3], 0};
+                    c = (char)strtol(hx, NULL, 16);
+                    p += 3;
+                } else if (p[0] == '\\' && p[1]) {
+                    p++;
+                    c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' :
+                        *p == 'b' ? '\b' : *p == 'a' ? '\a' : *p;
+                } else if (*p == '"') {
+                    /* closing quote must be followed by a space or nothing at all */
+                    if (p[1] && !strchr(" \n\r\t\f\v", p[1]))
+                        return -1;
+                    p++;
+                    break;
+                } else {
+                    c = *p;
+                }
+            } else if (insq) {
+                if (!*p)
+                    return -1;
+                if (p[0] == '\\' && p[1] == '\'') {
+                    p++;
+                    c = '\'';
+                } else if (*p == '\'') {
+                    if (p[1] && !strchr(" \n\r\t\f\v", p[1]))
+                        return -1;
+                    p++;
+                    break;
+                } else {
+                    c = *p;
+                }
+            } else {
+                if (!*p || strchr(" \n\r\t", *p))
+                    break;
+                if (*p == '"') {
+                    inq = 1;
+                    p++;
+                    continue;
+                }
+                if (*p == '\'') {
+                    insq = 1;
+                    p++;
+                    continue;
+                }
+                c = *p;
+            }
+            if (o + 2 > cap)
+                return -1;
+            out[o++] = c;
+            p++;
+        }
+        out[o++] = 0;
+    }
+}
+
+#define MANIFEST_MAX_LINE 1024
+
 int aof_manifest_read(const char *dir, const char *fname, struct aof_manifest *m, char *err,
                       size_t errcap)
 {
-    char path[2048], mname[AOF_NAME_MAX + 16], line[1024];
+    char path[2048], mname[AOF_NAME_MAX + 16], line[MANIFEST_MAX_LINE + 1];
+    char words[MANIFEST_MAX_LINE + 64], *w[64];
+    long long maxseq = 0;
+    const char *why = NULL;
     FILE *f;
-    int rc = 0;
+    int linenum = 0;
 
     memset(m, 0, sizeof(*m));
     snprintf(mname, sizeof(mname), "%s.manifest", fname);
@@ -41,69 +127,138 @@ int aof_manifest_read(const char *dir, const char *fname, struct aof_manifest *m
     if (!f) {
         if (errno == ENOENT)
             return 1;
-        snprintf(err, errcap, "Can't open the AOF manifest %s: %s", path, strerror(errno));
+        snprintf(err, errcap, "Fatal error: can't open the AOF manifest file %s for reading: %s",
+                 path, strerror(errno));
         return -1;
     }
-    while (fgets(line, sizeof(line), f)) {
-        char name[AOF_NAME_MAX] = "", type[8] = "";
-        long seq = -1;
-        char *tok, *save = NULL, *k = NULL;
+    for (;;) {
+        char name[AOF_NAME_MAX] = "", type = 0;
+        long long seq = 0;
+        int argc;
 
-        if (line[0] == '#' || line[0] == '\n' || line[0] == '\r')
-            continue;
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, errcap, "The AOF manifest file contains too long line");
-            rc = -1;
-            break;
-        }
-        /* key/value pairs in any order: file <name> seq <n> type <b|h|i> */
-        for (tok = strtok_r(line, " \r\n", &save); tok; tok = strtok_r(NULL, " \r\n", &save)) {
-            if (!k) {
-                k = tok;
-                continue;
+        m->err_line = 0; /* the line is shown only for errors about its content */
+        if (!fgets(line, sizeof(line), f)) {
+            if (feof(f)) {
+                if (linenum == 0)
+                    why = "Found an empty AOF manifest";
+                break;
             }
-            if (!strcmp(k, "file"))
-                snprintf(name, sizeof(name), "%s", tok);
-            else if (!strcmp(k, "seq"))
-                seq = atol(tok);
-            else if (!strcmp(k, "type"))
-                snprintf(type, sizeof(type), "%s", tok);
-            k = NULL;
-        }
-        if (!name[0] || seq < 0 || !type[0] || strchr(name, '/')) {
-            snprintf(err, errcap, "Invalid AOF manifest file format");
-            rc = -1;
+            why = "Read AOF manifest failed";
             break;
         }
-        if (type[0] == 'b') {
+        linenum++;
+        if (line[0] == '#')
+            continue;
+        if (!strchr(line, '\n')) {
+            why = "The AOF manifest file contains too long line";
+            break;
+        }
+        /* trimmed: the line is shown as Redis shows it */
+        size_t n = strlen(line);
+        while (n && strchr(" \t\r\n", line[n - 1]))
+            line[--n] = 0;
+        char *t = line;
+        while (*t && strchr(" \t\r\n", *t))
+            t++;
+        memmove(line, t, strlen(t) + 1);
+        m->err_line = linenum;
+        snprintf(m->err_text, sizeof(m->err_text), "%s", line);
+        if (!line[0]) {
+            why = "Invalid AOF manifest file format";
+            break;
+        }
+        argc = split_args(line, words, sizeof(words), w, 64);
+        if (argc < 6 || (argc % 2)) {
+            why = "Invalid AOF manifest file format";
+            break;
+        }
+        for (int i = 0; i < argc; i += 2) {
+            if (!strcasecmp(w[i], "file")) {
+                if (strchr(w[i + 1], '/') || strlen(w[i + 1]) >= sizeof(name)) {
+                    why = "File can't be a path, just a filename";
+                    break;
+                }
+                snprintf(name, sizeof(name), "%s", w[i + 1]);
+            } else if (!strcasecmp(w[i], "seq")) {
+                seq = atoll(w[i + 1]);
+            } else if (!strcasecmp(w[i], "type")) {
+                type = w[i + 1][0];
+            }
+        }
+        if (why)
+            break;
+        if (!name[0] || !seq || !type) {
+            why = "Invalid AOF manifest file format";
+            break;
+        }
+        if (type == 'b') {
             if (m->base[0]) {
-                snprintf(err, errcap, "Found duplicate base file information");
-                rc = -1;
+                why = "Found duplicate base file information";
                 break;
             }
             snprintf(m->base, sizeof(m->base), "%s", name);
-            m->base_seq = seq;
-        } else if (type[0] == 'i') {
-            if (m->nincr == AOF_MAX_INCR) {
-                snprintf(err, errcap, "Too many incremental AOF files in the manifest");
-                rc = -1;
+            m->base_seq = (long)seq;
+        } else if (type == 'h') {
+            if (m->nhist < AOF_MAX_INCR)
+                snprintf(m->hist[m->nhist++], sizeof(m->hist[0]), "%s", name);
+        } else if (type == 'i') {
+            if (seq <= maxseq) {
+                why = "Found a non-monotonic sequence number";
                 break;
             }
-            if (m->nincr && seq <= m->incr_seq[m->nincr - 1]) {
-                snprintf(err, errcap, "Found a non-monotonic sequence number");
-                rc = -1;
+            if (m->nincr == AOF_MAX_INCR) {
+                why = "Too many incremental AOF files in the manifest";
                 break;
             }
             snprintf(m->incr[m->nincr], sizeof(m->incr[0]), "%s", name);
-            m->incr_seq[m->nincr++] = seq;
-        } else if (type[0] != 'h') {
-            snprintf(err, errcap, "Unknown AOF file type");
-            rc = -1;
+            m->incr_seq[m->nincr++] = (long)seq;
+            maxseq = seq;
+        } else {
+            why = "Unknown AOF file type";
             break;
         }
     }
     fclose(f);
-    return rc;
+    if (!why) {
+        m->err_line = 0;
+        m->err_text[0] = 0;
+        return 0;
+    }
+    snprintf(err, errcap, "%s", why);
+    return -1;
+}
+
+/* A file name as the manifest writes it: quoted when it holds spaces, quotes or bytes that
+ * are not printable (Redis's sdscatrepr). */
+static void name_repr(char *out, size_t cap, const char *name)
+{
+    size_t o = 0;
+    int plain = 1;
+
+    for (const char *p = name; *p; p++)
+        if (!isprint((unsigned char)*p) || strchr(" \"'\\", *p))
+            plain = 0;
+    if (plain) {
+        snprintf(out, cap, "%s", name);
+        return;
+    }
+    out[o++] = '"';
+    for (const unsigned char *p = (const unsigned char *)name; *p && o + 6 < cap; p++) {
+        if (*p == '\\' || *p == '"') {
+            out[o++] = '\\';
+            out[o++] = (char)*p;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t' || *p == '\a' || *p == '\b') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : *p == '\t' ? 't' :
+                       *p == '\a' ? 'a' : 'b';
+        } else if (isprint(*p)) {
+            out[o++] = (char)*p;
+        } else {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        }
+    }
+    out[o++] = '"';
+    out[o] = 0;
 }
 
 static void fsync_dir(const char *dir)
@@ -119,15 +274,19 @@ int aof_manifest_write(const char *dir, const char *fname, const struct aof_mani
 {
     char path[2048], tmp[2100], mname[AOF_NAME_MAX + 16];
     struct buf b = {0};
-    char line[AOF_NAME_MAX + 64];
+    char line[AOF_NAME_MAX * 4 + 64];
     int fd, n, rc = -1;
 
+    char r[AOF_NAME_MAX * 4 + 3];
+
     if (m->base[0]) {
-        n = snprintf(line, sizeof(line), "file %s seq %ld type b\n", m->base, m->base_seq);
+        name_repr(r, sizeof(r), m->base);
+        n = snprintf(line, sizeof(line), "file %s seq %ld type b\n", r, m->base_seq);
         buf_append(&b, line, (size_t)n);
     }
     for (int i = 0; i < m->nincr; i++) {
-        n = snprintf(line, sizeof(line), "file %s seq %ld type i\n", m->incr[i], m->incr_seq[i]);
+        name_repr(r, sizeof(r), m->incr[i]);
+        n = snprintf(line, sizeof(line), "file %s seq %ld type i\n", r, m->incr_seq[i]);
         buf_append(&b, line, (size_t)n);
     }
     snprintf(mname, sizeof(mname), "%s.manifest", fname);
@@ -160,10 +319,13 @@ out:
 
 /* ---- buffer and writer ---- */
 
+_Atomic int aof_flush_sleep_us; /* DEBUG AOF-FLUSH-SLEEP (aof_log.h) */
+
 static struct {
     pthread_mutex_t buf_lock; /* leaf: buf, cur_db, appended */
     struct buf buf;
     int cur_db;               /* database of the last command in the current file, -1 none */
+    int64_t cur_ts;           /* unix second of the last #TS annotation (aof-timestamp-enabled) */
     uint64_t appended;        /* logical bytes appended since start */
     pthread_mutex_t io_lock;  /* fd, spare; taken before buf_lock */
     int fd;
@@ -173,7 +335,7 @@ static struct {
     _Atomic int64_t incr_size;
     _Atomic int last_write_ok;
     int err_logged;
-} aw = {PTHREAD_MUTEX_INITIALIZER, {0}, -1, 0, PTHREAD_MUTEX_INITIALIZER, -1, {0}, 0, 0, 0, 1, 0};
+} aw = {PTHREAD_MUTEX_INITIALIZER, {0}, -1, 0, 0, PTHREAD_MUTEX_INITIALIZER, -1, {0}, 0, 0, 0, 1, 0};
 
 static void put_select(struct buf *b, int db)
 {
@@ -189,6 +351,17 @@ uint64_t aof_append(const char *recs, size_t n)
     size_t pos = 0;
 
     pthread_mutex_lock(&aw.buf_lock);
+    if (cfg.aof_timestamp_enabled) {
+        /* "#TS:<unix s>" before the first command of each second, as Redis annotates */
+        int64_t now = (int64_t)time(NULL);
+        if (now > aw.cur_ts) {
+            char ts[40];
+            int tn = snprintf(ts, sizeof(ts), "#TS:%lld\r\n", (long long)now);
+            if (buf_append(&aw.buf, ts, (size_t)tn) == 0)
+                aw.appended += (uint64_t)tn;
+            aw.cur_ts = now;
+        }
+    }
     while (pos + 8 <= n) {
         int32_t db;
         uint32_t len;
@@ -268,6 +441,8 @@ int aof_write(uint64_t upto, int do_fsync)
     pthread_mutex_lock(&aw.io_lock);
     if (atomic_load(do_fsync ? &aw.synced : &aw.written) >= upto)
         goto out;
+    if (atomic_load_explicit(&aof_flush_sleep_us, memory_order_relaxed))
+        usleep((useconds_t)atomic_load(&aof_flush_sleep_us));
     rc = write_locked();
     if (rc == 0 && do_fsync) {
         uint64_t w = atomic_load(&aw.written);
@@ -331,6 +506,7 @@ int aof_switch(const char *path, int discard)
     aw.fd = fd;
     pthread_mutex_lock(&aw.buf_lock);
     aw.cur_db = -1; /* the new file starts with a SELECT */
+    aw.cur_ts = 0;  /* and with a #TS annotation when they are on */
     pthread_mutex_unlock(&aw.buf_lock);
     atomic_store(&aw.incr_size, fstat(fd, &st) == 0 ? (int64_t)st.st_size : 0);
     pthread_mutex_unlock(&aw.io_lock);
@@ -393,8 +569,8 @@ static int read_num(const char **p, const char *end, char c, long long *v)
     return 1;
 }
 
-int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, char *err,
-                  size_t errcap)
+int aof_read_file(const char *path, off_t start, aof_cmd_fn *fn, void *arg, off_t *valid,
+                  char *err, size_t errcap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -404,6 +580,7 @@ int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, cha
     long long cap = 0;
     off_t multi_at = -1, last = 0;
     int rc = -1;
+    const char *fname = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
     if (fd < 0) {
         if (errno == ENOENT)
@@ -429,17 +606,31 @@ int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, cha
         return -1;
     }
     madvise((void *)map, (size_t)st.st_size, MADV_SEQUENTIAL);
-    p = map;
+    p = map + (start < st.st_size ? start : st.st_size);
     end = map + st.st_size;
+    last = p - map;
     while (p < end) {
         const char *q = p;
         long long argc, len;
-        int r = read_num(&q, end, '*', &argc);
+        int r;
+
+        if (*p == '#') {
+            /* an annotation (#TS:<unix time>): skipped, as Redis does */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                goto truncated;
+            p = nl + 1;
+            last = p - map;
+            continue;
+        }
+        r = read_num(&q, end, '*', &argc);
 
         if (r == 0)
             goto truncated;
         if (r < 0 || argc < 1) {
-            snprintf(err, errcap, "Bad file format reading the append only file %s", path);
+            snprintf(err, errcap, "Bad file format reading the append only file %s: make a "
+                     "backup of your AOF file, then use ./redis-check-aof --fix "
+                     "<filename.manifest>", fname);
             goto out;
         }
         if (argc > cap) {
@@ -460,13 +651,17 @@ int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, cha
             if (r == 0)
                 goto truncated;
             if (r < 0) {
-                snprintf(err, errcap, "Bad file format reading the append only file %s", path);
+                snprintf(err, errcap, "Bad file format reading the append only file %s: make a "
+                     "backup of your AOF file, then use ./redis-check-aof --fix "
+                     "<filename.manifest>", fname);
                 goto out;
             }
             if (end - q < len + 2)
                 goto truncated;
             if (q[len] != '\r' || q[len + 1] != '\n') {
-                snprintf(err, errcap, "Bad file format reading the append only file %s", path);
+                snprintf(err, errcap, "Bad file format reading the append only file %s: make a "
+                     "backup of your AOF file, then use ./redis-check-aof --fix "
+                     "<filename.manifest>", fname);
                 goto out;
             }
             argv[i] = q;
@@ -478,15 +673,15 @@ int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, cha
         else if (lens[0] == 4 && !strncasecmp(argv[0], "exec", 4))
             multi_at = -1;
         if (fn(arg, (int)argc, argv, lens)) {
-            snprintf(err, errcap, "Error replaying the append only file %s", path);
+            err[0] = 0; /* the callback logged why */
             goto out;
         }
         p = q;
         last = p - map;
     }
     *valid = last;
-    rc = multi_at >= 0 ? 2 : 0; /* a MULTI without EXEC at the end: cut before it */
-    if (rc == 2)
+    rc = multi_at >= 0 ? 3 : 0; /* a MULTI without EXEC at the end: cut before it */
+    if (rc == 3)
         *valid = multi_at;
     goto out;
 truncated:

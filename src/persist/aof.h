@@ -29,11 +29,16 @@ struct aof_manifest {
     int nincr;
     char incr[AOF_MAX_INCR][AOF_NAME_MAX]; /* in load order */
     long incr_seq[AOF_MAX_INCR];
+    int nhist;
+    char hist[AOF_MAX_INCR][AOF_NAME_MAX]; /* type h: history files, to delete */
+    int err_line;       /* a malformed manifest: the line number and text at fault, 0 none */
+    char err_text[1100];
 };
 
 /* dir/name into out. */
 void aof_join(char *out, size_t cap, const char *dir, const char *name);
-/* Read dir/<fname>.manifest. Returns 0, 1 when it does not exist, -1 when malformed (err). */
+/* Read dir/<fname>.manifest as Redis 7.0 does. Returns 0, 1 when it does not exist, -1 when
+ * malformed: err holds Redis's reason, m->err_line/err_text the line at fault (0: none). */
 int aof_manifest_read(const char *dir, const char *fname, struct aof_manifest *m, char *err,
                       size_t errcap);
 /* Write it atomically (temp file, fsync, rename, fsync of the directory). 0 or -1 (logged). */
@@ -72,11 +77,12 @@ void aof_get_stats(struct aof_stats *st);
  * -1 to stop loading (err filled by the callee). */
 typedef int aof_cmd_fn(void *arg, int argc, const char **argv, const size_t *lens);
 
-/* Replay the RESP commands of path. A command cut short at the end of the file is
+/* Replay the RESP commands of path from offset start (after an RDB preamble; lines starting
+ * with '#' are annotations, skipped). A command cut short at the end of the file is
  * "truncated": returns 2 with *valid set to the length up to the last complete command
- * (before an unfinished MULTI). Returns 0 (complete), 1 (file missing), -1 (bad format or
- * the callback failed; err holds the reason). */
-int aof_read_file(const char *path, aof_cmd_fn *fn, void *arg, off_t *valid, char *err,
-                  size_t errcap);
+ * (before an unfinished MULTI); a MULTI without EXEC at the end returns 3 (*valid: before it). Returns 0 (complete), 1 (file missing), -1 (bad format or
+ * the callback failed: err holds the reason, "" when the callback logged it). */
+int aof_read_file(const char *path, off_t start, aof_cmd_fn *fn, void *arg, off_t *valid,
+                  char *err, size_t errcap);
 
 #endif

@@ -32,6 +32,18 @@ extern _Atomic int aof_on;
 
 /* 1 while the AOF is replayed at start-up (other persistence hooks stay quiet). */
 int aof_loading(void);
+/* Set while this thread replays the AOF outside start-up (DEBUG LOADAOF): the commands it
+ * runs are neither logged nor sent to replicas (propagate.h). */
+extern _Thread_local int aof_replaying;
+/* DEBUG LOADAOF (a worker, not inside EXEC): write and fsync the buffer, then with every
+ * stripe held empty the keyspace and load the AOF the manifest on disk lists, as Redis does.
+ * A file that does not load ends the process (exit 1, logged), as Redis's does. Returns 0, or
+ * -1 when out of memory (nothing done). */
+int aof_debug_loadaof(void);
+/* DEBUG AOF-FLUSH-SLEEP: microseconds each write of the buffer to the file sleeps first. */
+extern _Atomic int aof_flush_sleep_us;
+/* The name of the AOF file being replayed ("" when none): for the replay's log lines. */
+const char *aof_loading_name(void);
 
 /* Append records ([int32 db][uint32 len][RESP], aof.h) to the shared buffer and remember, for
  * this thread, that its next aof_before_sleep must write them. Any thread, with the stripes

@@ -113,6 +113,8 @@ static struct {
     int db;
 } loaded_repl;
 
+_Atomic int persist_repl_sync_running;
+
 int persist_loaded_repl(char id[41], unsigned long long *off, int *db)
 {
     if (!loaded_repl.has)
@@ -359,8 +361,13 @@ int persist_load(void)
         loaded_repl.off = info.repl_offset;
         loaded_repl.db = info.repl_stream_db;
     }
-    log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
-               info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
+    if (info.empty)
+        log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu, empty keys "
+                   "skipped: %llu.", (unsigned long long)info.keys,
+                   (unsigned long long)info.expired, (unsigned long long)info.empty);
+    else
+        log_notice("Done loading RDB (version %d), keys loaded: %llu, keys expired: %llu.",
+                   info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);
     return aof == 2 ? aof_boot_create() : 0;
 }
@@ -384,7 +391,8 @@ void persist_info(struct buf *b)
     P("current_save_keys_total:0\r\n");
     P("rdb_changes_since_last_save:%llu\r\n",
       (unsigned long long)(dirty_total() - ps.dirty_saved));
-    P("rdb_bgsave_in_progress:%d\r\n", ps.sn.pid ? 1 : 0);
+    P("rdb_bgsave_in_progress:%d\r\n",
+      ps.sn.pid || atomic_load(&persist_repl_sync_running) ? 1 : 0);
     P("rdb_last_save_time:%lld\r\n", (long long)ps.lastsave_s);
     P("rdb_last_bgsave_status:%s\r\n", ps.last_ok ? "ok" : "err");
     P("rdb_last_bgsave_time_sec:%lld\r\n", (long long)ps.last_bgsave_s);
@@ -478,7 +486,7 @@ _Atomic int persist_keep_gone_hook;
 
 _Atomic int persist_loading;
 
-int persist_load_replica(const char *path, char *err, size_t cap)
+int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap)
 {
     struct store *s = persist_host.store;
     struct rdb_load_info info;
@@ -502,6 +510,7 @@ int persist_load_replica(const char *path, char *err, size_t cap)
     if (r == 0)
         log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
                    (unsigned long long)info.keys, (unsigned long long)info.expired);
+    *stream_db = r == 0 ? info.repl_stream_db : 0;
     return r ? -1 : 0;
 }
 

@@ -54,6 +54,9 @@ void persist_setup(const struct persist_host *h);
 /* 1 when writes are refused with -MISCONF (last background save failed and
  * stop-writes-on-bgsave-error is set with save rules present). Read racily by workers. */
 extern _Atomic int persist_misconf;
+/* 1 while replication's full sync writes its RDB (set by src/cmd/repl_master.c): INFO's
+ * rdb_bgsave_in_progress counts it, as Redis's BGSAVE for SYNC. */
+extern _Atomic int persist_repl_sync_running;
 
 /* Start-up (main thread, before workers): load the AOF (appendonly yes and one exists) or
  * dir/dbfilename into the store, logging progress; with appendonly yes and no AOF yet,
@@ -94,8 +97,9 @@ int persist_bgsave(int schedule);
  * PERSIST_ERR (err: why the load failed, "" when the save did). */
 int persist_reload(int save, int flush, int merge, char *err, size_t cap);
 /* Replication: with every stripe held, empty the keyspace and the functions and load path
- * (a full sync's RDB). 0, or -1 with err. */
-int persist_load_replica(const char *path, char *err, size_t cap);
+ * (a full sync's RDB). 0, or -1 with err. *stream_db: the file's repl-stream-db (0 when
+ * absent), the database the primary's stream continues in. */
+int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap);
 /* 1 while persist_load_replica runs (INFO persistence loading:1). */
 extern _Atomic int persist_loading;
 /* Wait until every worker but self finished the loop turn it was in (a switch that commands

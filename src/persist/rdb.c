@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/crc64.h"
@@ -967,6 +968,21 @@ static int sink_out(void *arg, const void *p, size_t n)
 
 /* The whole file into w: header, AUX fields (aux: name, value pairs ending with NULL), the
  * functions, every live key, EOF and the CRC64 trailer. */
+/* rdb-key-save-delay (tests, as Redis's debugDelay): > 0 sleeps that many microseconds after
+ * each key; < 0 sleeps one microsecond once in -n keys. */
+static void key_delay(void)
+{
+    static unsigned long long n;
+    int d = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
+
+    if (TC_LIKELY(!d))
+        return;
+    if (d > 0)
+        usleep((useconds_t)d);
+    else if (++n % (unsigned long long)(-(long long)d) == 0)
+        usleep(1);
+}
+
 static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts *o, int64_t now,
                       const char *const *aux)
 {
@@ -1007,8 +1023,10 @@ static void write_all(struct wr *w, struct store *s, const struct rdb_save_opts 
             for (uint32_t j = 0; j < t->size && t->slots && !w->err; j++) {
                 int64_t exp;
                 struct item *it = live_at(t, j, now, &exp);
-                if (it)
+                if (it) {
                     w_key(w, it, exp);
+                    key_delay();
+                }
             }
         }
     }

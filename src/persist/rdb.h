@@ -15,6 +15,7 @@
 #ifndef TC_RDB_H
 #define TC_RDB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,12 +32,14 @@ struct rdb_load_info {
     uint64_t keys;    /* keys loaded */
     uint64_t expired; /* keys skipped because their expire time had passed */
     uint64_t skipped; /* keys of types twincache cannot hold (logged) */
+    uint64_t empty;   /* empty collections skipped (a corrupt file; logged) */
     int version;      /* RDB version of the file */
     /* replication (AUX repl-id / repl-offset, as Redis writes them): has_repl set when both */
     int has_repl;
     char repl_id[41];
     unsigned long long repl_offset;
     int repl_stream_db; /* AUX repl-stream-db, 0 when absent */
+    uint64_t end_off;   /* bytes up to the end of the RDB (EOF and its checksum) */
 };
 
 /* Redis 7.0 functions, RDB_OPCODE_FUNCTION2 records (one library's code each) written before
@@ -116,6 +119,10 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
 /* Set around rdb_load by DEBUG RELOAD NOFLUSH (without MERGE): a key that exists fails the
  * load instead of being replaced. */
 extern int rdb_load_no_replace;
+/* Set around rdb_load for an AOF file in RDB format (a base, or an old-style AOF's preamble):
+ * the checksum is the one after EOF (commands may follow: info->end_off says where), and keys
+ * whose TTL passed are loaded all the same, as Redis loads an AOF. */
+extern int rdb_load_preamble;
 
 /* ---- one value: DUMP / RESTORE payloads ----
  * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version
@@ -131,6 +138,8 @@ struct item;
 int rdb_dump(struct item *it, char **out, size_t *outn);
 /* 0 when the payload's footer is sound (version <= 10, CRC64 matching), else -1. */
 int rdb_payload_check(const char *p, size_t n);
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION: rdb_payload_check checks the version alone. */
+extern _Atomic int rdb_skip_checksum;
 
 /* A decoded value: type (OBJ_*); a string's bytes (malloc'd) or a collection's structure. */
 struct rdb_value {

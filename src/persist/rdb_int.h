@@ -53,4 +53,7 @@ enum {
 
 #define MCMETA_AUX "tc-mcmeta"
 
+/* 1 when a collection value of type holds no element (rdb_payload.c). */
+int rdb_value_empty(int type, void *ptr);
+
 #endif

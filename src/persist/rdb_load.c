@@ -38,6 +38,7 @@ struct mcmeta {
 };
 
 int rdb_load_no_replace;
+int rdb_load_preamble;
 
 /* -1: out of memory (it is released); -2: the key exists and rdb_load_no_replace is set. */
 static int put_key(struct store *s, int db, const struct rstr *key, int type, const char *v,
@@ -400,7 +401,7 @@ static int r_stream(struct rd *r, unsigned t, void **ptr)
         int rc = r_stream_node(s, &master, blob.p, blob.n);
         rstr_free(&blob);
         if (rc)
-            return rd_fail(r, "Corrupt stream listpack in RDB");
+            return rd_fail(r, "Stream listpack integrity check failed.");
     }
     if (rd_len(r, &len) || rd_len(r, &last.ms) || rd_len(r, &last.seq))
         return -1;
@@ -479,6 +480,23 @@ static int r_zipmap(struct rd *r, const struct rstr *a, void **ptr)
 }
 
 /* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
+/* Redis's words for a corrupt packed collection of RDB type t (its log says which). */
+static const char *pack_why(unsigned t)
+{
+    switch (t) {
+    case T_HASH_ZIPLIST:
+        return "Hash ziplist integrity check failed.";
+    case T_ZSET_ZIPLIST:
+        return "Zset ziplist integrity check failed.";
+    case T_HASH_LISTPACK:
+        return "Hash listpack integrity check failed.";
+    case T_ZSET_LISTPACK:
+        return "Zset listpack integrity check failed.";
+    default:
+        return "Listpack integrity check failed.";
+    }
+}
+
 int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr *str)
 {
     uint64_t len;
@@ -506,7 +524,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 return -1;
             if (lpr_init_zl(&lp, a.p, a.n)) {
                 rstr_free(&a);
-                return rd_fail(r, "Corrupt ziplist in RDB");
+                return rd_fail(r, "Ziplist integrity check failed.");
             }
             while ((k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
                 if (tlist_push(l, 1, p, n)) {
@@ -516,7 +534,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             }
             rstr_free(&a);
             if (k < 0)
-                return rd_fail(r, "Corrupt ziplist in RDB");
+                return rd_fail(r, "Ziplist integrity check failed.");
         }
         return 0;
     }
@@ -526,7 +544,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         if (r_zipmap(r, &a, ptr)) {
             rstr_free(&a);
-            return rd_fail(r, "Corrupt zipmap in RDB");
+            return rd_fail(r, "Zipmap integrity check failed.");
         }
         rstr_free(&a);
         return 0;
@@ -566,7 +584,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             if (rd_len(r, &container))
                 return -1;
             if (container != 1 && container != 2)
-                return rd_fail(r, "Quicklist integrity check failed");
+                return rd_fail(r, "Quicklist integrity check failed.");
             if (rd_str(r, &a))
                 return -1;
             if (container == 1) { /* PLAIN: one element */
@@ -578,7 +596,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             }
             if (lpr_init(&lp, a.p, a.n)) {
                 rstr_free(&a);
-                return rd_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, "Listpack integrity check failed.");
             }
             int k;
             while ((k = lpr_next(&lp, &p, &n, NULL, NULL)) == 1) {
@@ -589,7 +607,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             }
             rstr_free(&a);
             if (k < 0)
-                return rd_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, "Listpack integrity check failed.");
         }
         return 0;
     }
@@ -624,7 +642,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         }
         if ((w != 2 && w != 4 && w != 8) || a.n != 8 + (size_t)w * cnt) {
             rstr_free(&a);
-            return rd_fail(r, "Corrupt intset in RDB");
+            return rd_fail(r, "Intset integrity check failed.");
         }
         for (uint32_t i = 0; i < cnt; i++) {
             uint64_t v = 0;
@@ -659,7 +677,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         if (zl ? lpr_init_zl(&lp, a.p, a.n) : lpr_init(&lp, a.p, a.n)) {
             rstr_free(&a);
-            return rd_fail(r, "Corrupt listpack in RDB");
+            return rd_fail(r, pack_why(t));
         }
         if (t == T_HASH_LISTPACK)
             o = thash_create();
@@ -688,7 +706,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             k = lpr_next(&lp, &q, &m, NULL, NULL);
             if (k != 1) {
                 rstr_free(&a);
-                return rd_fail(r, "Corrupt listpack in RDB");
+                return rd_fail(r, pack_why(t));
             }
             if (t == T_HASH_LISTPACK) {
                 rc = hash_set(r, o, kp, n, q, m);
@@ -704,7 +722,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         if (rc)
             return rd_fail(r, "Out of memory loading RDB");
         if (k < 0)
-            return rd_fail(r, "Corrupt listpack in RDB");
+            return rd_fail(r, pack_why(t));
         return 0;
     }
     case T_HASH: {
@@ -818,7 +836,7 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
     }
     /* the trailer: CRC64 of everything before it, 0 when the writer had rdbchecksum off */
-    if (info->version >= 5 && st.st_size >= 9 + 9) {
+    if (info->version >= 5 && st.st_size >= 9 + 9 && !rdb_load_preamble) {
         const unsigned char *t = r.end - 8;
         uint64_t want = 0;
         for (int i = 7; i >= 0; i--)
@@ -840,6 +858,23 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             break;
         if (t == OP_EOF) {
             rc = 0;
+            if (rdb_load_preamble && info->version >= 5) {
+                /* an AOF's RDB part: its checksum follows EOF, the AOF's commands after it */
+                const unsigned char *base = map;
+                uint64_t want = 0;
+                if (r.end - r.p < 8) {
+                    rc = -1;
+                    break;
+                }
+                for (int i = 7; i >= 0; i--)
+                    want = (want << 8) | r.p[i];
+                if (want != 0 && crc64(0, base, (size_t)(r.p - base)) != want) {
+                    snprintf(err, errcap, "Wrong RDB checksum. Aborting now.");
+                    goto out_unmap;
+                }
+                r.p += 8;
+            }
+            info->end_off = (uint64_t)(r.p - (const unsigned char *)map);
             break;
         }
         if (t == OP_EXPIRETIME_MS) {
@@ -968,11 +1003,14 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             rstr_free(&key);
             break;
         }
-        if (exp && exp <= now) {
+        if (exp && exp <= now && !rdb_load_preamble) {
             info->expired++;
             rdb_free_value(otype, ptr);
-        } else if (otype != OBJ_STRING && !ptr) {
-            rdb_free_value(otype, ptr); /* an empty collection: nothing to keep */
+        } else if (otype != OBJ_STRING && (!ptr || rdb_value_empty(otype, ptr))) {
+            /* an empty collection (a corrupt file): skipped as Redis skips it */
+            if (info->empty++ < 10)
+                log_notice("rdbLoadObject skipping empty key: %.*s", (int)key.n, key.p);
+            rdb_free_value(otype, ptr);
         } else if ((prc = put_key(s, db, &key, otype, str.p, str.n, ptr, exp, &mc)) != 0) {
             rstr_free(&key);
             rstr_free(&str);

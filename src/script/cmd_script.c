@@ -24,7 +24,7 @@
  * carries tc:allstripes, which makes EXEC hold them all.
  *
  * Effects: with the AOF on, the writes the script performs are logged as the commands they
- * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end_script; a single command is
+ * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end; a single command is
  * logged alone, as Redis 7.0); a run that starts over wrote nothing. */
 #include <ctype.h>
 #include <pthread.h>
@@ -35,6 +35,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
 #include "core/config.h"
 #include "persist/persist.h"
 #include "script/script.h"
@@ -350,6 +351,11 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         reply_error(c, ERR_MISCONF); /* as Redis 7.0: the EVAL of a writing script is a write */
         return;
     }
+    if ((run->flags & SCRIPT_FLAG_SHEBANG) && !(run->flags & SCRIPT_FLAG_NO_WRITES) &&
+        !repl_good_replicas_ok()) {
+        reply_error(c, REPL_NOREPLICAS_TEXT); /* min-replicas-to-write, as Redis 7.0 */
+        return;
+    }
     if (run->debug) {
         /* a debugged run holds every stripe for the whole session (in a forked child nobody
          * else wants them); its time limit is the debugger's (script_ldb.c) */
@@ -361,7 +367,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         script_lua_run(c, run, nkeys);
         store_release_set(s, s->all);
         if (logged)
-            aof_tx_end_script(c);
+            aof_tx_end(c);
         return;
     }
     if (nested) {
@@ -414,7 +420,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         run->flags |= SCRIPT_FLAG_UNDECLARED;
     }
     if (logged)
-        aof_tx_end_script(c);
+        aof_tx_end(c);
     if (learn) {
         int f = run->flags | SCRIPT_FLAG_LEARNED | (run->undeclared ? SCRIPT_FLAG_UNDECLARED : 0);
         if (f != run->flags)

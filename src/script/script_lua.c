@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "cmd/acl.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
 #include "cmd/tracking.h"
 #include "persist/persist.h"
 #include "core/config.h"
@@ -363,6 +364,8 @@ static int redis_generic(lua_State *L, int raise)
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
         return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+    if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
+        return refuse(L, cmd, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
     if (run->track) {
         int k = script_keys_check(run, cmd, argc, s->argv);

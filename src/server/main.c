@@ -349,9 +349,6 @@ int main(int argc, char **argv)
     rdb_funcs.load = script_func_load; /* depending on src/script */
     rdb_funcs.clear = func_flush;
     persist_wire(&srv);
-    if (persist_load())
-        return 1;
-    repl_after_load(); /* an RDB with replication's ID and offset continues them */
     if (mc_cmd_setup(&srv)) {
         log_warn("Out of memory setting up the memcached protocol");
         return 1;
@@ -386,6 +383,11 @@ int main(int argc, char **argv)
         log_notice("Running mode=standalone, port=%d.", cfg.port);
     }
     log_notice("Server initialized");
+    /* as redis-server: listening (connections wait in the backlog) and the banner first, then
+     * the dataset, so a corrupt file is logged after the PID line its test harness waits for */
+    if (persist_load())
+        return 1;
+    repl_after_load(); /* an RDB with replication's ID and offset continues them */
     log_notice("Ready to accept connections");
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");

@@ -19,6 +19,7 @@ _Atomic int64_t store_mem_total;
 _Thread_local int64_t store_mem_pending;
 
 _Thread_local int store_no_touch;
+_Thread_local int store_no_expire;
 _Atomic int store_snap_active;
 store_snap_fn *store_snap_hook;
 store_snap_key_fn *store_snap_key_hook;
@@ -256,7 +257,7 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
     if (!it)
         return NULL;
     exp = item_expire(it);
-    if (TC_UNLIKELY(exp) && exp <= now) {
+    if (TC_UNLIKELY(exp) && exp <= now && TC_LIKELY(!store_no_expire)) {
         if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
             /* a forkless snapshot keeps the key first: a read-only command's stripe was not
              * copied, nor is one a one-key write holds (the key may be another one of it) */
@@ -435,7 +436,7 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
     if (!it)
         return NULL;
     exp = item_expire(it);
-    if (exp && exp <= now) {
+    if (exp && exp <= now && !store_no_expire) {
         COUNTER_ADD(st->expired, 1);
         store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);

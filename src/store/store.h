@@ -88,6 +88,9 @@ extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
  * not refresh access times. */
 extern _Thread_local int store_no_touch;
+/* Set while this thread replays the AOF at start-up: an expired key stays (lookups return it,
+ * as Redis does not expire anything while loading; it goes once the server runs). */
+extern _Thread_local int store_no_expire;
 
 struct store *store_create(uint32_t nstripes, int ndb);
 void store_destroy(struct store **s);

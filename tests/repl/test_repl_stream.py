@@ -1,0 +1,87 @@
+"""Replication: the database a stream continues in across promotions, chains and full syncs
+from a replica; CLIENT KILL of the link to the primary; blocking commands while writes are
+propagated. Each test fails on the bug it was written for."""
+
+import time
+
+import redis
+
+from test_replication import cli, follow, info, in_sync, wait_for
+
+
+def db(srv, n):
+    return redis.Redis(host="127.0.0.1", port=srv.port, db=n, socket_timeout=10)
+
+
+def test_full_sync_from_a_replica_continues_in_its_links_database(servers):
+    """A -> B -> C, A writing in db 9: C's full sync from B records the database B's link is
+    in (repl-stream-db), so A's next write, which sends no SELECT, lands in db 9 on C."""
+    a = servers.tc()
+    b = servers.tc()
+    c = servers.tc()
+    follow(b, a)
+    db(a, 9).set("k1", "1")
+    wait_for(lambda: in_sync(a, b), what="B")
+    follow(c, b)
+    db(a, 9).set("k2", "2")  # no SELECT in A's stream: it is still in db 9
+    wait_for(lambda: in_sync(a, b) and in_sync(b, c), what="the chain")
+    assert db(c, 9).get("k2") == b"2"
+    assert db(c, 0).get("k2") is None
+
+
+def test_promoted_again_selects_before_its_first_write(servers):
+    """A writes in db 9, B takes over and writes in db 0 (A follows it with PSYNC), then A is
+    promoted again: its first write SELECTs db 9, though A's last own SELECT was 9."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    db(a, 9).set("x", "1")
+    wait_for(lambda: in_sync(a, b), what="B")
+    assert cli(b).execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    follow(a, b)
+    db(b, 0).set("y", "1")
+    wait_for(lambda: in_sync(b, a) and db(a, 0).get("y") == b"1", what="A under B")
+    assert cli(a).execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    follow(b, a)
+    db(a, 9).set("z", "1")
+    wait_for(lambda: in_sync(a, b), what="B under A")
+    assert db(b, 9).get("z") == b"1"
+    assert db(b, 0).get("z") is None
+    assert info(a, "stats")["sync_full"] == 1  # B's first sync only: the rest continued
+
+
+def test_client_kill_reaches_the_link_to_the_primary(servers):
+    """CLIENT KILL TYPE MASTER (and by the primary's address) closes the link; it reconnects
+    and continues with a partial resync."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    before = info(a, "stats")["sync_partial_ok"]
+    assert cli(b).execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    wait_for(lambda: info(a, "stats")["sync_partial_ok"] == before + 1, what="a partial resync")
+    wait_for(lambda: in_sync(a, b), what="B back")
+    assert cli(b).execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 0
+    assert cli(b).execute_command("CLIENT", "KILL", "127.0.0.1:%d" % a.port) == b"OK"
+    wait_for(lambda: info(a, "stats")["sync_partial_ok"] == before + 2, what="another one")
+    cli(a).set("after", "1")
+    wait_for(lambda: cli(b).get("after") == b"1", what="the stream")
+
+
+def test_blocking_pop_blocks_with_a_replica_attached(servers):
+    """BRPOP on a missing key waits for its timeout (it answered nil at once while writes were
+    propagated), and the pop that wakes it reaches the replica."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    t0 = time.time()
+    assert cli(a).brpop("nokey", 1) is None
+    assert time.time() - t0 >= 0.9
+    c = cli(a)
+    r = c.connection_pool.get_connection("BLPOP")
+    r.send_command("BLPOP", "q", 5)
+    time.sleep(0.2)
+    cli(a).rpush("q", "a", "b")
+    assert r.read_response() == [b"q", b"a"]
+    c.connection_pool.release(r)
+    wait_for(lambda: in_sync(a, b), what="B")
+    assert cli(b).lrange("q", 0, -1) == [b"b"]
