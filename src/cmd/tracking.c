@@ -510,8 +510,11 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
     }
     if (!ts || !ts->on)
         return;
+    /* a read-only script (EVAL_RO, EVALSHA_RO, FCALL_RO) tracks what its commands read
+     * (tracking_remember_caller_keys), not itself, as Redis */
     if ((cmd->flags & CMD_READONLY) && !(ts->flags & TF_BCAST) &&
-        !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
+        !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching) &&
+        strncmp(cmd->name, "eval", 4) && strncmp(cmd->name, "fcall", 5)) {
         if (cmd->flags & CMD_ONE_KEY) {
             if (c->argc > cmd->first)
                 remember(ts->slot, c->argv[cmd->first].p, c->argv[cmd->first].n, c->trk_hash);
@@ -524,6 +527,16 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
      * transaction keeps it until EXEC, as Redis) */
     if (ts->caching && strcmp((cmd->parent ? cmd->parent : cmd)->name, "client") && !tx_active(c))
         ts->caching = 0;
+}
+
+void tracking_remember_caller_keys(struct conn *c, const struct cmd *cmd)
+{
+    struct tstate *ts = c->trk;
+
+    if (!ts || !ts->on || (ts->flags & TF_BCAST) || ((ts->flags & TF_OPTIN) && !ts->caching) ||
+        ((ts->flags & TF_OPTOUT) && ts->caching))
+        return;
+    cmd_keys(cmd, c->argc, c->argv, remember_cb, c);
 }
 
 /* ---- the registry ---- */

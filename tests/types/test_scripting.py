@@ -623,3 +623,40 @@ def test_lua_enable_deprecated_api(tc_factory, enabled):
             assert "nonexistent global variable '%s'" % name in r[1], r
     assert call(c, "CONFIG", "GET", "lua-enable-deprecated-api") == [
         b"lua-enable-deprecated-api", enabled.encode()]
+
+
+def test_client_tracking_of_script_keys(tc_server, redis_server):
+    """A tracking client's script that calls a read-only command remembers the script's
+    declared keys (and a read-only script only through its commands), as Redis."""
+    import time as _time
+
+    def run(port):
+        a = socket.create_connection(("127.0.0.1", port))
+        b = socket.create_connection(("127.0.0.1", port))
+
+        def cmd(s, *args):
+            out = b"*%d\r\n" % len(args)
+            for x in args:
+                x = str(x).encode()
+                out += b"$%d\r\n%s\r\n" % (len(x), x)
+            s.sendall(out)
+            _time.sleep(0.05)
+            return s.recv(65536)
+        cmd(a, "HELLO", "3")
+        cmd(a, "CLIENT", "TRACKING", "on")
+        res = [cmd(a, "EVAL", "redis.call('set', 'tk3', 'bar')", 2, "tk1", "tk2")]
+        cmd(b, "MSET", "tk1", 1, "tk2", 1)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL", "redis.call('get', 'tk3')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 2, "tk2", 2)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL_RO", "redis.call('ping')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 2, "tk2", 2)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL_RO", "redis.call('get', 'tk1')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 3, "tk2", 3)
+        res.append(cmd(a, "PING"))
+        a.close()
+        b.close()
+        return res
+    assert run(tc_server.port) == run(redis_server.port)
