@@ -660,3 +660,40 @@ def test_client_tracking_of_script_keys(tc_server, redis_server):
         b.close()
         return res
     assert run(tc_server.port) == run(redis_server.port)
+
+
+def test_blocked_client_served_after_the_script(tc_server, redis_server):
+    """A client blocked on a key a script pushes to twice is served once the script ended
+    (it pops the second value), as Redis; the other worker does not wait for the script's
+    stripes meanwhile (the signals wait for the script's end)."""
+    import time as _time
+
+    def run(port):
+        a = socket.create_connection(("127.0.0.1", port))
+        b = socket.create_connection(("127.0.0.1", port))
+
+        def send(s, *args):
+            out = b"*%d\r\n" % len(args)
+            for x in args:
+                x = str(x).encode()
+                out += b"$%d\r\n%s\r\n" % (len(x), x)
+            s.sendall(out)
+        send(a, "DEL", "bx")
+        _time.sleep(0.05)
+        a.recv(100)
+        send(b, "BLPOP", "bx", 0)
+        _time.sleep(0.1)
+        send(a, "EVAL", "redis.call('lpush', KEYS[1], 'y') local t = redis.call('time') "
+             "local s = t[1] * 1e6 + t[2] repeat local n = redis.call('time') "
+             "until n[1] * 1e6 + n[2] - s > 200000 redis.call('lpush', KEYS[1], 'z') return 1",
+             1, "bx")
+        _time.sleep(0.5)
+        r = b.recv(200)
+        a.recv(100)
+        send(a, "LRANGE", "bx", 0, -1)
+        _time.sleep(0.05)
+        out = (r, a.recv(200))
+        a.close()
+        b.close()
+        return out
+    assert run(tc_server.port) == run(redis_server.port)
