@@ -172,6 +172,8 @@ static struct setting settings[] = {
     S("latency-tracking-info-percentiles", latency_tracking_info_percentiles, 1),
     {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
+    {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
+     F_HIDDEN, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, 1LL << 50, 1, NULL},
@@ -293,9 +295,6 @@ static struct setting settings[] = {
     B("crash-memcheck-enabled", crash_memcheck_enabled, 1),
     B("aof-disable-auto-gc", aof_disable_auto_gc, 1),
     B("io-threads-do-reads", io_threads_do_reads, 0),
-    /* Debian's redis 7.0.15 (its security update) adds it: scripts' deprecated functions */
-    {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
-     F_HIDDEN, NULL},
     {"activedefrag", C_BOOL, &cfg.activedefrag, 0, 0, 1, 1, NULL, F_ONLY_NO, no_defrag},
     I("active-defrag-cycle-min", active_defrag_cycle_min, 1, 99, 1),
     I("active-defrag-cycle-max", active_defrag_cycle_max, 1, 99, 1),

@@ -71,6 +71,8 @@ struct config {
     int latency_tracking;                 /* per-command latency histograms (INFO latencystats) */
     char latency_tracking_info_percentiles[128];
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
+    int lua_enable_deprecated_api;  /* scripts keep getfenv, setfenv and newproxy (Debian's
+                                     * redis 7.0.15 setting, immutable, hidden) */
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
@@ -184,7 +186,6 @@ struct config {
     int crash_memcheck_enabled;  /* inert */
     int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
     int io_threads_do_reads;     /* inert: every worker reads its own sockets */
-    int lua_enable_deprecated_api; /* scripts may call getfenv, setfenv, newproxy */
     int activedefrag;            /* only "no": refused as by a Redis built on system jemalloc */
     int active_defrag_cycle_min, active_defrag_cycle_max;
     int active_defrag_threshold_lower, active_defrag_threshold_upper;
