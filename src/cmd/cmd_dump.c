@@ -16,7 +16,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,111 +338,63 @@ struct mig_key {
     int sent;     /* a RESTORE of it was sent */
 };
 
-/* Connections to targets, shared by the workers, kept MIG_CACHE_MS after their last use as
- * Redis's migrate_cached_sockets (an idle one is closed by the next MIGRATE or INFO that
- * looks; the least recently used is replaced when full). A slot in use by a MIGRATE is busy:
- * no other takes it meanwhile. last_db: the database the connection has SELECTed. The mutex
- * is a leaf, never held during I/O. */
-#define MIG_CACHE 64
+/* Connections to targets, per worker thread, kept MIG_CACHE_MS after their last use as
+ * Redis's migrate_cached_sockets (closed when a later MIGRATE of this thread finds them idle
+ * longer, or replaced when full). last_db: the database the connection has SELECTed. */
+#define MIG_CACHE 8
 #define MIG_CACHE_MS 10000
 struct mig_sock {
-    char name[300]; /* host:port, "" = free slot */
+    char name[300]; /* host:port */
     int fd;
-    int busy;
     long long last_db;
     int64_t used;
 };
-static pthread_mutex_t mig_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mig_sock mig_cache[MIG_CACHE];
-static int mig_cached;
+static __thread struct mig_sock mig_cache[MIG_CACHE];
+static __thread int mig_cached;
+_Atomic int cmd_migrate_cached; /* every thread's cached connections (INFO) */
 
-static void mig_close_locked(int i)
-{
-    close(mig_cache[i].fd);
-    mig_cache[i].name[0] = 0;
-    mig_cache[i].busy = 0;
-    mig_cached--;
-}
-
-static void mig_expire_locked(int64_t now)
-{
-    for (int i = 0; i < MIG_CACHE; i++)
-        if (mig_cache[i].name[0] && !mig_cache[i].busy && now - mig_cache[i].used > MIG_CACHE_MS)
-            mig_close_locked(i);
-}
-
-/* Drop slot i (taken by this MIGRATE): its connection is closed. */
 static void mig_drop(int i)
 {
-    pthread_mutex_lock(&mig_lock);
-    mig_close_locked(i);
-    pthread_mutex_unlock(&mig_lock);
+    close(mig_cache[i].fd);
+    mig_cache[i] = mig_cache[--mig_cached];
+    atomic_fetch_sub_explicit(&cmd_migrate_cached, 1, memory_order_relaxed);
 }
 
-/* Give slot i back (the connection stays cached). */
-static void mig_release(int i)
+void cmd_migrate_tick(int64_t now_ms)
 {
-    pthread_mutex_lock(&mig_lock);
-    mig_cache[i].busy = 0;
-    pthread_mutex_unlock(&mig_lock);
+    for (int i = 0; i < mig_cached; i++)
+        if (now_ms - mig_cache[i].used > MIG_CACHE_MS)
+            mig_drop(i--);
 }
 
-/* The cached connection to name, taken (busy), idle ones closed first; or -1. */
+/* The cached connection to name (idle ones closed first), or -1. */
 static int mig_find(const char *name, int64_t now)
 {
-    int r = -1;
-
-    pthread_mutex_lock(&mig_lock);
-    mig_expire_locked(now);
-    for (int i = 0; i < MIG_CACHE && r < 0; i++)
-        if (mig_cache[i].name[0] && !mig_cache[i].busy && !strcmp(mig_cache[i].name, name))
-            r = i;
-    if (r >= 0)
-        mig_cache[r].busy = 1;
-    pthread_mutex_unlock(&mig_lock);
-    return r;
+    for (int i = 0; i < mig_cached; i++)
+        if (now - mig_cache[i].used > MIG_CACHE_MS)
+            mig_drop(i--);
+    for (int i = 0; i < mig_cached; i++)
+        if (!strcmp(mig_cache[i].name, name))
+            return i;
+    return -1;
 }
 
-/* Cache fd for name, taken (busy). -1 when every slot is busy (fd closed). */
 static int mig_add(const char *name, int fd, int64_t now)
 {
-    int free_i = -1, old = -1;
-
-    pthread_mutex_lock(&mig_lock);
-    for (int i = 0; i < MIG_CACHE; i++) {
-        if (!mig_cache[i].name[0]) {
-            if (free_i < 0)
-                free_i = i;
-        } else if (!mig_cache[i].busy && (old < 0 || mig_cache[i].used < mig_cache[old].used)) {
-            old = i;
-        }
+    if (mig_cached == MIG_CACHE) { /* full: the least recently used goes */
+        int old = 0;
+        for (int i = 1; i < mig_cached; i++)
+            if (mig_cache[i].used < mig_cache[old].used)
+                old = i;
+        mig_drop(old);
     }
-    if (free_i < 0 && old >= 0) { /* full: the least recently used goes */
-        mig_close_locked(old);
-        free_i = old;
-    }
-    if (free_i >= 0) {
-        struct mig_sock *m = &mig_cache[free_i];
-        snprintf(m->name, sizeof(m->name), "%s", name);
-        m->fd = fd;
-        m->busy = 1;
-        m->last_db = -1;
-        m->used = now;
-        mig_cached++;
-    } else {
-        close(fd);
-    }
-    pthread_mutex_unlock(&mig_lock);
-    return free_i;
-}
-
-int cmd_migrate_cached_sockets(int64_t now)
-{
-    pthread_mutex_lock(&mig_lock);
-    mig_expire_locked(now);
-    int n = mig_cached;
-    pthread_mutex_unlock(&mig_lock);
-    return n;
+    struct mig_sock *m = &mig_cache[mig_cached];
+    snprintf(m->name, sizeof(m->name), "%s", name);
+    m->fd = fd;
+    m->last_db = -1;
+    m->used = now;
+    atomic_fetch_add_explicit(&cmd_migrate_cached, 1, memory_order_relaxed);
+    return mig_cached++;
 }
 
 static int mig_timeouts(int fd, long long timeout)
@@ -463,7 +414,6 @@ static void migrate_command(struct conn *c)
     int64_t now = conn_now(c);
     struct mig_out out = {0}, hdr = {0};
     struct mig_key *keys = NULL;
-    int held = -1; /* the cache slot this MIGRATE took */
     int nsent = 0, may_retry = 1, ndel = 0;
     char host[256], port[32], name[300], line[512];
 
@@ -575,17 +525,12 @@ try_again:;
             goto done;
         }
         ci = mig_add(name, fd, now);
-        if (ci < 0) {
-            reply_error(c, "IOERR error or timeout connecting to the client");
-            goto done;
-        }
     } else if (mig_timeouts(mig_cache[ci].fd, timeout)) {
         mig_drop(ci);
         goto try_again;
     }
     fd = mig_cache[ci].fd;
     mig_cache[ci].used = now;
-    held = ci;
     select = mig_cache[ci].last_db != dbid;
     hdr.b.rpos = hdr.b.wpos = 0;
     if (auth >= 0 || auth2 >= 0) {
@@ -682,7 +627,6 @@ socket_err: {
      * (or a reply after which keys may have been deleted) */
     int timed_out = errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT;
     mig_drop(ci);
-    held = -1;
     if (!timed_out && may_retry) {
         may_retry = 0;
         goto try_again;
@@ -691,8 +635,6 @@ socket_err: {
                  write_error ? "writing" : "reading");
 }
 done:
-    if (held >= 0)
-        mig_release(held);
     if (!ndel)
         cmd_prop_none(c);
     buf_deinit(&out.b);

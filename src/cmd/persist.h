@@ -13,6 +13,5 @@ void cmd_persist_setup(void);
 int cmd_persist_debug(struct conn *c);
 /* INFO migrate_cached_sockets: MIGRATE's cached connections (cmd_dump.c), those idle for
  * 10 s closed first (now: unix ms). Any thread. */
-int cmd_migrate_cached_sockets(int64_t now);
 
 #endif

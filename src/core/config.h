@@ -71,6 +71,8 @@ struct config {
     int latency_tracking;                 /* per-command latency histograms (INFO latencystats) */
     char latency_tracking_info_percentiles[128];
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
+    int lua_enable_deprecated_api;  /* scripts keep getfenv, setfenv and newproxy (Debian's
+                                     * redis 7.0.15 setting, immutable, hidden) */
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */

@@ -26,6 +26,7 @@
 #include "script/script.h"
 #include "script/script_func.h"
 #include "core/config.h"
+#include "core/oom.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "net/tls.h"
@@ -56,10 +57,12 @@ static void server_tick(struct worker *w)
         persist_tick(w->now_ms);
         repl_tick(w->now_ms);
         script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
+        tracking_tick();
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
     mc_cmd_tick(w); /* memcached "watch" log lines */
+    cmd_migrate_tick(w->now_ms);
     notify_flush(w->idx); /* expired / evicted events of the sweep */
 }
 
@@ -246,6 +249,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return 1;
     }
+    oom_score_apply(cfg.replicaof[0] ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
     if (!mc_cfg.memcached_cmdline) { /* redis-server's first lines */
         log_warn("oO0OoO0OoO0Oo twincache is starting oO0OoO0OoO0Oo");
         log_warn("twincache version=%s (Redis 7.0.15 compatible), bits=%d, pid=%d, just started",
