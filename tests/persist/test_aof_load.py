@@ -187,3 +187,44 @@ def test_corrupt_restore_payloads_refused(tc_factory, redis_factory, tmp_path):
             with pytest.raises(redis.ResponseError, match="Bad data format"):
                 r.restore(key, 0, payload, replace=True)
         assert r.ping()
+
+
+def test_resp_base_round_trip(tc_factory, tmp_path):
+    # aof-use-rdb-preamble no: the rewrite writes appendonly.aof.<n>.base.aof in RESP (it was
+    # always an RDB); every type, TTLs, stream groups and memcached items come back
+    srv = tc_factory("--appendonly", "yes", "--aof-use-rdb-preamble", "no",
+                     "--aof-timestamp-enabled", "yes", "--enable-debug-command", "yes")
+    r = srv.client()
+    r.set("s", "v")
+    r.set("e", "v", px=100000)
+    r.rpush("l", *range(200))
+    r.sadd("st", *range(100), "a")
+    r.hset("h", mapping={str(i): i for i in range(140)})
+    r.zadd("z", {"a": 1.5, "b": 2, "c": -3.25})
+    r.xadd("x", {"a": 1}, id="1-1")
+    r.xadd("x", {"b": 2, "c": 3}, id="2-1")
+    r.xgroup_create("x", "g", id="0")
+    r.xreadgroup("g", "alice", {"x": ">"}, count=1)
+    r.execute_command("XADD", "x2", "MAXLEN", "0", "5-5", "q", "w")  # an empty stream
+    before = [r.execute_command("DEBUG", "DIGEST-VALUE", k)
+              for k in ("s", "l", "st", "h", "z", "x2")]
+    r.bgrewriteaof()
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        i = r.info("persistence")
+        if not i["aof_rewrite_in_progress"] and not i["aof_rewrite_scheduled"]:
+            break
+        time.sleep(0.05)
+    ad = os.path.join(srv.dir, "appendonlydir")
+    bases = [f for f in os.listdir(ad) if ".base." in f]
+    assert bases == ["appendonly.aof.2.base.aof"], bases
+    with open(os.path.join(ad, bases[0]), "rb") as f:
+        assert f.read(4) == b"#TS:"
+    srv.restart()
+    r = srv.client()
+    after = [r.execute_command("DEBUG", "DIGEST-VALUE", k)
+             for k in ("s", "l", "st", "h", "z", "x2")]
+    assert after == before
+    assert 0 < r.pttl("e") <= 100000
+    assert r.xpending("x", "g")["pending"] == 1
+    assert r.xinfo_stream("x2")["last-generated-id"] == b"5-5"
