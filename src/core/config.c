@@ -614,7 +614,14 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                 d = strtod(q, &end);
                 if (end == q || (*end && *end != ' ') || d < 0 || d > 100)
                     goto bad;
-                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%.17g", nl ? " " : "", d);
+                char one[64];
+                int ol = snprintf(one, sizeof(one), "%f", d);
+                while (ol > 0 && one[ol - 1] == '0') /* Redis's trimDoubleString */
+                    ol--;
+                if (ol > 0 && one[ol - 1] == '.')
+                    ol--;
+                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%.*s", nl ? " " : "", ol,
+                                       one);
                 if (nl >= sizeof(norm))
                     goto bad;
                 q = end;
