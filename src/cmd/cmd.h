@@ -184,6 +184,8 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd);
 extern _Atomic int cmd_script_busy;
 /* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (tests only). */
 extern _Atomic int cmd_script_deny_off;
+/* Set by the script layer: 1 when c's EVAL, EVALSHA or FCALL runs a script or function flagged
+ * no-writes (its shebang, its registration), which CLIENT PAUSE WRITE lets through as Redis. */
 #define CMD_BUSY_FUNCTION (1 << 16)
 /* The -BUSY text (without "-" or CRLF) for the scripts busy now. */
 const char *cmd_busy_error(void);
@@ -389,6 +391,10 @@ void cmdstats_reject(const struct cmd *cmd);
 void cmdstats_errors(const char *msg, unsigned n);
 /* A blocked command ended in an error after it was counted (CLIENT UNBLOCK ... ERROR). */
 void cmdstats_fail(const struct cmd *cmd);
+/* Errors of the running command (in cmd_errors: its failed_calls) that were already counted in
+ * errorstats (a script's error that a command it called answered): cmdstats_errors leaves that
+ * many out, and resets it. */
+extern __thread unsigned cmd_errors_quiet;
 void cmdstats_info_commands(struct buf *b);
 void cmdstats_info_errors(struct buf *b);
 void cmdstats_totals(uint64_t *errors, uint64_t *rejected);

@@ -402,6 +402,7 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
 _Atomic int64_t cmd_pause_end; /* ms; 0: no pause */
 static _Atomic int pause_all;     /* ALL (1) or WRITE (0) */
 
+
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
 {
     int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);

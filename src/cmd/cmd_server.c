@@ -12,6 +12,7 @@
 #include "cmd/tracking.h"
 #include "cmd/acl.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -20,6 +21,7 @@
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
+#include "core/oom.h"
 #include "persist/persist.h"
 #include "store/slab.h"
 #include "core/log.h"
@@ -202,7 +204,7 @@ static void swapdb_command(struct conn *c)
  * settings change all together or not at all. */
 static void config_set_many(struct conn *c)
 {
-    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1;
+    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
 
@@ -261,6 +263,14 @@ static void config_set_many(struct conn *c)
         }
         if (!strcasecmp(name, "maxclients") && maxclients_fit(val, err, sizeof(err)))
             goto fail;
+        if (!strcasecmp(name, "oom-score-adj-values") && oom_values_parse(val, oomv)) {
+            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
+                     "- Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
+                     name);
+            goto fail;
+        }
+        if (!strncasecmp(name, "oom-score-adj", 13))
+            oom_named = i + 1;
         if (config_set(name, v, 1, 0, err, sizeof(err)))
             goto fail;
         if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
@@ -278,6 +288,13 @@ static void config_set_many(struct conn *c)
         }
         break;
     }
+    if (oom_named && oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA
+                                                                   : OOM_CLASS_MASTER)) {
+        arg_cstr(c, 2 + 2 * (oom_named - 1), name, sizeof(name));
+        snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') - "
+                 "Failed to set current oom_score_adj. Check server logs.", name);
+        goto fail;
+    }
     free(old);
     repl_update_gate();
     reply_ok(c);
@@ -294,6 +311,8 @@ fail:
             continue;
         }
         config_set(name, v, 1, 1, e2, sizeof(e2));
+        if (oom_named)
+            oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
         if (!strcasecmp(name, "requirepass"))
             acl_requirepass_set(old[i], strlen(old[i]));
     }
@@ -628,6 +647,9 @@ static void info_command(struct conn *c)
              * overhead the timer measured from the allocator (refreshed 10 times a second) */
             store_mem_flush();
             alloc_stats(&as);
+            /* the figure a client reads is the one the next write is checked against (a
+             * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
+            store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
             used = (size_t)store_used_for_limit();
             /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
              * the sampled overhead not positive, sums to 0: the allocator's figure then */
@@ -811,6 +833,7 @@ static void config_command(struct conn *c)
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);
         cmdstats_reset();
+        repl_reset_stats();
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */

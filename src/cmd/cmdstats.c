@@ -176,10 +176,20 @@ void cmdstats_reject(const struct cmd *cmd)
         STAT_INC(block()[cmd->id].rejected);
 }
 
+__thread unsigned cmd_errors_quiet;
+
 void cmdstats_errors(const char *msg, unsigned n)
 {
     char code[32];
     size_t len = 0;
+
+    if (TC_UNLIKELY(cmd_errors_quiet != 0)) {
+        unsigned q = cmd_errors_quiet < n ? cmd_errors_quiet : n;
+        cmd_errors_quiet = 0;
+        n -= q;
+        if (!n)
+            return;
+    }
 
     if (!msg)
         msg = "ERR";

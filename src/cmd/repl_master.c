@@ -1392,6 +1392,13 @@ void repl_info_memory(struct buf *b)
     buf_append(b, line, (size_t)k);
 }
 
+void repl_reset_stats(void)
+{
+    tc_lock(&R.lock);
+    R.sync_full = R.sync_partial_ok = R.sync_partial_err = 0;
+    tc_unlock(&R.lock);
+}
+
 void repl_info_stats(struct buf *b)
 {
     char line[256];

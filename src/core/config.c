@@ -172,6 +172,8 @@ static struct setting settings[] = {
     S("latency-tracking-info-percentiles", latency_tracking_info_percentiles, 1),
     {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
+    {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
+     F_HIDDEN, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, 1LL << 50, 1, NULL},
@@ -332,6 +334,7 @@ static struct setting settings[] = {
     {"cluster-link-sendbuf-limit", C_MEM, &cfg.cluster_link_sendbuf_limit, 0, 0, LLONG_MAX, 1, NULL},
     /* persistence tests (Redis's hidden settings) */
     {"use-exit-on-panic", C_BOOL, &cfg.use_exit_on_panic, 0, 0, 1, 1, NULL, F_HIDDEN, NULL},
+    {"watchdog-period", C_INT, &cfg.watchdog_period, 0, 0, INT_MAX, 1, NULL, F_HIDDEN, NULL},
 #undef B
 #undef I
 #undef E

@@ -135,6 +135,7 @@ struct conn {
     uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     uint8_t ldb;           /* SCRIPT DEBUG (script layer): 0 off, 1 YES (forked), 2 SYNC */
+    uint8_t in_script;     /* a script's own client (script layer; Redis's CLIENT_SCRIPT) */
     char lib_name[32];     /* CLIENT SETINFO LIB-NAME / LIB-VER (cmd layer) */
     char lib_ver[32];
     struct conn_udp *udp;  /* a UDP pseudo-connection's datagram state (udp.c), else NULL */

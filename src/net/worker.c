@@ -38,6 +38,11 @@ void srv_request_shutdown(struct srv *srv, int exitcode)
 {
     atomic_store(&srv->shutdown_exitcode, exitcode);
     atomic_store(&srv->shutdown, 1);
+    /* refuse new connections now (Linux: a listening socket shut for reading stops
+     * listening), not once every worker got to its drain: a worker may be inside a script the
+     * shutdown stops, and Redis is gone when SHUTDOWN returns */
+    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
+        shutdown(srv->workers[0].lfd[i], SHUT_RD);
     for (int i = 0; i < srv->nworkers; i++)
         worker_wake(&srv->workers[i]);
 }
@@ -550,6 +555,9 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
     }
     if (nsub)
         uring_run(w, nsub);
+    w->rq = q; /* a long script in one of them applies the others' reads (worker_serve_busy) */
+    w->rq_res = u->res;
+    w->rq_n = n;
     for (int i = 0; i < n; i++) {
         struct conn *c = q[i];
         if (!c)
@@ -563,6 +571,7 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
         }
         read_done(w, c, u->res[i] < 0 ? -1 : u->res[i], u->res[i] < 0 ? -u->res[i] : 0);
     }
+    w->rq = NULL;
 #else
     for (int i = 0; i < n; i++)
         if (!(q[i]->flags & CONN_CLOSED))
@@ -856,6 +865,18 @@ void worker_serve_busy(struct worker *w, struct conn *self)
         return;
     inside = 1;
     w->batching = 0; /* replies are written now: the turn's flush queue is not touched */
+    for (int i = 0; w->rq && i < w->rq_n; i++) {
+        /* read in this turn's batch before the script began: the input runs now (the
+         * batch's loop skips what is taken here) */
+        struct conn *c = w->rq[i];
+        int r = w->rq_res[i];
+        if (!c || c == self || c->proto != PROTO_RESP || !(c->flags & CONN_IO_PENDING))
+            continue;
+        w->rq[i] = NULL;
+        c->flags &= (uint16_t)~CONN_IO_PENDING;
+        if (!(c->flags & CONN_CLOSED))
+            read_done(w, c, r < 0 ? -1 : r, r < 0 ? -r : 0);
+    }
     n = epoll_wait(w->ep, evs, 64, 0);
     w->now_ms = util_now_ms();
     for (int i = 0; i < n; i++) {

@@ -24,14 +24,16 @@
  * carries tc:allstripes, which makes EXEC hold them all.
  *
  * Effects: with the AOF on, the writes the script performs are logged as the commands they
- * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does); a run that
- * starts over wrote nothing. */
+ * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end; a single command is
+ * logged alone, as Redis 7.0); a run that starts over wrote nothing. */
+#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/blocking.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "cmd/repl.h"
@@ -362,12 +364,14 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         logged = prop_active();
         if (logged)
             aof_tx_begin(c);
+        block_defer_begin();
         store_hold_set(s, s->all);
         run->start_ms = util_mono_us() / 1000;
         script_lua_run(c, run, nkeys);
         store_release_set(s, s->all);
         if (logged)
             aof_tx_end(c);
+        block_defer_end();
         return;
     }
     if (nested) {
@@ -398,6 +402,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     logged = prop_active();
     if (logged)
         aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
+    block_defer_begin(); /* the clients it unblocks retry after it, as Redis serves them */
     for (;;) {
         run->restart = run->stop = run->effects = run->undeclared = run->wrote = 0;
         run->declared_only = declared_only;
@@ -421,6 +426,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     }
     if (logged)
         aof_tx_end(c);
+    block_defer_end();
     if (learn) {
         int f = run->flags | SCRIPT_FLAG_LEARNED | (run->undeclared ? SCRIPT_FLAG_UNDECLARED : 0);
         if (f != run->flags)

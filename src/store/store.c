@@ -525,6 +525,47 @@ void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
     store_unlock(s, stripe);
 }
 
+void store_expire_stripe(struct store *s, int db, uint32_t stripe, int64_t now)
+{
+    struct ht *t = &s->stripes[stripe].db[db];
+    char keys[4096];
+    size_t used = 0;
+    int more = 1;
+
+    if (!__atomic_load_n(&t->nvolatile, __ATOMIC_RELAXED) || store_no_expire)
+        return;
+    store_lock(s, stripe);
+    /* names first (deleting shifts and may shrink the table), then each through the lazy
+     * path; a batch at a time when the names do not fit */
+    while (more) {
+        more = 0;
+        used = 0;
+        for (uint32_t i = 0; i < ht_size(t); i++) {
+            struct item *it = ht_item_at(t, i);
+            int64_t exp;
+            if (!it || !(exp = item_expire(it)) || exp > now)
+                continue;
+            if (used + sizeof(uint32_t) + item_klen(it) > sizeof(keys)) {
+                more = used > 0;
+                break;
+            }
+            uint32_t kl = (uint32_t)item_klen(it);
+            memcpy(keys + used, &kl, sizeof(kl));
+            memcpy(keys + used + sizeof(kl), item_key(it), kl);
+            used += sizeof(kl) + kl;
+        }
+        for (size_t at = 0; at < used;) {
+            struct skey k;
+            uint32_t kl;
+            memcpy(&kl, keys + at, sizeof(kl));
+            store_key(s, &k, db, keys + at + sizeof(kl), kl);
+            store_lookup_write_locked(s, &k, now);
+            at += sizeof(kl) + kl;
+        }
+    }
+    store_unlock(s, stripe);
+}
+
 int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
 {
     for (int tries = 0; tries < 100000; tries++) {
@@ -545,8 +586,16 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
                 if (!it)
                     continue;
                 exp = item_expire(it);
-                if (exp && exp <= now)
-                    continue;
+                if (exp && exp <= now) {
+                    /* as Redis's RANDOMKEY: an expired key met is deleted (through the lazy
+                     * path: counted, propagated as DEL), then another is drawn */
+                    struct skey k;
+                    if (store_no_expire)
+                        continue;
+                    store_key(s, &k, db, item_key(it), item_klen(it));
+                    store_lookup_write_locked(s, &k, now);
+                    break;
+                }
                 r = buf_append(out, item_key(it), item_klen(it));
                 break;
             }
@@ -645,6 +694,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 if (exp <= now) {
                     (*expired)++;
                     COUNTER_ADD(st->expired, 1);
+                    COUNTER_ADD(st->expired_swept, 1);
                     if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
@@ -708,6 +758,7 @@ void store_totals(struct store *s, struct store_totals *t)
         t->stored += __atomic_load_n(&st->stored, __ATOMIC_RELAXED);
         t->expired_unfetched += __atomic_load_n(&st->expired_unfetched, __ATOMIC_RELAXED);
         t->evicted_unfetched += __atomic_load_n(&st->evicted_unfetched, __ATOMIC_RELAXED);
+        t->expired_swept += __atomic_load_n(&st->expired_swept, __ATOMIC_RELAXED);
         t->mem += __atomic_load_n(&st->mem, __ATOMIC_RELAXED);
     }
 }
@@ -724,6 +775,7 @@ void store_reset_stats(struct store *s)
         __atomic_store_n(&st->stored, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->expired_unfetched, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->evicted_unfetched, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired_swept, 0, __ATOMIC_RELAXED);
         store_unlock(s, i);
     }
 }
