@@ -618,10 +618,8 @@ static int remember_cb(void *arg, int pos, unsigned flags)
     return 0;
 }
 
-__thread int tracking_script_read;
-
-/* EVAL, EVALSHA, FCALL and their _RO forms: their keys are tracked when the script read,
- * whatever their own flags say. */
+/* EVAL, EVALSHA, FCALL and their _RO forms: never tracked as commands themselves (their
+ * declared keys are, when the script reads: tracking_remember_caller_keys). */
 static int is_script_call(const struct cmd *cmd)
 {
     return !strncmp(cmd->name, "eval", 4) || !strncmp(cmd->name, "fcall", 5);
@@ -630,9 +628,6 @@ static int is_script_call(const struct cmd *cmd)
 void tracking_after_command(struct conn *c, const struct cmd *cmd)
 {
     struct tstate *ts = c->trk;
-    int script_read = tracking_script_read;
-
-    tracking_script_read = 0;
 
     /* the common case first: a one-key read of a client in the default mode */
     if ((cmd->flags & (CMD_READONLY | CMD_ONE_KEY)) == (CMD_READONLY | CMD_ONE_KEY) && ts &&
@@ -644,7 +639,7 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
     }
     if (!ts || !ts->on)
         return;
-    if ((is_script_call(cmd) ? script_read : (cmd->flags & CMD_READONLY) != 0) &&
+    if ((cmd->flags & CMD_READONLY) && !is_script_call(cmd) &&
         !(ts->flags & TF_BCAST) &&
         !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
         if (cmd->flags & CMD_ONE_KEY) {
