@@ -183,17 +183,22 @@ struct bpend {
     uint32_t n;
     uint32_t seq;
 };
-static __thread struct buf bcast_keys;
+#define BPEND_SIZE(n) (sizeof(struct bpend) + (n) + (8 - (n) % 8) % 8)
+static __thread struct buf bcast_keys; /* records, each 8-byte aligned (the buffer is malloc'd) */
 static __thread uint32_t bcast_seq;
 
 static void bcast_remember(const char *p, size_t n, uint64_t writer)
 {
     struct bpend r = {writer, (uint32_t)n, bcast_seq++};
 
-    if (n > UINT32_MAX || buf_reserve(&bcast_keys, sizeof(r) + n))
+    static const char pad[8];
+    size_t padn = (8 - n % 8) % 8; /* records stay 8-byte aligned */
+
+    if (n > UINT32_MAX || buf_reserve(&bcast_keys, sizeof(r) + n + padn))
         return; /* out of memory: lost, as a full output buffer would lose it */
     buf_append(&bcast_keys, &r, sizeof(r));
     buf_append(&bcast_keys, p, n);
+    buf_append(&bcast_keys, pad, padn);
     notify_wake_flush(); /* notify_flush calls tracking_bcast_flush */
 }
 
@@ -240,14 +245,14 @@ void tracking_bcast_flush(void)
     if (!buf_len(&bcast_keys))
         return;
     for (at = bcast_keys.rpos; at < bcast_keys.wpos; nv++)
-        at += sizeof(struct bpend) + ((struct bpend *)(bcast_keys.data + at))->n;
+        at += BPEND_SIZE(((struct bpend *)(bcast_keys.data + at))->n);
     v = malloc(nv * sizeof(*v));
     if (!v)
         goto out;
     nv = 0;
     for (at = bcast_keys.rpos; at < bcast_keys.wpos; nv++) {
         v[nv] = (struct bpend *)(bcast_keys.data + at);
-        at += sizeof(struct bpend) + v[nv]->n;
+        at += BPEND_SIZE(v[nv]->n);
     }
     /* each key once, in order, with the writer of its last change (NOLOOP) */
     qsort(v, nv, sizeof(*v), bpend_cmp);
@@ -613,10 +618,8 @@ static int remember_cb(void *arg, int pos, unsigned flags)
     return 0;
 }
 
-__thread int tracking_script_read;
-
-/* EVAL, EVALSHA, FCALL and their _RO forms: their keys are tracked when the script read,
- * whatever their own flags say. */
+/* EVAL, EVALSHA, FCALL and their _RO forms: never tracked as commands themselves (their
+ * declared keys are, when the script reads: tracking_remember_caller_keys). */
 static int is_script_call(const struct cmd *cmd)
 {
     return !strncmp(cmd->name, "eval", 4) || !strncmp(cmd->name, "fcall", 5);
@@ -625,9 +628,6 @@ static int is_script_call(const struct cmd *cmd)
 void tracking_after_command(struct conn *c, const struct cmd *cmd)
 {
     struct tstate *ts = c->trk;
-    int script_read = tracking_script_read;
-
-    tracking_script_read = 0;
 
     /* the common case first: a one-key read of a client in the default mode */
     if ((cmd->flags & (CMD_READONLY | CMD_ONE_KEY)) == (CMD_READONLY | CMD_ONE_KEY) && ts &&
@@ -639,7 +639,7 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
     }
     if (!ts || !ts->on)
         return;
-    if ((is_script_call(cmd) ? script_read : (cmd->flags & CMD_READONLY) != 0) &&
+    if ((cmd->flags & CMD_READONLY) && !is_script_call(cmd) &&
         !(ts->flags & TF_BCAST) &&
         !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
         if (cmd->flags & CMD_ONE_KEY) {

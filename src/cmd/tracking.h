@@ -37,9 +37,6 @@ static inline void tracking_invalidate(int db, const char *p, size_t n)
 extern __thread struct conn *tracking_now_conn;
 /* The server's timer (one worker): keep the table within tracking-table-max-keys. */
 void tracking_tick(void);
-/* A script run by a tracking client called a read-only command: after the script, its
- * declared keys are tracked for the client (as Redis). Owner thread of the caller. */
-extern __thread int tracking_script_read;
 /* Send the broadcast (BCAST) invalidations this thread's command or sweep collected: one
  * message per client and prefix (notify_flush calls it; no stripe may be held). */
 void tracking_bcast_flush(void);

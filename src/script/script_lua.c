@@ -417,8 +417,6 @@ static int redis_generic(lua_State *L, int raise)
         cmd_after_write(f, cmd);
     }
     monitor_feed(f, cmd);
-    if ((cmd->flags & CMD_READONLY) && run->caller && run->caller->trk)
-        tracking_script_read = 1; /* the caller tracks the script's declared keys */
     cmd_current = saved_cmd;
     cmd_mods = saved_mods;
     cmd_errors = saved_errors;
