@@ -729,7 +729,11 @@ static void finish(struct blk *b, int error)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
     } else if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (b->spec->timeout_fn)
+    if (error) { /* errorstats, and the command's failed_calls (its call was counted) */
+        cmdstats_errors("UNBLOCKED", 1);
+        if (b->cmd)
+            cmdstats_fail(b->cmd);
+    } else if (b->spec->timeout_fn)
         b->spec->timeout_fn(c);
     else
         reply_null_array(c);
@@ -742,11 +746,19 @@ static void retry(struct blk *b)
 {
     struct conn *c = b->c;
     struct worker *w = c->w;
-    struct slice *sv = c->argv;
     int sc = c->argc, done;
 
     atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
-    c->argv = b->argv;
+    /* the arguments go into c's own array (EXEC reloads its queue into it, growing it): b's
+     * is sized for the blocked command alone */
+    if (b->argc > c->argv_cap) {
+        struct slice *a = realloc(c->argv, sizeof(*a) * (size_t)b->argc);
+        if (!a)
+            return; /* out of memory: tried again at the next wake-up */
+        c->argv = a;
+        c->argv_cap = b->argc;
+    }
+    memcpy(c->argv, b->argv, sizeof(*c->argv) * (size_t)b->argc);
     c->argc = b->argc;
     retrying = 1;
     size_t pos = c->wbuf.wpos;
@@ -757,8 +769,7 @@ static void retry(struct blk *b)
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
     }
-    c->argv = sv;
-    c->argc = sc;
+    c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
     if (!done)
         return;
     if (spec->postpone) {
@@ -768,7 +779,7 @@ static void retry(struct blk *b)
     }
     {
         const struct cmd *cmd = b->cmd;
-        struct slice *keep = b->argv;
+        struct slice *keep = b->argv, *sv = c->argv;
         int kc = b->argc;
 
         STAT_INC(w->st.commands);

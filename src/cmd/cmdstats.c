@@ -164,6 +164,12 @@ void cmdstats_call_slow(const struct cmd *cmd, int64_t usec, int failed)
         STAT_INC(st->failed);
 }
 
+void cmdstats_fail(const struct cmd *cmd)
+{
+    if (cmd->id >= 0 && cmd->id < MAX_IDS)
+        STAT_INC(block()[cmd->id].failed);
+}
+
 void cmdstats_reject(const struct cmd *cmd)
 {
     if (cmd->id >= 0 && cmd->id < MAX_IDS)

@@ -471,7 +471,7 @@ static struct cmd function_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"fcall", fcall_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Invoke a function"},
+    {"fcall", fcall_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Invoke a function"},
     {"fcall_ro", fcall_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Invoke a read-only function"},
     {"function", function_command, -2, "", "", NULL, "scripting", "A container for function commands", function_subs},
 };

@@ -41,6 +41,7 @@
 #include "persist/persist.h"
 #include "script/script.h"
 #include "script/script_func.h"
+#include "script/script_func.h"
 #include "script/script_int.h"
 
 #define ERR_NOSCRIPT "NOSCRIPT No matching script. Please use EVAL."
@@ -547,8 +548,8 @@ static struct cmd script_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"eval", eval_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
-    {"evalsha", evalsha_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"eval", eval_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"evalsha", evalsha_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
     {"eval_ro", eval_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
     {"evalsha_ro", evalsha_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
     {"script", script_command, -2, "", "", NULL, "scripting", "A container for Lua scripts management commands", script_subs},
@@ -590,36 +591,81 @@ static void info_memory(struct buf *b)
     buf_append(b, line, (size_t)k);
 }
 
-/* cmd_script_no_writes: EVAL's body, EVALSHA's cached body (its shebang), FCALL's function */
-static int no_writes(struct conn *c, const struct cmd *cmd)
+/* The flags of a shebang line as a command's flags are computed before it runs (Redis's
+ * evalExtractShebangFlags): no shebang, 0; an invalid one is the run's to answer. */
+static int shebang_flags_quiet(const char *p, size_t n)
 {
-    int flags = -1;
+    const char *nl, *end;
+    int f = SCRIPT_FLAG_SHEBANG;
+
+    if (n < 2 || p[0] != '#' || p[1] != '!')
+        return 0;
+    nl = memchr(p, '\n', n);
+    end = nl ? nl : p + n;
+    for (const char *w = p; w + 6 <= end; w++) {
+        if ((w != p && w[-1] != ' ' && w[-1] != '\t') || memcmp(w, "flags=", 6))
+            continue;
+        const char *e = w + 6;
+        while (e < end && *e != ' ' && *e != '\t' && *e != '\r')
+            e++;
+        for (const char *x = w + 6; x < e;) {
+            const char *comma = memchr(x, ',', (size_t)(e - x));
+            size_t xn = (size_t)((comma ? comma : e) - x);
+            if (xn == 9 && !memcmp(x, "no-writes", 9))
+                f |= SCRIPT_FLAG_NO_WRITES;
+            else if (xn == 9 && !memcmp(x, "allow-oom", 9))
+                f |= SCRIPT_FLAG_ALLOW_OOM;
+            else if (xn == 11 && !memcmp(x, "allow-stale", 11))
+                f |= SCRIPT_FLAG_ALLOW_STALE;
+            x += xn + 1;
+        }
+        break;
+    }
+    return f;
+}
+
+/* cmd_script_flags_hook: a script call's flags, as Redis's scriptFlagsToCmdFlags (a script
+ * without a shebang keeps the command's own). */
+static uint64_t script_call_flags(struct conn *c, const struct cmd *cmd, uint64_t flags)
+{
+    int sf = -1;
 
     if (c->argc < 2)
-        return 0;
-    if (!strcmp(cmd->name, "fcall")) {
-        flags = func_lookup(c->argv[1].p, c->argv[1].n);
-    } else if (!strcmp(cmd->name, "eval")) {
-        flags = script_shebang_flags(c->argv[1].p, c->argv[1].n);
-    } else if (c->argv[1].n == 40) {
+        return flags;
+    if (!strncmp(cmd->name, "fcall", 5)) {
+        sf = func_lookup(c->argv[1].p, c->argv[1].n);
+    } else if (!strncmp(cmd->name, "evalsha", 7)) {
         char sha[41];
-        size_t n;
-        char *body;
-        for (int i = 0; i < 40; i++)
-            sha[i] = (char)tolower((unsigned char)c->argv[1].p[i]);
-        sha[40] = '\0';
-        if ((flags = script_lua_flags(sha)) < 0 && (body = script_cache_get(sha, 40, &n))) {
-            flags = script_shebang_flags(body, n);
-            free(body);
+        if (c->argv[1].n != 40)
+            return flags;
+        lower_sha(sha, c->argv[1].p);
+        if ((sf = script_lua_flags(sha)) < 0) {
+            size_t n;
+            char *body = script_cache_get(sha, 40, &n);
+            if (body) {
+                sf = shebang_flags_quiet(body, n);
+                free(body);
+            }
         }
+    } else if (!strncmp(cmd->name, "eval", 4)) {
+        sf = shebang_flags_quiet(c->argv[1].p, c->argv[1].n);
     }
-    return flags >= 0 && (flags & SCRIPT_FLAG_NO_WRITES);
+    if (sf < 0 || !(sf & SCRIPT_FLAG_SHEBANG))
+        return flags;
+    flags &= ~(uint64_t)(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(sf & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES)))
+        flags |= CMD_DENYOOM;
+    if (!(sf & SCRIPT_FLAG_NO_WRITES))
+        flags |= CMD_WRITE;
+    if (sf & SCRIPT_FLAG_ALLOW_STALE)
+        flags |= CMD_STALE;
+    return flags;
 }
 
 void script_setup(void)
 {
+    cmd_script_flags_hook = script_call_flags;
     cmd_info_memory_hook = info_memory;
-    cmd_script_no_writes = no_writes;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
     func_setup(); /* FCALL, FUNCTION (cmd_function.c) */
 }

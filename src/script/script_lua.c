@@ -407,9 +407,6 @@ static int redis_generic(lua_State *L, int raise)
     cmdstats_call(cmd, -1, cmd_errors != 0);
     if (cmd_errors)
         cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */
-    if (TC_UNLIKELY(run->caller && run->caller->trk != NULL) && (cmd->flags & CMD_READONLY) &&
-        saved_cmd)
-        tracking_remember_caller_keys(run->caller, saved_cmd); /* the declared keys, as Redis */
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();
@@ -417,6 +414,8 @@ static int redis_generic(lua_State *L, int raise)
         cmd_after_write(f, cmd);
     }
     monitor_feed(f, cmd);
+    if ((cmd->flags & CMD_READONLY) && run->caller && run->caller->trk)
+        tracking_script_read = 1; /* the caller tracks the script's declared keys */
     cmd_current = saved_cmd;
     cmd_mods = saved_mods;
     cmd_errors = saved_errors;
@@ -644,10 +643,9 @@ static int open_state(lua_State *L)
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     g = lua_gettop(L); /* the real globals */
     for (int i = 0; removed[i]; i++) {
-        if (cfg.lua_enable_deprecated_api && (!strcmp(removed[i], "getfenv") ||
-                                              !strcmp(removed[i], "setfenv") ||
-                                              !strcmp(removed[i], "newproxy")))
-            continue; /* lua-enable-deprecated-api yes */
+        /* lua-enable-deprecated-api yes keeps getfenv, setfenv and newproxy */
+        if (i >= 2 && i <= 4 && cfg.lua_enable_deprecated_api)
+            continue;
         lua_pushnil(L);
         lua_setfield(L, g, removed[i]);
     }
@@ -799,17 +797,6 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
             f += fn + 1;
         }
     }
-}
-
-/* The flags of a script body's shebang (no reply), or -1: none, or not valid. */
-int script_shebang_flags(const char *body, size_t n)
-{
-    int flags;
-    size_t len;
-
-    if (parse_shebang(NULL, body, n, &flags, &len) || !(flags & SCRIPT_FLAG_SHEBANG))
-        return -1;
-    return flags;
 }
 
 int script_lua_flags(const char *sha)

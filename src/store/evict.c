@@ -88,6 +88,16 @@ void store_touch(struct item *it)
     }
 }
 
+_Atomic int64_t store_mem_step = 65536;
+
+/* The publication step of the keyspace bytes for a limit of max (store.h). */
+static void update_step(long long max)
+{
+    int64_t step = max > 0 && max < 256 * 65536 ? (max / 256 > 64 ? max / 256 : 64) : 65536;
+    if (atomic_load_explicit(&store_mem_step, memory_order_relaxed) != step)
+        atomic_store_explicit(&store_mem_step, step, memory_order_relaxed);
+}
+
 int64_t store_used_for_limit(void)
 {
     /* before the timer's first measure (a server just started, a test setting maxmemory 1
@@ -103,6 +113,7 @@ int64_t store_used_for_limit(void)
 
 void store_measure_overhead(int64_t allocator_total)
 {
+    update_step(cfg.maxmemory);
     if (allocator_total > 0) {
         atomic_store_explicit(&overhead, allocator_total - store_mem_used(), memory_order_relaxed);
         atomic_store_explicit(&measured, 1, memory_order_relaxed);
@@ -245,6 +256,7 @@ int store_make_room(struct store *s)
                         policy == MM_VOLATILE_RANDOM || policy == MM_VOLATILE_TTL;
     long long max = cfg.maxmemory;
 
+    update_step(max);
     if (max <= 0 || store_used_for_limit() <= max)
         return 0;
     if (policy == MM_NOEVICTION)
