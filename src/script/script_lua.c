@@ -364,6 +364,17 @@ static int redis_generic(lua_State *L, int raise)
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
         return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+    if (TC_UNLIKELY(atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) &&
+        !repl_applying) {
+        /* as Redis's scriptVerifyAllowStale and scriptVerifyWriteCommandAllow */
+        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE))
+            return refuse(L, cmd, "Can not execute the command on a stale replica. The script "
+                                  "probably has the allow-stale flag but tried to call a "
+                                  "non-stale command.", raise);
+        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE))
+            return refuse(L, cmd, "-READONLY You can't write against a read only replica.",
+                          raise);
+    }
     if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
         return refuse(L, cmd, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
