@@ -387,12 +387,12 @@ static inline void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed
 }
 void cmdstats_reject(const struct cmd *cmd);
 void cmdstats_errors(const char *msg, unsigned n);
+/* A blocked command ended in an error after it was counted (CLIENT UNBLOCK ... ERROR). */
+void cmdstats_fail(const struct cmd *cmd);
 /* Errors of the running command (in cmd_errors: its failed_calls) that were already counted in
  * errorstats (a script's error that a command it called answered): cmdstats_errors leaves that
  * many out, and resets it. */
 extern __thread unsigned cmd_errors_quiet;
-/* A blocked command ended in an error after it was counted (CLIENT UNBLOCK ... ERROR). */
-void cmdstats_fail(const struct cmd *cmd);
 void cmdstats_info_commands(struct buf *b);
 void cmdstats_info_errors(struct buf *b);
 void cmdstats_totals(uint64_t *errors, uint64_t *rejected);

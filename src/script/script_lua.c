@@ -654,9 +654,10 @@ static int open_state(lua_State *L)
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     g = lua_gettop(L); /* the real globals */
     for (int i = 0; removed[i]; i++) {
-        /* lua-enable-deprecated-api yes keeps getfenv, setfenv and newproxy */
-        if (i >= 2 && i <= 4 && cfg.lua_enable_deprecated_api)
-            continue;
+        if (cfg.lua_enable_deprecated_api && (!strcmp(removed[i], "getfenv") ||
+                                              !strcmp(removed[i], "setfenv") ||
+                                              !strcmp(removed[i], "newproxy")))
+            continue; /* lua-enable-deprecated-api yes */
         lua_pushnil(L);
         lua_setfield(L, g, removed[i]);
     }
