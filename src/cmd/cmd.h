@@ -184,8 +184,6 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd);
 extern _Atomic int cmd_script_busy;
 /* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (tests only). */
 extern _Atomic int cmd_script_deny_off;
-/* Set by the script layer: 1 when c's EVAL, EVALSHA or FCALL runs a script or function flagged
- * no-writes (its shebang, its registration), which CLIENT PAUSE WRITE lets through as Redis. */
 #define CMD_BUSY_FUNCTION (1 << 16)
 /* The -BUSY text (without "-" or CRLF) for the scripts busy now. */
 const char *cmd_busy_error(void);

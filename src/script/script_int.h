@@ -89,8 +89,6 @@ int script_keys_check(struct script_run *run, const struct cmd *cmd, int argc,
  * ARGV the rest) as EVAL does: maxmemory check, stripes held (see "Locking" there), the
  * time limit, its writes logged as one MULTI/EXEC, the reply written to c. */
 void script_exec(struct conn *c, struct script_run *run, int nkeys);
-/* The flags of a script body's shebang (no reply), or -1: none, or not valid. */
-int script_shebang_flags(const char *body, size_t n);
 /* Store the flags (learned bits) of the script sha compiled in this thread's state. */
 void script_lua_set_flags(const char *sha, int flags);
 

@@ -364,6 +364,17 @@ static int redis_generic(lua_State *L, int raise)
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
         return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+    if (TC_UNLIKELY(atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) &&
+        !repl_applying) {
+        /* as Redis's scriptVerifyAllowStale and scriptVerifyWriteCommandAllow */
+        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE))
+            return refuse(L, cmd, "Can not execute the command on a stale replica. The script "
+                                  "probably has the allow-stale flag but tried to call a "
+                                  "non-stale command.", raise);
+        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE))
+            return refuse(L, cmd, "-READONLY You can't write against a read only replica.",
+                          raise);
+    }
     if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
         return refuse(L, cmd, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
@@ -407,9 +418,6 @@ static int redis_generic(lua_State *L, int raise)
     cmdstats_call(cmd, -1, cmd_errors != 0);
     if (cmd_errors)
         cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */
-    if (TC_UNLIKELY(run->caller && run->caller->trk != NULL) && (cmd->flags & CMD_READONLY) &&
-        saved_cmd)
-        tracking_remember_caller_keys(run->caller, saved_cmd); /* the declared keys, as Redis */
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();
@@ -799,17 +807,6 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
             f += fn + 1;
         }
     }
-}
-
-/* The flags of a script body's shebang (no reply), or -1: none, or not valid. */
-int script_shebang_flags(const char *body, size_t n)
-{
-    int flags;
-    size_t len;
-
-    if (parse_shebang(NULL, body, n, &flags, &len) || !(flags & SCRIPT_FLAG_SHEBANG))
-        return -1;
-    return flags;
 }
 
 int script_lua_flags(const char *sha)
