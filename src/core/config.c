@@ -382,7 +382,7 @@ void config_defaults(void)
     cfg.stop_writes_on_bgsave_error = 1;
     cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
     cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;
-    cfg.maxmemory_policy = MM_ALLKEYS_LRU;
+    cfg.maxmemory_policy = MM_NOEVICTION; /* Redis's default; memcached's command line: LRU */
     cfg.maxmemory_samples = 5;
     cfg.lfu_log_factor = 10;
     cfg.lfu_decay_time = 1;

@@ -245,6 +245,7 @@ int mc_cmdline_parse(int argc, char **argv)
         return 1;
     mc_cfg.memcached_cmdline = 1;
     log_to_stderr();
+    cfg.maxmemory_policy = MM_ALLKEYS_LRU; /* memcached evicts (-M: it does not) */
     cfg.port = 0;            /* the Redis port: only with an explicit --port */
     cfg.maxclients = 1024;   /* memcached's defaults */
     cfg.threads = 4;
