@@ -535,8 +535,10 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
      * the transaction is gone (Redis's rejectCommand) */
     exec_tx = TC_UNLIKELY(c->tx != NULL) && tx_active(c) && !strcmp(cmd->name, "exec");
     eflags = exec_tx ? tx_exec_flags(c, cmd->flags) : cmd->flags;
-    if (TC_UNLIKELY(cfg.maxmemory > 0) && oom_rejects(c, cmd, eflags) &&
-        store_make_room(conn_store(c))) {
+    /* as Redis's processCommand: every command evicts what is over the limit first, and
+     * those that may use memory are refused when it cannot */
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && store_make_room(conn_store(c)) &&
+        oom_rejects(c, cmd, eflags)) {
         reject(c, cmd, exec_tx, ERR_OOM);
         return;
     }
