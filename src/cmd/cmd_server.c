@@ -12,6 +12,7 @@
 #include "cmd/tracking.h"
 #include "cmd/acl.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -665,6 +666,7 @@ static void info_command(struct conn *c)
                 P("used_memory_human:%s\r\n", h1);
                 P("used_memory_peak:%zu\r\n", p);
                 P("used_memory_peak_human:%s\r\n", h2);
+                P("used_memory_peak_perc:%.2f%%\r\n", p ? 100.0 * (double)used / (double)p : 0.0);
             }
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
@@ -677,14 +679,31 @@ static void info_command(struct conn *c)
             P("allocator_active:%zu\r\n", as.active);
             P("allocator_resident:%zu\r\n", as.resident);
             P("allocator_retained:%zu\r\n", as.retained);
+            {
+                long long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+                long long sysmem = pages > 0 && psize > 0 ? pages * psize : 0;
+                bytes_human(h1, sizeof(h1), (double)sysmem);
+                P("total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n", sysmem, h1);
+            }
             P("allocator_frag_ratio:%.2f\r\n", as.allocated ? (double)as.active / (double)as.allocated : 0.0);
+            P("allocator_frag_bytes:%lld\r\n", (long long)as.active - (long long)as.allocated);
+            P("allocator_rss_ratio:%.2f\r\n", as.active ? (double)as.resident / (double)as.active : 0.0);
+            P("allocator_rss_bytes:%lld\r\n", (long long)as.resident - (long long)as.active);
+            P("rss_overhead_ratio:%.2f\r\n", as.resident ? (double)rss / (double)as.resident : 0.0);
+            P("rss_overhead_bytes:%lld\r\n", (long long)rss - (long long)as.resident);
             bytes_human(h1, sizeof(h1), (double)cfg.maxmemory);
             P("maxmemory:%lld\r\n", cfg.maxmemory);
             P("maxmemory_human:%s\r\n", h1);
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
+            P("mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
+            /* what maxmemory does not count: nothing here (the AOF's and the replicas'
+             * buffers are outside used_memory's keyspace figure) */
+            P("mem_not_counted_for_evict:0\r\n");
             P("mem_allocator:%s\r\n", alloc_name());
             repl_info_memory(&b);
+            /* no defragmenter, and values are freed at once (UNLINK and FLUSHALL ASYNC too) */
+            P("active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
             if (cmd_info_memory_hook)
                 cmd_info_memory_hook(&b);
             P("\r\n");
@@ -707,7 +726,10 @@ static void info_command(struct conn *c)
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
-            P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
+            P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\npubsubshard_channels:%ld\r\n",
+              pubsub_nchannels(), pubsub_npatterns(), pubsub_nshardchannels());
+            P("migrate_cached_sockets:%d\r\n",
+              atomic_load_explicit(&cmd_migrate_cached, memory_order_relaxed));
             P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
               tracking_total_keys(), tracking_total_items(), tracking_total_prefixes());
             uint64_t errs, rej;
@@ -811,6 +833,7 @@ static void config_command(struct conn *c)
         struct srv *srv = c->w->srv;
         store_reset_stats(srv->store);
         cmdstats_reset();
+        repl_reset_stats();
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */

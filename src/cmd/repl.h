@@ -87,6 +87,8 @@ void repl_conn_closed(struct conn *c);
 /* INFO: "# Replication" and the sync_* counters of "# Stats". */
 void repl_info(struct buf *b);
 void repl_info_stats(struct buf *b);
+/* CONFIG RESETSTAT: sync_full, sync_partial_ok, sync_partial_err back to 0. */
+void repl_reset_stats(void);
 /* INFO memory: mem_replication_backlog, mem_total_replication_buffers (the blocks of the
  * stream alive, shared by the backlog and every replica's output). */
 void repl_info_memory(struct buf *b);

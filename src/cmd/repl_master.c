@@ -1168,7 +1168,7 @@ static void sync_common(struct conn *c, int psync)
             s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
-            c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+            c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
             gen_bump_locked();
             tc_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
@@ -1188,7 +1188,7 @@ static void sync_common(struct conn *c, int psync)
     memcpy(id1, R.replid, 41);
     memcpy(id2, R.replid2, 41);
     tc_unlock(&R.lock);
-    c->flags &= (uint16_t)~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+    c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
     log_notice("Replica %s asks for synchronization", c->addr);
     if (first) {
         atomic_store(&repl_on, 1);
@@ -1390,6 +1390,13 @@ void repl_info_memory(struct buf *b)
                      "mem_total_replication_buffers:%zu\r\n", hist,
                      atomic_load_explicit(&blk_bytes, memory_order_relaxed));
     buf_append(b, line, (size_t)k);
+}
+
+void repl_reset_stats(void)
+{
+    tc_lock(&R.lock);
+    R.sync_full = R.sync_partial_ok = R.sync_partial_err = 0;
+    tc_unlock(&R.lock);
 }
 
 void repl_info_stats(struct buf *b)

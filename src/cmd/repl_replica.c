@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -711,6 +712,9 @@ static void *link_main(void *arg)
         return NULL;
     }
     ((struct conn *)ctx)->w->idx = -1; /* no worker: publishes and wake-ups go to all */
+    /* the primary's commands see a key its TTL ended here as the primary did, live (as
+     * Redis's master client): its INCR on it increments it, its DEL follows */
+    store_no_expire = 1;
     while (!stopped(a.gen)) {
         set_state(a.gen, LS_CONNECT);
         log_notice("Connecting to MASTER %s:%d", a.host, a.port);
@@ -806,6 +810,9 @@ static void *link_main(void *arg)
                 /* the primary was promoted: its old ID continues as our second one */
                 repl_set_id(id, myoff, 1);
                 repl_drop_replicas();
+                /* their links are down before this one is up, as Redis closes them at once */
+                for (int i = 0; i < 50 && repl_online_replicas() > 0; i++)
+                    usleep(2000);
             }
             pthread_mutex_lock(&L.lock);
             L.read_off = myoff;
@@ -912,10 +919,33 @@ void repl_link_quiet_end(void)
     pthread_mutex_unlock(&L.apply);
 }
 
+/* Up to about 100 ms: until the link has applied what its primary already sent (nothing
+ * left in its socket, the link between batches). */
+static void link_drain(void)
+{
+    for (int i = 0; i < 100; i++) {
+        int pending = 0;
+        pthread_mutex_lock(&L.lock);
+        if (L.state == LS_CONNECTED && L.fd >= 0 && ioctl(L.fd, FIONREAD, &pending) < 0)
+            pending = 0;
+        pthread_mutex_unlock(&L.lock);
+        if (!pending && pthread_mutex_trylock(&L.apply) == 0) {
+            pthread_mutex_unlock(&L.apply);
+            return;
+        }
+        usleep(1000);
+    }
+}
+
 void repl_promote_except(struct conn *keep)
 {
-    if (atomic_load(&repl_is_replica))
+    if (atomic_load(&repl_is_replica)) {
+        /* PSYNC ... FAILOVER: the old primary's last writes may wait in the link's socket
+         * (this server was stopped, or slow): applied first, its PSYNC continues from them,
+         * as Redis reads its master's stream before the new client's PSYNC */
+        link_drain();
         promote(keep);
+    }
 }
 
 int repl_replicaof_apply(const char *host, int port)

@@ -32,6 +32,17 @@ static inline void tracking_invalidate(int db, const char *p, size_t n)
     if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
         tracking_invalidate_slow(p, n);
 }
+/* Set while the store evicts before this connection's command: invalidations for it are
+ * written to its output at once instead of after the command (owner thread). */
+extern __thread struct conn *tracking_now_conn;
+/* The server's timer (one worker): keep the table within tracking-table-max-keys. */
+void tracking_tick(void);
+/* A script run by a tracking client called a read-only command: after the script, its
+ * declared keys are tracked for the client (as Redis). Owner thread of the caller. */
+extern __thread int tracking_script_read;
+/* Send the broadcast (BCAST) invalidations this thread's command or sweep collected: one
+ * message per client and prefix (notify_flush calls it; no stripe may be held). */
+void tracking_bcast_flush(void);
 /* c (c->trk set) will read key p (its command's only key) soon, pipelined: prefetch its place
  * in the table and return its hash there, for tracking_after_command (c->trk_hash), or 0. */
 uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n);
@@ -40,6 +51,9 @@ uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n);
 void tracking_flush(void);
 /* After cmd ran for c (owner), c tracking: remember the keys a read-only command read. */
 void tracking_after_command(struct conn *c, const struct cmd *cmd);
+/* A script that c runs with cmd (EVAL, FCALL...) called a read-only command: c, tracking,
+ * remembers cmd's keys (the script's declared keys), as Redis. Owner thread of c. */
+void tracking_remember_caller_keys(struct conn *c, const struct cmd *cmd);
 /* c closes (owner): tracking off. */
 void tracking_close(struct conn *c);
 /* CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO (argv[1] names it). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/acl.h"
+#include "server/crash.h"
 #include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
@@ -56,10 +57,12 @@ static void server_tick(struct worker *w)
         persist_tick(w->now_ms);
         repl_tick(w->now_ms);
         script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
+        tracking_tick();
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
     mc_cmd_tick(w); /* memcached "watch" log lines */
+    cmd_migrate_tick(w->now_ms);
     notify_flush(w->idx); /* expired / evicted events of the sweep */
 }
 
@@ -258,6 +261,7 @@ int main(int argc, char **argv)
                      "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
     signal(SIGPIPE, SIG_IGN);
+    crash_setup(); /* the bug report on fatal signals (crash.c) */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -401,6 +405,8 @@ int main(int argc, char **argv)
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (persist_shutdown_signal())
+                continue; /* the save failed: Redis keeps running */
             srv_request_shutdown(&srv, 0);
             break;
         }

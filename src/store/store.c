@@ -246,6 +246,9 @@ void store_prefetch(struct store *s, const struct skey *keys, int n)
     }
 }
 
+_Atomic int64_t store_expire_paused_until;
+static __thread int store_read_only_lookup; /* lookup() on behalf of a read */
+
 static struct item *lookup(struct store *s, const struct skey *k, int64_t now, uint32_t *posp)
 {
     struct stripe *st = &s->stripes[k->stripe];
@@ -258,6 +261,9 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now && TC_LIKELY(!store_no_expire)) {
+        if (TC_UNLIKELY(store_read_only_lookup) &&
+            atomic_load_explicit(&store_expire_paused_until, memory_order_relaxed) > now)
+            return NULL; /* CLIENT PAUSE: expired to readers, deleted once the pause ends */
         if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
             /* a forkless snapshot keeps the key first: a read-only command's stripe was not
              * copied, nor is one a one-key write holds (the key may be another one of it) */
@@ -278,7 +284,9 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now)
 {
     uint32_t pos;
+    store_read_only_lookup = 1;
     struct item *it = lookup(s, k, now, &pos);
+    store_read_only_lookup = 0;
     struct stripe *st = &s->stripes[k->stripe];
 
     if (it) {
@@ -673,7 +681,8 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
     uint32_t i;
     int removed = 0;
 
-    if (!t->nvolatile || !t->slots)
+    if (!t->nvolatile || !t->slots ||
+        atomic_load_explicit(&store_expire_paused_until, memory_order_relaxed) > now)
         return;
     i = t->sweep < t->size ? t->sweep : 0;
     for (int n = 0; n < max && t->nvolatile; n++) {
@@ -685,6 +694,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 if (exp <= now) {
                     (*expired)++;
                     COUNTER_ADD(st->expired, 1);
+                    COUNTER_ADD(st->expired_swept, 1);
                     if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
@@ -748,6 +758,7 @@ void store_totals(struct store *s, struct store_totals *t)
         t->stored += __atomic_load_n(&st->stored, __ATOMIC_RELAXED);
         t->expired_unfetched += __atomic_load_n(&st->expired_unfetched, __ATOMIC_RELAXED);
         t->evicted_unfetched += __atomic_load_n(&st->evicted_unfetched, __ATOMIC_RELAXED);
+        t->expired_swept += __atomic_load_n(&st->expired_swept, __ATOMIC_RELAXED);
         t->mem += __atomic_load_n(&st->mem, __ATOMIC_RELAXED);
     }
 }
@@ -764,6 +775,7 @@ void store_reset_stats(struct store *s)
         __atomic_store_n(&st->stored, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->expired_unfetched, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->evicted_unfetched, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired_swept, 0, __ATOMIC_RELAXED);
         store_unlock(s, i);
     }
 }

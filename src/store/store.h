@@ -28,6 +28,8 @@ struct stripe {
     uint32_t nvolatile; /* items with an expire time, all databases */
     uint64_t expired_unfetched;
     uint64_t evicted_unfetched;
+    uint64_t expired_swept; /* of expired: removed by the active expire cycle (memcached's
+                               crawler_reclaimed) */
 } __attribute__((aligned(64)));
 
 struct store {
@@ -49,7 +51,7 @@ struct skey {
 
 struct store_totals {
     uint64_t keys, expires, hits, misses, expired, evicted, stored, expired_unfetched,
-        evicted_unfetched;
+        evicted_unfetched, expired_swept;
     int64_t mem;
 };
 
@@ -87,6 +89,9 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
+ * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
+extern _Atomic int64_t store_expire_paused_until;
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do

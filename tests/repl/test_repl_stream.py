@@ -85,3 +85,35 @@ def test_blocking_pop_blocks_with_a_replica_attached(servers):
     c.connection_pool.release(r)
     wait_for(lambda: in_sync(a, b), what="B")
     assert cli(b).lrange("q", 0, -1) == [b"b"]
+
+
+def test_replicaof_unblocks_blocked_clients(servers):
+    """A BLPOP blocked on a primary that becomes a replica gets Redis's UNBLOCKED error (served
+    later by its new primary's RPUSH, it made the two datasets differ)."""
+    a = servers.tc()
+    b = servers.tc()
+    c = cli(b)
+    conn = c.connection_pool.get_connection("BLPOP")
+    conn.send_command("BLPOP", "foo", 0)
+    time.sleep(0.2)
+    follow(b, a)
+    try:
+        conn.read_response()
+        raise AssertionError("BLPOP was not unblocked")
+    except redis.ResponseError as e:
+        assert str(e).startswith("UNBLOCKED force unblock from blocking operation")
+    except redis.ConnectionError:
+        raise AssertionError("closed before the error reply")
+    cli(a).rpush("foo", "a", "b", "c")
+    wait_for(lambda: in_sync(a, b), what="B")
+    assert cli(b).lrange("foo", 0, -1) == [b"a", b"b", b"c"]
+
+
+def test_resetstat_zeroes_the_sync_counters(servers):
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    assert info(a, "stats")["sync_full"] == 1
+    cli(a).config_resetstat()
+    st = info(a, "stats")
+    assert (st["sync_full"], st["sync_partial_ok"], st["sync_partial_err"]) == (0, 0, 0)

@@ -92,3 +92,12 @@ def test_oom_score_adj(tc_server, redis_server):
         got.append(seen)
     assert got[0] == got[1]
     assert got[0][1:4] == [31, 9, 22]
+
+
+def test_cobl_errors_as_redis(tc_server, redis_server):
+    """client-output-buffer-limit: Redis's reason for each bad value."""
+    bad = ["wrong number", "invalid_class 10mb 10mb 60", "master 10mb 10mb 60",
+           "normal 10mbs 10mb 60", "replica 10mb 10mbs 60", "pubsub 10mb 10mb 60s"]
+    got = [[call(srv.client(), "CONFIG", "SET", "client-output-buffer-limit", v) for v in bad]
+           for srv in (tc_server, redis_server)]
+    assert got[0] == got[1]
