@@ -617,7 +617,17 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                 d = strtod(q, &end);
                 if (end == q || (*end && *end != ' ') || d < 0 || d > 100)
                     goto bad;
-                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%.17g", nl ? " " : "", d);
+                /* Redis prints "%f" without its trailing zeros (and dot): 99.9, 50 */
+                char num[64];
+                int k = snprintf(num, sizeof(num), "%f", d);
+                while (k > 0 && strchr(num, '.') && (num[k - 1] == '0' || num[k - 1] == '.'))
+                    if (num[--k] == '.') {
+                        num[k] = '\0';
+                        break;
+                    } else {
+                        num[k] = '\0';
+                    }
+                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%s", nl ? " " : "", num);
                 if (nl >= sizeof(norm))
                     goto bad;
                 q = end;
