@@ -84,10 +84,68 @@ static void signal_locked(int db, const char *p, size_t n)
     }
 }
 
+/* Signals held back while this thread runs a script (block_defer_begin/end). */
+struct deferred {
+    int db;
+    size_t n;
+    char *key;
+};
+static __thread int defer_on;
+static __thread struct deferred *defer_list;
+static __thread int defer_n, defer_cap;
+static __thread int defer_flush = -2; /* a FLUSHDB's db, -1 FLUSHALL (or several), -2 none */
+
+static void defer_key(int db, const char *p, size_t n)
+{
+    char *k;
+
+    if (defer_n == defer_cap) {
+        int cap = defer_cap ? defer_cap * 2 : 16;
+        struct deferred *d = realloc(defer_list, sizeof(*d) * (size_t)cap);
+        if (!d) {
+            defer_flush = -1; /* out of memory: every waiter looks again at the end */
+            return;
+        }
+        defer_list = d;
+        defer_cap = cap;
+    }
+    k = malloc(n ? n : 1);
+    if (!k) {
+        defer_flush = -1;
+        return;
+    }
+    memcpy(k, p, n);
+    defer_list[defer_n++] = (struct deferred){db, n, k};
+}
+
+void block_defer_begin(void)
+{
+    defer_on = 1;
+}
+
+void block_defer_end(void)
+{
+    int n = defer_n, fl = defer_flush;
+
+    defer_on = 0;
+    defer_n = 0;
+    defer_flush = -2;
+    for (int i = 0; i < n; i++) {
+        block_signal_key(defer_list[i].db, defer_list[i].key, defer_list[i].n);
+        free(defer_list[i].key);
+    }
+    if (fl != -2)
+        block_signal_flush(fl);
+}
+
 void block_signal_flush(int db)
 {
     if (!atomic_load_explicit(&block_waiters, memory_order_relaxed))
         return;
+    if (defer_on) {
+        defer_flush = defer_flush == -2 || defer_flush == db ? db : -1;
+        return;
+    }
     pthread_mutex_lock(&block_lock);
     for (int i = 0; i < NBUCKETS; i++)
         for (struct bnode *x = buckets[i].head; x; x = x->next)
@@ -99,6 +157,10 @@ void block_signal_flush(int db)
 
 void block_signal_key(int db, const char *p, size_t n)
 {
+    if (defer_on) {
+        defer_key(db, p, n);
+        return;
+    }
     pthread_mutex_lock(&block_lock);
     signal_locked(db, p, n);
     pthread_mutex_unlock(&block_lock);
@@ -112,8 +174,22 @@ static int signal_cb(void *arg, int i, unsigned flags)
     return 0;
 }
 
+static int defer_cb(void *arg, int i, unsigned flags)
+{
+    struct conn *c = arg;
+    if (flags & (KS_RW | KS_OW | KS_RM))
+        defer_key(c->db, c->argv[i].p, c->argv[i].n);
+    return 0;
+}
+
 void block_signal_keys(struct conn *c, const struct cmd *cmd)
 {
+    if (defer_on) {
+        if (cmd_keys(cmd, c->argc, c->argv, defer_cb, c) < 0)
+            for (int i = 1; i < c->argc; i++)
+                defer_key(c->db, c->argv[i].p, c->argv[i].n);
+        return;
+    }
     pthread_mutex_lock(&block_lock);
     if (cmd_keys(cmd, c->argc, c->argv, signal_cb, c) < 0)
         for (int i = 1; i < c->argc; i++) /* keys unknown: any argument may be one */
@@ -653,7 +729,11 @@ static void finish(struct blk *b, int error)
         c->flags |= CONN_CLOSE_AFTER_REPLY;
     } else if (error)
         reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (b->spec->timeout_fn)
+    if (error) { /* errorstats, and the command's failed_calls (its call was counted) */
+        cmdstats_errors("UNBLOCKED", 1);
+        if (b->cmd)
+            cmdstats_fail(b->cmd);
+    } else if (b->spec->timeout_fn)
         b->spec->timeout_fn(c);
     else
         reply_null_array(c);
@@ -666,11 +746,19 @@ static void retry(struct blk *b)
 {
     struct conn *c = b->c;
     struct worker *w = c->w;
-    struct slice *sv = c->argv;
     int sc = c->argc, done;
 
     atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
-    c->argv = b->argv;
+    /* the arguments go into c's own array (EXEC reloads its queue into it, growing it): b's
+     * is sized for the blocked command alone */
+    if (b->argc > c->argv_cap) {
+        struct slice *a = realloc(c->argv, sizeof(*a) * (size_t)b->argc);
+        if (!a)
+            return; /* out of memory: tried again at the next wake-up */
+        c->argv = a;
+        c->argv_cap = b->argc;
+    }
+    memcpy(c->argv, b->argv, sizeof(*c->argv) * (size_t)b->argc);
     c->argc = b->argc;
     retrying = 1;
     size_t pos = c->wbuf.wpos;
@@ -681,8 +769,7 @@ static void retry(struct blk *b)
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
     }
-    c->argv = sv;
-    c->argc = sc;
+    c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
     if (!done)
         return;
     if (spec->postpone) {
@@ -692,7 +779,7 @@ static void retry(struct blk *b)
     }
     {
         const struct cmd *cmd = b->cmd;
-        struct slice *keep = b->argv;
+        struct slice *keep = b->argv, *sv = c->argv;
         int kc = b->argc;
 
         STAT_INC(w->st.commands);

@@ -28,6 +28,11 @@ void block_signal_flush(int db);
 /* (db, key) changed: its first popping waiter and every reading one retry. Any thread, any
  * locks held (block_lock is a leaf). */
 void block_signal_key(int db, const char *p, size_t n);
+/* A script runs on this thread (holding stripes): the signals of its writes wait for
+ * block_defer_end, called once it released them, so the waiters it serves retry after the
+ * script, as Redis serves them (and no worker waits for a stripe the script holds). */
+void block_defer_begin(void);
+void block_defer_end(void);
 /* Unblock c without a reply and forget its registration (close, RESET). Owner only. */
 void block_reset(struct conn *c);
 /* INFO blocked_clients (any thread). */

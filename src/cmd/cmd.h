@@ -126,6 +126,18 @@ struct cmd {
     int id;                   /* index of its counters (cmdstats.c), set by cmd_register */
 };
 
+/* The flags this command line runs with, as Redis's getCommandFlags: a script call's (EVAL,
+ * EVALSHA, FCALL and their _RO forms) come from its shebang or function flags through the
+ * hook src/script installs; every other command's are its entry's. Owner thread of c. */
+extern uint64_t (*cmd_script_flags_hook)(struct conn *c, const struct cmd *cmd, uint64_t flags);
+static inline uint64_t cmd_flags_of(struct conn *c, const struct cmd *cmd)
+{
+    if (TC_UNLIKELY(cmd_script_flags_hook != NULL) && cmd->group[0] == 's' &&
+        !strcmp(cmd->group, "scripting"))
+        return cmd_script_flags_hook(c, cmd, cmd->flags);
+    return cmd->flags;
+}
+
 /* The entry running on this thread (set by cmd_call and EXEC before the handler). */
 extern __thread const struct cmd *cmd_current;
 
@@ -249,6 +261,10 @@ int cmd_object_refcount(struct item *it);
 /* Lines a module above cmd (scripting) appends to INFO's memory section, or NULL. Set at
  * setup; called on any worker. */
 extern void (*cmd_info_memory_hook)(struct buf *b);
+/* MIGRATE's cached connections: every thread's (INFO migrate_cached_sockets), and the worker
+ * timer that closes this thread's idle ones (as Redis's cron, after 10 s). */
+extern _Atomic int cmd_migrate_cached;
+void cmd_migrate_tick(int64_t now_ms);
 
 /* Families: each registers its table (src/server calls them all at start-up) */
 void cmd_string_setup(void);
@@ -371,6 +387,12 @@ static inline void cmdstats_call(const struct cmd *cmd, int64_t usec, int failed
 }
 void cmdstats_reject(const struct cmd *cmd);
 void cmdstats_errors(const char *msg, unsigned n);
+/* A blocked command ended in an error after it was counted (CLIENT UNBLOCK ... ERROR). */
+void cmdstats_fail(const struct cmd *cmd);
+/* Errors of the running command (in cmd_errors: its failed_calls) that were already counted in
+ * errorstats (a script's error that a command it called answered): cmdstats_errors leaves that
+ * many out, and resets it. */
+extern __thread unsigned cmd_errors_quiet;
 void cmdstats_info_commands(struct buf *b);
 void cmdstats_info_errors(struct buf *b);
 void cmdstats_totals(uint64_t *errors, uint64_t *rejected);

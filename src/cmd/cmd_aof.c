@@ -17,6 +17,9 @@ static void bgrewriteaof_command(struct conn *c)
     case AOF_RW_OK:
         reply_status(c, "Background append only file rewriting started");
         break;
+    case AOF_RW_SCHEDULED:
+        reply_status(c, "Background append only file rewriting scheduled");
+        break;
     case AOF_RW_BUSY:
         reply_error(c, "ERR Background append only file rewriting already in progress");
         break;

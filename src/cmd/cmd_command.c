@@ -14,13 +14,13 @@ static void reply_flags(struct conn *c, uint64_t f)
 
     for (int i = 0; i < nf; i++) {
         const char *name = cmd_flag_name(i, &bit);
-        n += (f & bit) && strncmp(name, "tc:", 3);
+        n += (f & bit) && strncmp(name, "tc:", 3) && bit != CMD_MAY_REPLICATE;
     }
     reply_set(c, n);
     for (int i = 0; i < nf; i++) {
         const char *name = cmd_flag_name(i, &bit);
-        if ((f & bit) && strncmp(name, "tc:", 3))
-            reply_status(c, name);
+        if ((f & bit) && strncmp(name, "tc:", 3) && bit != CMD_MAY_REPLICATE)
+            reply_status(c, name); /* may_replicate is internal, as in Redis's reply */
     }
 }
 

@@ -227,19 +227,28 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
     int nf = 0;
 
     int64_t now = c->w->now_ms;
-    size_t qbuf, qfree, qcap, obl, ocap;
+    size_t qbuf, qfree, qcap, obl, ocap, omem;
     unsigned oll;
     int nsub = atomic_load_explicit(&x->nsub, memory_order_relaxed);
     int npsub = atomic_load_explicit(&x->npsub, memory_order_relaxed);
     const char *cmd = LOAD(x->lastcmd), *sub = LOAD(x->lastsub);
     int subn = LOAD(x->lastsub_n);
 
-    if (x->w == c->w) { /* this thread's own connections: exact */
-        qbuf = x == c ? 0 : buf_len(&x->rbuf);
+    if (x == c) {
+        /* as Redis: the query buffer still holds the running command; its reply is not
+         * written yet */
+        qbuf = x->rbuf.wpos;
         qfree = x->rbuf.cap - x->rbuf.wpos;
         qcap = x->rbuf.cap;
-        obl = x == c ? 0 : x->wbuf.wpos;
-        oll = x == c ? 0 : x->nrefs;
+        obl = oll = omem = 0;
+        ocap = x->wbuf.cap;
+    } else if (x->w == c->w) { /* this thread's own connections: exact */
+        qbuf = buf_len(&x->rbuf);
+        qfree = x->rbuf.cap - x->rbuf.wpos;
+        qcap = x->rbuf.cap;
+        obl = x->wbuf.wpos - x->wbuf.rpos;
+        oll = x->nrefs - x->ref_sent;
+        omem = conn_pending(x);
         ocap = x->wbuf.cap;
     } else {
         qbuf = LOAD(x->pub_qbuf);
@@ -248,6 +257,7 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
         obl = LOAD(x->pub_obl);
         oll = LOAD(x->pub_oll);
         ocap = LOAD(x->pub_ocap);
+        omem = LOAD(x->pub_omem);
     }
     if (__atomic_load_n(&x->repl, __ATOMIC_RELAXED))
         flags[nf++] = 'S';
@@ -271,8 +281,8 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
                     (long long)((now - x->ctime_ms) / 1000),
                     (long long)((now - LOAD(x->last_ms)) / 1000),
                     flags,
-                    LOAD(x->db), nsub, npsub, qbuf, qfree, qcap, obl, oll, ocap,
-                    qcap + ocap + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
+                    LOAD(x->db), nsub, npsub, qbuf, qfree, ocap, obl, oll, omem,
+                    qcap + ocap + omem + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
                     subn, subn ? sub : "", x->user ? x->user->name : "default", (int)LOAD(x->resp),
                     x->w->idx);
 }
@@ -392,6 +402,7 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
 _Atomic int64_t cmd_pause_end; /* ms; 0: no pause */
 static _Atomic int pause_all;     /* ALL (1) or WRITE (0) */
 
+
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
 {
     int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
@@ -405,12 +416,11 @@ int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
     }
     if (atomic_load_explicit(&pause_all, memory_order_relaxed))
         return end;
-    /* WRITE: what may change the dataset or reach replicas waits (EXEC when its queue may
-     * write; EVAL-like commands carry the write flags their scripts may need) */
-    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) ||
-        (!strcmp(cmd->name, "exec") && tx_has_writes(c)) || !strcmp(cmd->name, "publish") ||
-        !strcmp(cmd->name, "pfcount") || !strcmp(cmd->name, "eval") ||
-        !strcmp(cmd->name, "evalsha") || !strcmp(cmd->name, "fcall"))
+    /* WRITE: what may change the dataset or reach replicas waits, by the flags the command
+     * runs with (a script's from its shebang or function flags; EXEC's from its queue), as
+     * Redis's is_may_replicate_command */
+    if ((cmd_flags_of(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE)) ||
+        ((cmd->flags & CMD_TX_CONTROL) && tx_has_writes(c) && !strcmp(cmd->name, "exec")))
         return end;
     return 0;
 }
@@ -443,6 +453,7 @@ static void client_pause(struct conn *c)
     if (end > cur)
         atomic_store(&cmd_pause_end, end);
     atomic_store(&pause_all, all);
+    atomic_store(&store_expire_paused_until, atomic_load(&cmd_pause_end));
     reply_ok(c);
 }
 
@@ -569,6 +580,7 @@ static void client_command(struct conn *c)
     } else if (arg_is(c, 1, "unpause") && c->argc == 2) {
         atomic_store(&cmd_pause_end, 0);
         atomic_store(&pause_all, 0);
+        atomic_store(&store_expire_paused_until, 0);
         block_wake_postponed(c->w->srv);
         reply_ok(c);
     } else if (arg_is(c, 1, "reply") && c->argc == 3) {

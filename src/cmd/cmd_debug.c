@@ -290,7 +290,8 @@ static void debug_digest_value(struct conn *c)
         char hex[41];
         arg_key(c, i, &k);
         store_lock(s, k.stripe);
-        struct item *it = store_lookup_notouch_locked(s, &k, conn_now(c));
+        /* the key as the table holds it, expired or not, no stats (Redis: a plain dictFind) */
+    struct item *it = store_lookup_write_locked(s, &k, 0);
         if (it) {
             struct dg d = value_digest(it);
             dg_hex(&d, hex);
@@ -315,7 +316,8 @@ static void debug_object(struct conn *c)
 
     arg_key(c, 2, &k);
     store_lock(s, k.stripe);
-    struct item *it = store_lookup_notouch_locked(s, &k, conn_now(c));
+    /* the key as the table holds it, expired or not, no stats (Redis: a plain dictFind) */
+    struct item *it = store_lookup_write_locked(s, &k, 0);
     if (!it) {
         store_unlock(s, k.stripe);
         reply_error(c, "ERR no such key");

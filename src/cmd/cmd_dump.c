@@ -351,11 +351,20 @@ struct mig_sock {
 };
 static __thread struct mig_sock mig_cache[MIG_CACHE];
 static __thread int mig_cached;
+_Atomic int cmd_migrate_cached; /* every thread's cached connections (INFO) */
 
 static void mig_drop(int i)
 {
     close(mig_cache[i].fd);
     mig_cache[i] = mig_cache[--mig_cached];
+    atomic_fetch_sub_explicit(&cmd_migrate_cached, 1, memory_order_relaxed);
+}
+
+void cmd_migrate_tick(int64_t now_ms)
+{
+    for (int i = 0; i < mig_cached; i++)
+        if (now_ms - mig_cache[i].used > MIG_CACHE_MS)
+            mig_drop(i--);
 }
 
 /* The cached connection to name (idle ones closed first), or -1. */
@@ -384,6 +393,7 @@ static int mig_add(const char *name, int fd, int64_t now)
     m->fd = fd;
     m->last_db = -1;
     m->used = now;
+    atomic_fetch_add_explicit(&cmd_migrate_cached, 1, memory_order_relaxed);
     return mig_cached++;
 }
 

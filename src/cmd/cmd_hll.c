@@ -833,7 +833,7 @@ out:
 
 static struct cmd cmds[] = {
     {"pfadd", pfadd_command, -2, "write denyoom fast tc:signals", "@hyperloglog", "RW,insert index:1 range:0,1,0", "hyperloglog", "Adds the specified elements to the specified HyperLogLog."},
-    {"pfcount", pfcount_command, -2, "readonly", "@hyperloglog", "RW,access index:1 range:-1,1,0", "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
+    {"pfcount", pfcount_command, -2, "readonly may_replicate", "@hyperloglog", "RW,access index:1 range:-1,1,0", "hyperloglog", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
     {"pfmerge", pfmerge_command, -2, "write denyoom", "@hyperloglog", "RW,access,insert index:1 range:0,1,0; RO,access index:2 range:-1,1,0", "hyperloglog", "Merge N different HyperLogLogs into a single one."},
     {"pfdebug", pfdebug_command, 3, "write denyoom admin", "@hyperloglog", "RW,access index:2 range:0,1,0", "hyperloglog", "Internal commands for debugging HyperLogLog values"},
     {"pfselftest", pfselftest_command, 1, "admin", "@hyperloglog", NULL, "hyperloglog", "An internal command for testing HyperLogLog values"},

@@ -511,13 +511,19 @@ static void scan_command(struct conn *c)
         }
     }
     /* The cursor is a stripe index; each stripe is visited whole under its lock, so every key
-     * present for the whole scan is returned. Visiting at least count slots worth of keys per
-     * call keeps calls cheap and bounded. */
+     * present for the whole scan is returned. Visiting at least count keys' worth of stripes
+     * per call keeps calls cheap and bounded. */
     uint32_t st = cursor >= s->nstripes ? s->nstripes : (uint32_t)cursor;
     long long visited = 0;
     while (st < s->nstripes && visited < count) {
-        visited += __atomic_load_n(&s->stripes[st].db[c->db].count, __ATOMIC_RELAXED) + 1;
-        store_visit_stripe(s, c->db, st, conn_now(c), collect_key, &a);
+        uint32_t n = __atomic_load_n(&s->stripes[st].db[c->db].count, __ATOMIC_RELAXED);
+        /* an empty stripe costs one load: a small keyspace comes whole in one call, as from
+         * Redis's table sized to the keyspace */
+        if (n) {
+            visited += n;
+            store_expire_stripe(s, c->db, st, conn_now(c)); /* as Redis's SCAN: met, expired */
+            store_visit_stripe(s, c->db, st, conn_now(c), collect_key, &a);
+        }
         st++;
     }
     if (st >= s->nstripes)

@@ -213,8 +213,13 @@ static void histogram(struct conn *c)
     } else {
         for (int i = 2; i < c->argc && n < 1024; i++) {
             const struct cmd *cmd = cmd_lookup_full(c->argv[i].p, c->argv[i].n);
-            if (cmd && has_samples(cmd))
+            if (!cmd)
+                continue;
+            if (has_samples(cmd))
                 list[n++] = cmd; /* a name given twice is answered twice, as Redis */
+            for (int j = 0; j < cmd->nsubs && n < 1024; j++) /* a container: its subcommands */
+                if (has_samples(&cmd->subs[j]))
+                    list[n++] = &cmd->subs[j];
         }
     }
     reply_map(c, n);

@@ -4,6 +4,7 @@
 #include "cmd/monitor.h"
 #include "cmd/tracking.h"
 #include "cmd/cmd.h"
+#include "cmd/slowlog.h"
 #include "cmd/acl.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -129,7 +130,7 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
         }
     }
     t->nq++;
-    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
+    if (cmd_flags_of(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE))
         t->writes = 1;
     t->qany |= cmd->flags;
     t->qall &= cmd->flags;
@@ -391,7 +392,12 @@ static void exec_command(struct conn *c)
             aof_exec(c, cmd);
         else
             cmd->fn(c);
-        cmdstats_call(cmd, util_ticks_us(util_ticks() - t0), cmd_errors != 0);
+        int64_t took = util_ticks_us(util_ticks() - t0);
+        cmdstats_call(cmd, took, cmd_errors != 0);
+        /* as Redis, the slowlog has EXEC's commands, not EXEC */
+        if (TC_UNLIKELY(took >= cfg.slowlog_log_slower_than) &&
+            cfg.slowlog_log_slower_than >= 0 && !(cmd->flags & CMD_SKIP_SLOWLOG))
+            slowlog_push(c, took);
         if (cmd_errors)
             cmdstats_errors(cmd_last_error, cmd_errors);
         /* blocked clients on other workers retry once EXEC releases the stripes */

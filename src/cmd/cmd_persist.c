@@ -2,6 +2,7 @@
  * themselves are src/persist, persist.h). */
 #include "cmd/persist.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
@@ -70,6 +71,10 @@ int cmd_persist_debug(struct conn *c)
         if (arg_ll(c, 2, &v, NULL))
             return 1;
         atomic_store(&rdb_skip_checksum, v != 0);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "segfault") && c->argc == 2) {
+        /* the crash report (src/server/crash.c) is what is tested */
+        raise(SIGSEGV);
         reply_ok(c);
     } else {
         return 0;

@@ -12,6 +12,7 @@
 #include "cmd/tracking.h"
 #include "cmd/acl.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/propagate.h"
 #include "cmd/blocking.h"
 #include "cmd/multi.h"
@@ -20,6 +21,7 @@
 #include "cmd/slowlog.h"
 #include "core/alloc.h"
 #include "core/config.h"
+#include "core/oom.h"
 #include "persist/persist.h"
 #include "store/slab.h"
 #include "core/log.h"
@@ -202,7 +204,7 @@ static void swapdb_command(struct conn *c)
  * settings change all together or not at all. */
 static void config_set_many(struct conn *c)
 {
-    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1;
+    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
 
@@ -261,6 +263,14 @@ static void config_set_many(struct conn *c)
         }
         if (!strcasecmp(name, "maxclients") && maxclients_fit(val, err, sizeof(err)))
             goto fail;
+        if (!strcasecmp(name, "oom-score-adj-values") && oom_values_parse(val, oomv)) {
+            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
+                     "- Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
+                     name);
+            goto fail;
+        }
+        if (!strncasecmp(name, "oom-score-adj", 13))
+            oom_named = i + 1;
         if (config_set(name, v, 1, 0, err, sizeof(err)))
             goto fail;
         if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
@@ -278,6 +288,13 @@ static void config_set_many(struct conn *c)
         }
         break;
     }
+    if (oom_named && oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA
+                                                                   : OOM_CLASS_MASTER)) {
+        arg_cstr(c, 2 + 2 * (oom_named - 1), name, sizeof(name));
+        snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') - "
+                 "Failed to set current oom_score_adj. Check server logs.", name);
+        goto fail;
+    }
     free(old);
     repl_update_gate();
     reply_ok(c);
@@ -294,6 +311,8 @@ fail:
             continue;
         }
         config_set(name, v, 1, 1, e2, sizeof(e2));
+        if (oom_named)
+            oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
         if (!strcasecmp(name, "requirepass"))
             acl_requirepass_set(old[i], strlen(old[i]));
     }
@@ -628,6 +647,9 @@ static void info_command(struct conn *c)
              * overhead the timer measured from the allocator (refreshed 10 times a second) */
             store_mem_flush();
             alloc_stats(&as);
+            /* the figure a client reads is the one the next write is checked against (a
+             * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
+            store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
             used = (size_t)store_used_for_limit();
             /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
              * the sampled overhead not positive, sums to 0: the allocator's figure then */
@@ -644,6 +666,7 @@ static void info_command(struct conn *c)
                 P("used_memory_human:%s\r\n", h1);
                 P("used_memory_peak:%zu\r\n", p);
                 P("used_memory_peak_human:%s\r\n", h2);
+                P("used_memory_peak_perc:%.2f%%\r\n", p ? 100.0 * (double)used / (double)p : 0.0);
             }
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
@@ -656,14 +679,31 @@ static void info_command(struct conn *c)
             P("allocator_active:%zu\r\n", as.active);
             P("allocator_resident:%zu\r\n", as.resident);
             P("allocator_retained:%zu\r\n", as.retained);
+            {
+                long long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+                long long sysmem = pages > 0 && psize > 0 ? pages * psize : 0;
+                bytes_human(h1, sizeof(h1), (double)sysmem);
+                P("total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n", sysmem, h1);
+            }
             P("allocator_frag_ratio:%.2f\r\n", as.allocated ? (double)as.active / (double)as.allocated : 0.0);
+            P("allocator_frag_bytes:%lld\r\n", (long long)as.active - (long long)as.allocated);
+            P("allocator_rss_ratio:%.2f\r\n", as.active ? (double)as.resident / (double)as.active : 0.0);
+            P("allocator_rss_bytes:%lld\r\n", (long long)as.resident - (long long)as.active);
+            P("rss_overhead_ratio:%.2f\r\n", as.resident ? (double)rss / (double)as.resident : 0.0);
+            P("rss_overhead_bytes:%lld\r\n", (long long)rss - (long long)as.resident);
             bytes_human(h1, sizeof(h1), (double)cfg.maxmemory);
             P("maxmemory:%lld\r\n", cfg.maxmemory);
             P("maxmemory_human:%s\r\n", h1);
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
+            P("mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
+            /* what maxmemory does not count: nothing here (the AOF's and the replicas'
+             * buffers are outside used_memory's keyspace figure) */
+            P("mem_not_counted_for_evict:0\r\n");
             P("mem_allocator:%s\r\n", alloc_name());
             repl_info_memory(&b);
+            /* no defragmenter, and values are freed at once (UNLINK and FLUSHALL ASYNC too) */
+            P("active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
             if (cmd_info_memory_hook)
                 cmd_info_memory_hook(&b);
             P("\r\n");
@@ -686,7 +726,10 @@ static void info_command(struct conn *c)
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
-            P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\n", pubsub_nchannels(), pubsub_npatterns());
+            P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\npubsubshard_channels:%ld\r\n",
+              pubsub_nchannels(), pubsub_npatterns(), pubsub_nshardchannels());
+            P("migrate_cached_sockets:%d\r\n",
+              atomic_load_explicit(&cmd_migrate_cached, memory_order_relaxed));
             P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
               tracking_total_keys(), tracking_total_items(), tracking_total_prefixes());
             uint64_t errs, rej;

@@ -427,8 +427,9 @@ static void sort_generic(struct conn *c, int readonly)
         reply_error(c, ERR_WRONGTYPE);
         goto done;
     }
-    /* an unsorted set written somewhere is sorted ALPHA so the result is deterministic */
-    if (it && it->type == OBJ_SET && o.dontsort && o.store) {
+    /* an unsorted set written somewhere or seen by a script is sorted ALPHA so the result is
+     * deterministic (Redis: STORE or CLIENT_SCRIPT) */
+    if (it && it->type == OBJ_SET && o.dontsort && (o.store || c->in_script)) {
         o.dontsort = 0;
         o.alpha = 1;
         o.by = 0;

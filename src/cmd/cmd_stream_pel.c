@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/coll.h"
+#include "cmd/notify.h"
 #include "cmd/propagate.h"
 #include "cmd/stream_int.h"
 
@@ -280,6 +281,9 @@ static int claim_one(struct conn *c, struct tstream *t, struct sgroup *g, struct
             (*cs)->seen = conn_now(c);
         else if (!(*cs = scg_cons_create(t, g, cn->p, cn->n, conn_now(c))))
             return -1;
+        else /* as Redis, a claim that creates its consumer tells so */
+            notify_event_key(NOTIFY_STREAM, "xgroup-createconsumer", c->db, c->argv[1].p,
+                             c->argv[1].n);
     }
     if (scg_pel_move(t, nk, *cs))
         return -1;
@@ -390,8 +394,9 @@ static void xclaim_command(struct conn *c)
                 cs = scg_cons_find(g, c->argv[3].p, c->argv[3].n);
                 if (cs)
                     cs->seen = now;
-                else
-                    cs = scg_cons_create(t, g, c->argv[3].p, c->argv[3].n, now);
+                else if ((cs = scg_cons_create(t, g, c->argv[3].p, c->argv[3].n, now)))
+                    notify_event_key(NOTIFY_STREAM, "xgroup-createconsumer", c->db,
+                                     c->argv[1].p, c->argv[1].n);
             }
             if (!cs || !(nk = scg_pel_add(t, g, cs, &id, dtime, 1))) {
                 c->flags |= CONN_CLOSE_ASAP; /* out of memory mid-reply */

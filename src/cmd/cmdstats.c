@@ -164,16 +164,32 @@ void cmdstats_call_slow(const struct cmd *cmd, int64_t usec, int failed)
         STAT_INC(st->failed);
 }
 
+void cmdstats_fail(const struct cmd *cmd)
+{
+    if (cmd->id >= 0 && cmd->id < MAX_IDS)
+        STAT_INC(block()[cmd->id].failed);
+}
+
 void cmdstats_reject(const struct cmd *cmd)
 {
     if (cmd->id >= 0 && cmd->id < MAX_IDS)
         STAT_INC(block()[cmd->id].rejected);
 }
 
+__thread unsigned cmd_errors_quiet;
+
 void cmdstats_errors(const char *msg, unsigned n)
 {
     char code[32];
     size_t len = 0;
+
+    if (TC_UNLIKELY(cmd_errors_quiet != 0)) {
+        unsigned q = cmd_errors_quiet < n ? cmd_errors_quiet : n;
+        cmd_errors_quiet = 0;
+        n -= q;
+        if (!n)
+            return;
+    }
 
     if (!msg)
         msg = "ERR";

@@ -30,12 +30,62 @@ void monitor_feed_slow(struct conn *c, const struct cmd *cmd)
     monitor_feed_argv(c, cmd, c->argc, c->argv);
 }
 
+static int arg_eq(const struct slice *a, const char *s)
+{
+    size_t n = strlen(s);
+    return a->n == n && !strncasecmp(a->p, s, n);
+}
+
+uint64_t cmd_redact_mask(const struct cmd *cmd, int argc, const struct slice *argv)
+{
+    const struct cmd *top = cmd->parent ? cmd->parent : cmd;
+    uint64_t m = 0;
+    int lim = argc < 64 ? argc : 64;
+
+#define REDACT(i) ((i) < lim ? (m |= 1ULL << (i)) : 0)
+    if (!strcmp(top->name, "auth")) {
+        for (int i = 1; i < lim; i++)
+            REDACT(i);
+    } else if (!strcmp(top->name, "hello")) {
+        for (int i = 2; i + 2 < argc; i++) {
+            if (arg_eq(&argv[i], "auth")) {
+                REDACT(i + 1);
+                REDACT(i + 2);
+                break;
+            }
+        }
+    } else if (!strcmp(cmd->name, "acl|setuser")) {
+        for (int i = 2; i < lim; i++)
+            REDACT(i); /* the user, its rules, its passwords */
+    } else if (!strcmp(cmd->name, "config|set")) {
+        for (int i = 2; i + 1 < argc; i += 2)
+            if (arg_eq(&argv[i], "requirepass") || arg_eq(&argv[i], "masterauth") ||
+                arg_eq(&argv[i], "masteruser"))
+                REDACT(i + 1);
+    } else if (!strcmp(top->name, "migrate")) {
+        for (int i = 6; i < argc; i++) {
+            if (arg_eq(&argv[i], "auth") && i + 1 < argc) {
+                REDACT(i + 1);
+                i++;
+            } else if (arg_eq(&argv[i], "auth2") && i + 2 < argc) {
+                REDACT(i + 1);
+                REDACT(i + 2);
+                i += 2;
+            } else if (arg_eq(&argv[i], "keys")) {
+                break;
+            }
+        }
+    }
+#undef REDACT
+    return m;
+}
+
 void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv)
 {
     const struct cmd *top = cmd->parent ? cmd->parent : cmd;
     char head[160];
     struct timeval tv;
-    int hl, redact_from = argc, redact_to = argc;
+    int hl;
 
     if ((((cmd->flags & CMD_SKIP_MONITOR) && !monitor_feeds_before(cmd)) ||
          (cmd->flags & CMD_ADMIN) || (top->flags & CMD_ADMIN) || (c->flags & CONN_CLOSE_ASAP)))
@@ -52,24 +102,15 @@ void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const st
                       (long)tv.tv_usec, c->db, c->addr);
     if (hl < 0 || hl >= (int)sizeof(head))
         hl = (int)sizeof(head) - 1;
-    /* passwords never reach a monitor (as Redis: AUTH's arguments, HELLO's AUTH pair) */
-    if (!strcmp(top->name, "auth")) {
-        redact_from = 1;
-    } else if (!strcmp(top->name, "hello")) {
-        for (int i = 2; i + 2 < argc; i++) {
-            if (argv[i].n == 4 && !strncasecmp(argv[i].p, "auth", 4)) {
-                redact_from = i + 1;
-                redact_to = i + 3;
-                break;
-            }
-        }
-    }
+    /* passwords never reach a monitor (as Redis: AUTH's arguments, HELLO's AUTH pair,
+     * MIGRATE's, ACL SETUSER's, CONFIG SET's of requirepass / masterauth) */
+    uint64_t redact = cmd_redact_mask(cmd, argc, argv);
     line.rpos = line.wpos = 0;
     buf_append(&line, head, (size_t)hl);
     for (int i = 0; i < argc; i++) {
         if (i)
             buf_append(&line, " ", 1);
-        if (i >= redact_from && i < redact_to)
+        if (i < 64 && (redact >> i & 1))
             buf_append(&line, "\"(redacted)\"", 12);
         else
             buf_append_repr(&line, argv[i].p, argv[i].n);
@@ -101,7 +142,7 @@ void monitor_close(struct conn *c)
         }
     }
     pthread_mutex_unlock(&mon_lock);
-    c->flags &= (uint16_t)~CONN_MONITOR;
+    c->flags &= ~CONN_MONITOR;
 }
 
 static void monitor_command(struct conn *c)

@@ -5,6 +5,7 @@
 #define TC_MONITOR_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "core/util.h"
 
@@ -26,6 +27,9 @@ struct slice;
 void monitor_feed_argv(struct conn *c, const struct cmd *cmd, int argc, const struct slice *argv);
 /* 1 when cmd's line goes out before it runs (scripts: their commands follow their line). */
 int monitor_feeds_before(const struct cmd *cmd);
+/* The arguments of cmd's line (argv) that MONITOR and SLOWLOG show as "(redacted)", as
+ * Redis's redactClientCommandArgument: bit i for argument i (the first 64). */
+uint64_t cmd_redact_mask(const struct cmd *cmd, int argc, const struct slice *argv);
 /* A worker thread ends: free its line buffer. */
 void monitor_thread_exit(void);
 /* c closes (owner): it monitors no more. */

@@ -89,6 +89,7 @@ void notify_flush_slow(int self)
     nbuf.rpos = nbuf.wpos = 0;
     if (nbuf.cap > 65536)
         buf_shrink(&nbuf, 4096);
+    tracking_bcast_flush();
 }
 
 /* The store removed a key by expiry or eviction (under its stripe lock). */
@@ -102,7 +103,11 @@ static void store_event(int why, int db, const char *key, size_t klen)
         notify_event_key(NOTIFY_EXPIRED, "expired", db, key, klen);
     else
         notify_event_key(NOTIFY_EVICTED, "evicted", db, key, klen);
+    /* no client changed it: NOLOOP clients hear of it too (Redis passes no client) */
+    uint64_t writer = tracking_writer;
+    tracking_writer = 0;
     tracking_invalidate(db, key, klen);
+    tracking_writer = writer;
 }
 
 void notify_thread_exit(void)

@@ -67,6 +67,13 @@ static inline void notify_flush(int self)
         notify_flush_slow(self);
 }
 
+/* Make the next notify_flush run its slow path (tracking's broadcast invalidations wait). */
+static inline void notify_wake_flush(void)
+{
+    if (!notify_pending)
+        notify_pending = 1;
+}
+
 /* A worker thread ends: free its event buffer. */
 void notify_thread_exit(void);
 

@@ -39,8 +39,7 @@ static _Thread_local struct {
     size_t prop_at;    /* pend offset of the first of them */
     size_t open_rec;   /* the explicit record being written (cmd_prop_begin) */
     int in_tx;
-    size_t tx_mark;    /* pend length after MULTI */
-    size_t tx_multi_at; /* the MULTI record's offset in pend */
+    size_t tx_mark;    /* pend length when EXEC began (its records follow) */
     uint64_t *bm;      /* stripe bitmap scratch */
     int may_defer;     /* a one-key command with the AOF off: its frame may wait for commit */
     const char *dfr;   /* that frame (the last record; c->frame, valid until commit) or NULL */
@@ -209,37 +208,22 @@ static void counted(size_t at)
         tl.prop_at = at;
 }
 
-/* The MULTI record at pend offset at takes the database of the record after it, so the
- * consumers' SELECT comes before MULTI, not inside the block (as Redis writes it). */
-static void multi_takes_next_db(size_t at)
+/* Records from pend offset start on go in MULTI ... EXEC so a replay applies them together.
+ * MULTI takes the database of the first of them, so the stream's SELECT comes before MULTI
+ * as in Redis's (SELECT, MULTI, SET ...). */
+static void wrap_multi_at(size_t start)
 {
-    char *base = tl.pend.data + tl.pend.rpos;
-    size_t end = buf_len(&tl.pend);
-    uint32_t len;
-    int32_t db;
-
-    if (at + 8 > end)
-        return;
-    memcpy(&len, base + at + 4, 4);
-    if (at + 8 + len + 8 > end)
-        return;
-    memcpy(&db, base + at + 8 + len, 4);
-    memcpy(base + at, &db, 4);
-}
-
-/* The running command propagated more than one record: wrap them in MULTI ... EXEC so a
- * replay applies them together (outside EXEC, which has its own block). */
-static void wrap_multi(void)
-{
-    size_t start, end, at, mlen;
+    size_t end, at, mlen;
+    int32_t db = -1;
     char m[64];
     char *base;
 
     if (tl.dfr)
         rec_undefer();
-    start = tl.prop_at;
     end = buf_len(&tl.pend);
-    at = rec_open(-1);
+    if (start + 8 <= end)
+        memcpy(&db, tl.pend.data + tl.pend.rpos + start, 4);
+    at = rec_open(db);
     rec_arr(1);
     rec_str("MULTI");
     rec_close(at);
@@ -250,11 +234,31 @@ static void wrap_multi(void)
     memcpy(m, base + end, mlen);
     memmove(base + start + mlen, base + start, end - start);
     memcpy(base + start, m, mlen);
-    multi_takes_next_db(start);
     at = rec_open(-1);
     rec_arr(1);
     rec_str("EXEC");
     rec_close(at);
+}
+
+/* The running command propagated more than one record: wrap them (outside EXEC, which has
+ * its own block). */
+static void wrap_multi(void)
+{
+    wrap_multi_at(tl.prop_at);
+}
+
+/* Records in pend from offset start on (each an 8-byte header: db, length). */
+static int records_from(size_t start)
+{
+    int n = 0;
+    size_t end = buf_len(&tl.pend);
+    while (start + 8 <= end) {
+        uint32_t len;
+        memcpy(&len, tl.pend.data + tl.pend.rpos + start + 4, 4);
+        start += 8 + len;
+        n++;
+    }
+    return n;
 }
 
 int cmd_prop_on(struct conn *c)
@@ -343,11 +347,11 @@ static void repl_publish(struct conn *c)
         return;
     if (tl.depth || tl.in_tx) { /* inside EXEC or a script: in its block (the AOF's too) */
         counted(buf_len(&tl.pend));
-        rec_slices(-1, c->argc, c->argv);
+        rec_slices(c->db, c->argc, c->argv);
         return;
     }
     size_t start = buf_len(&tl.pend);
-    rec_slices(-1, c->argc, c->argv);
+    rec_slices(c->db, c->argc, c->argv); /* with its SELECT, as Redis propagates it */
     repl_feed(tl.pend.data + tl.pend.rpos + start, buf_len(&tl.pend) - start);
     tl.pend.wpos = tl.pend.rpos + start;
 }
@@ -633,16 +637,12 @@ void aof_exec(struct conn *c, const struct cmd *cmd)
 
 void aof_tx_begin(struct conn *c)
 {
-    size_t at;
-
     (void)c;
     tl.in_tx = 1;
     tl.depth = 1;
-    at = rec_open(-1);
-    rec_arr(1);
-    rec_str("MULTI");
-    rec_close(at);
-    tl.tx_multi_at = at;
+    tl.nprop = 0;
+    if (tl.dfr)
+        rec_undefer();
     tl.tx_mark = buf_len(&tl.pend);
 }
 
@@ -650,26 +650,11 @@ void aof_tx_end(struct conn *c)
 {
     if (!tl.in_tx)
         return;
-    size_t nrec = 0, end = buf_len(&tl.pend);
-    char *base = tl.pend.data + tl.pend.rpos;
-    for (size_t off = tl.tx_mark; off + 8 <= end; nrec++) {
-        uint32_t len;
-        memcpy(&len, base + off + 4, 4);
-        off += 8 + len;
-    }
-    if (nrec == 0) {
-        tl.pend.rpos = tl.pend.wpos = 0; /* nothing written: no block */
-    } else if (nrec == 1) {
-        /* one command: as Redis 7.0, propagated alone, without MULTI ... EXEC */
-        memmove(base + tl.tx_multi_at, base + tl.tx_mark, end - tl.tx_mark);
-        tl.pend.wpos -= tl.tx_mark - tl.tx_multi_at;
-    } else {
-        multi_takes_next_db(tl.tx_multi_at);
-        size_t at = rec_open(-1);
-        rec_arr(1);
-        rec_str("EXEC");
-        rec_close(at);
-    }
+    if (tl.dfr)
+        rec_undefer();
+    /* as Redis 7.0: MULTI ... EXEC only around two records or more; one goes alone */
+    if (records_from(tl.tx_mark) > 1)
+        wrap_multi_at(tl.tx_mark);
     commit(c);
     tl.in_tx = 0;
     tl.depth = 0;

@@ -61,6 +61,11 @@ long pubsub_nchannels(void)
     return atomic_load_explicit(&ps_ntab[PS_CH], memory_order_relaxed);
 }
 
+long pubsub_nshardchannels(void)
+{
+    return atomic_load_explicit(&ps_ntab[PS_SHARD], memory_order_relaxed);
+}
+
 long pubsub_npatterns(void)
 {
     return atomic_load_explicit(&ps_ntab[PS_PAT], memory_order_relaxed);
@@ -198,8 +203,10 @@ static struct ps_conn *ps_of(struct conn *c)
 {
     if (!c->ps) {
         c->ps = calloc(1, sizeof(struct ps_conn));
-        if (c->ps) /* a subscriber's output has the pubsub class limit only */
-            c->flags &= (uint16_t)~CONN_OUT_LIMIT;
+        if (c->ps) { /* a subscriber's output has the pubsub class limit only */
+            c->flags &= ~CONN_OUT_LIMIT;
+            c->flags |= CONN_PUBSUB_LIMIT;
+        }
     }
     return c->ps;
 }
@@ -352,6 +359,7 @@ void pubsub_reset(struct conn *c)
     free(ps);
     c->ps = NULL;
     c->flags |= CONN_OUT_LIMIT;
+    c->flags &= ~CONN_PUBSUB_LIMIT;
 }
 
 static void subscribe_command(struct conn *c)
@@ -542,11 +550,19 @@ static int pubsub_deliver_other(struct conn *c, int kind, const char *p, size_t 
     }
     if (kind == PUBSUB_INV_NULL) {
         r |= resp_add_null(b, c->resp);
+    } else if (kind == PUBSUB_INV_ARR) {
+        r |= resp_add_raw(b, p, n);
     } else {
         r |= resp_add_array(b, 1);
         r |= resp_add_bulk(b, p, n);
     }
     return r;
+}
+
+void pubsub_write_conn(struct conn *c, int kind, const char *p, size_t n)
+{
+    if (!(c->flags & CONN_CLOSE_ASAP))
+        reply_check(c, pubsub_deliver_other(c, kind, p, n));
 }
 
 int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n)
@@ -663,8 +679,8 @@ static struct cmd cmds[] = {
     {"punsubscribe", punsubscribe_command, -1, "pubsub noscript loading stale tc:subscribed", "", NULL, "pubsub", "Stop listening for messages posted to channels matching the given patterns"},
     {"ssubscribe", ssubscribe_command, -2, "pubsub noscript loading stale tc:subscribed", "", "not_key index:1 range:-1,1,0", "pubsub", "Listen for messages published to the given shard channels"},
     {"sunsubscribe", sunsubscribe_command, -1, "pubsub noscript loading stale tc:subscribed", "", "not_key index:1 range:-1,1,0", "pubsub", "Stop listening for messages posted to the given shard channels"},
-    {"publish", publish_command, 3, "pubsub loading stale fast", "", NULL, "pubsub", "Post a message to a channel"},
-    {"spublish", spublish_command, 3, "pubsub loading stale fast", "", "not_key index:1 range:0,1,0", "pubsub", "Post a message to a shard channel"},
+    {"publish", publish_command, 3, "pubsub loading stale fast may_replicate", "", NULL, "pubsub", "Post a message to a channel"},
+    {"spublish", spublish_command, 3, "pubsub loading stale fast may_replicate", "", "not_key index:1 range:0,1,0", "pubsub", "Post a message to a shard channel"},
     {"pubsub", pubsub_command, -2, "", "", NULL, "pubsub", "A container for Pub/Sub commands", pubsub_subs},
 };
 

@@ -19,6 +19,7 @@ void pubsub_reset(struct conn *c);
 /* INFO: channels with subscribers, distinct patterns (any thread). */
 long pubsub_nchannels(void);
 long pubsub_npatterns(void);
+long pubsub_nshardchannels(void);
 /* Publish msg on channel ch (PUBLISH without a client: keyspace events, invalidations) from
  * any thread; self is the calling worker's index or -1. Holds the registry lock while it
  * posts: call it with no stripe locked. Returns the receivers. */
@@ -26,13 +27,16 @@ long pubsub_publish(struct srv *srv, int self, const char *ch, size_t cn, const 
                     size_t mn);
 /* Post one message of kind to connection to, which the caller keeps alive (it holds the lock
  * of a registry to's close removes it from): PUBSUB_RAW writes p as it is (MONITOR),
- * PUBSUB_INV a client-side caching invalidation of key p, PUBSUB_INV_NULL of every key.
+ * PUBSUB_INV a client-side caching invalidation of key p, PUBSUB_INV_NULL of every key,
+ * PUBSUB_INV_ARR of the keys p holds as a RESP array.
  * Any thread; wakes to's worker. 0 or -1 when out of memory. */
-enum { PUBSUB_RAW = 3, PUBSUB_INV, PUBSUB_INV_NULL };
+enum { PUBSUB_RAW = 3, PUBSUB_INV, PUBSUB_INV_NULL, PUBSUB_INV_ARR };
 /* Or'ed into PUBSUB_INV*: to the tracking client itself (no REDIRECT), which receives
  * nothing in RESP2, as in Redis. */
 #define PUBSUB_INV_SELF 0x100
 int pubsub_post_conn(struct conn *to, int kind, const char *p, size_t n);
+/* The same, written to c's output at once: c's owner thread only. */
+void pubsub_write_conn(struct conn *c, int kind, const char *p, size_t n);
 /* 1 when anybody subscribes to anything (a relaxed load). */
 int pubsub_active(void);
 /* In a fork child that runs commands (SCRIPT DEBUG YES): the registry and the workers'

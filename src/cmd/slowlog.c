@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "cmd/monitor.h"
 #include "core/config.h"
 #include "core/forksafe.h"
 
@@ -60,10 +61,13 @@ void slowlog_push(struct conn *c, int64_t dur_us)
         free(e.argl);
         return;
     }
+    uint64_t redact = cmd_current ? cmd_redact_mask(cmd_current, c->argc, c->argv) : 0;
     for (int i = 0; i < e.argc; i++) {
         char tmp[SLOWLOG_MAX_ARGLEN + 64];
         size_t n;
-        if (i == SLOWLOG_MAX_ARGC - 1 && c->argc > SLOWLOG_MAX_ARGC) {
+        if (i < 64 && (redact >> i & 1)) {
+            n = (size_t)snprintf(tmp, sizeof(tmp), "(redacted)");
+        } else if (i == SLOWLOG_MAX_ARGC - 1 && c->argc > SLOWLOG_MAX_ARGC) {
             n = (size_t)snprintf(tmp, sizeof(tmp), "... (%d more arguments)",
                                  c->argc - SLOWLOG_MAX_ARGC + 1);
         } else if (c->argv[i].n > SLOWLOG_MAX_ARGLEN) {

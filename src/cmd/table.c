@@ -169,6 +169,7 @@ const struct cmd *cmd_lookup_full(const char *name, size_t len)
 }
 
 __thread const struct cmd *cmd_current;
+uint64_t (*cmd_script_flags_hook)(struct conn *c, const struct cmd *cmd, uint64_t flags);
 __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 __thread const char *cmd_last_error;
@@ -346,6 +347,7 @@ static __attribute__((noinline, cold)) int acl_denied(struct conn *c, const stru
                    r == ACL_DENIED_CMD ? NULL : &c->argv[pos], c->user);
     acl_denied_text(r, cmd, msg, sizeof(msg));
     reply_errorf(c, "%s", msg);
+    cmd_last_error = "NOPERM"; /* errorstats: every denial's text begins so (msg is gone) */
     return 1;
 }
 
@@ -373,6 +375,18 @@ static void reject(struct conn *c, const struct cmd *cmd, int exec_tx, const cha
 }
 
 static inline __attribute__((always_inline)) void call_inner(struct conn *c, int64_t *clk);
+
+/* maxmemory: evict before c's command runs; c's own invalidations of evicted keys it tracks
+ * go into its output now, before the reply (as Redis). 1 when there is still no room. */
+static int evict_before(struct conn *c)
+{
+    int r;
+
+    tracking_now_conn = c;
+    r = store_make_room(conn_store(c));
+    tracking_now_conn = NULL;
+    return r;
+}
 
 /* A command while CLIENT REPLY is OFF or SKIP: its output is dropped, except its pushes
  * (reply_push_begin/end) and CLIENT REPLY ON's +OK (the CLIENT REPLY OFF / SKIP that turned
@@ -532,16 +546,17 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         return;
     }
     /* EXEC is checked with its queued commands' flags; refused, it answers EXECABORT and
-     * the transaction is gone (Redis's rejectCommand) */
+     * the transaction is gone (Redis's rejectCommand). As Redis, every command evicts when
+     * over the limit; only those it rejects are refused. */
     exec_tx = TC_UNLIKELY(c->tx != NULL) && tx_active(c) && !strcmp(cmd->name, "exec");
     eflags = exec_tx ? tx_exec_flags(c, cmd->flags) : cmd->flags;
-    if (TC_UNLIKELY(cfg.maxmemory > 0) && oom_rejects(c, cmd, eflags) &&
-        store_make_room(conn_store(c))) {
+    if (TC_UNLIKELY(cfg.maxmemory > 0) && evict_before(c) && oom_rejects(c, cmd, eflags)) {
         reject(c, cmd, exec_tx, ERR_OOM);
         return;
     }
     if (TC_UNLIKELY(atomic_load_explicit(&repl_gate, memory_order_relaxed)) &&
-        (why = repl_refuse_why(c, eflags)) != NULL) {
+        (why = repl_refuse_why(c, exec_tx ? eflags : cmd_flags_of(c, cmd))) != NULL) {
+        /* (a script's call: with its script's flags, as Redis's getCommandFlags) */
         reject(c, cmd, exec_tx, why);
         return;
     }

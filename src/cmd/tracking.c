@@ -1,12 +1,14 @@
 #include "cmd/tracking.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/notify.h"
 #include "cmd/pubsub.h"
 #include "core/config.h"
 
@@ -67,6 +69,7 @@ struct tstate {
 };
 
 _Atomic long tracking_nclients;
+__thread struct conn *tracking_now_conn;
 __thread uint64_t tracking_writer;
 static _Atomic long nbcast;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,7 +118,10 @@ static struct tstate *reg_find(uint64_t id)
 static void send_locked(struct tstate *ts, int kind, const char *p, size_t n)
 {
     if (!ts->redir) {
-        pubsub_post_conn(ts->c, kind | PUBSUB_INV_SELF, p, n);
+        if (TC_UNLIKELY(ts->c == tracking_now_conn))
+            pubsub_write_conn(ts->c, kind | PUBSUB_INV_SELF, p, n);
+        else
+            pubsub_post_conn(ts->c, kind | PUBSUB_INV_SELF, p, n);
         return;
     }
     struct tstate *t = reg_find(ts->redir);
@@ -139,6 +145,13 @@ static void send_locked(struct tstate *ts, int kind, const char *p, size_t n)
             return;
     }
     ts->broken = 1;
+    /* as Redis: a RESP3 client hears that its invalidations have nowhere to go */
+    if (__atomic_load_n(&ts->c->resp, __ATOMIC_RELAXED) >= 3) {
+        char msg[64];
+        int m = snprintf(msg, sizeof(msg), ">2\r\n$21\r\ntracking-redir-broken\r\n:%llu\r\n",
+                         (unsigned long long)ts->redir);
+        pubsub_post_conn(ts->c, PUBSUB_RAW, msg, (size_t)m);
+    }
 }
 
 static uint64_t *entry_word(struct tkey *e, uint32_t i)
@@ -162,11 +175,43 @@ static void entry_free(struct tkey *e)
     free(e);
 }
 
-/* Tell e's readers (and, when bcast, the matching broadcast clients) that key p changed. */
+/* Broadcast invalidations wait in a per-thread list until the command (or the expiry sweep)
+ * ends, then go out as one message per client and prefix with every key of that prefix, as
+ * Redis sends them before it sleeps: a record is the writer's ID, the key's length, the key. */
+struct bpend {
+    uint64_t writer;
+    uint32_t n;
+    uint32_t seq;
+};
+#define BPEND_SIZE(n) (sizeof(struct bpend) + (n) + (8 - (n) % 8) % 8)
+static __thread struct buf bcast_keys; /* records, each 8-byte aligned (the buffer is malloc'd) */
+static __thread uint32_t bcast_seq;
+
+static void bcast_remember(const char *p, size_t n, uint64_t writer)
+{
+    struct bpend r = {writer, (uint32_t)n, bcast_seq++};
+
+    static const char pad[8];
+    size_t padn = (8 - n % 8) % 8; /* records stay 8-byte aligned */
+
+    if (n > UINT32_MAX || buf_reserve(&bcast_keys, sizeof(r) + n + padn))
+        return; /* out of memory: lost, as a full output buffer would lose it */
+    buf_append(&bcast_keys, &r, sizeof(r));
+    buf_append(&bcast_keys, p, n);
+    buf_append(&bcast_keys, pad, padn);
+    notify_wake_flush(); /* notify_flush calls tracking_bcast_flush */
+}
+
+/* Tell e's readers (and, when bcast, the broadcast clients through the pending list) that
+ * key p changed. */
 static void deliver_key(struct tkey *e, const char *p, size_t n, uint64_t writer, int bcast)
 {
+    if (bcast)
+        bcast_remember(p, n, writer);
+    if (!e)
+        return;
     pthread_mutex_lock(&reg_lock);
-    for (uint32_t i = 0; e && i < e->nw; i++) {
+    for (uint32_t i = 0; i < e->nw; i++) {
         for (uint64_t w = *entry_word(e, i); w; w &= w - 1) {
             uint32_t sl = i * 64 + (uint32_t)__builtin_ctzll(w);
             struct tstate *ts = sl < nslots ? slots[sl] : NULL;
@@ -175,18 +220,85 @@ static void deliver_key(struct tkey *e, const char *p, size_t n, uint64_t writer
             send_locked(ts, PUBSUB_INV, p, n);
         }
     }
-    for (int i = 0; bcast && i < nreg; i++) {
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static int bpend_cmp(const void *a, const void *b)
+{
+    const struct bpend *x = *(const struct bpend *const *)a, *y = *(const struct bpend *const *)b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int r = memcmp(x + 1, y + 1, n);
+
+    if (r)
+        return r;
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void tracking_bcast_flush(void)
+{
+    struct bpend **v;
+    size_t nv = 0, at;
+    struct buf msg = {0};
+
+    if (!buf_len(&bcast_keys))
+        return;
+    for (at = bcast_keys.rpos; at < bcast_keys.wpos; nv++)
+        at += BPEND_SIZE(((struct bpend *)(bcast_keys.data + at))->n);
+    v = malloc(nv * sizeof(*v));
+    if (!v)
+        goto out;
+    nv = 0;
+    for (at = bcast_keys.rpos; at < bcast_keys.wpos; nv++) {
+        v[nv] = (struct bpend *)(bcast_keys.data + at);
+        at += BPEND_SIZE(v[nv]->n);
+    }
+    /* each key once, in order, with the writer of its last change (NOLOOP) */
+    qsort(v, nv, sizeof(*v), bpend_cmp);
+    size_t nk = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (i + 1 < nv && v[i]->n == v[i + 1]->n && !memcmp(v[i] + 1, v[i + 1] + 1, v[i]->n))
+            continue;
+        v[nk++] = v[i];
+    }
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < nreg; i++) {
         struct tstate *ts = reg[i];
-        if (!(ts->flags & TF_BCAST) || ((ts->flags & TF_NOLOOP) && ts->id == writer))
+        if (!(ts->flags & TF_BCAST))
             continue;
         for (int j = 0; j < ts->npfx; j++) {
-            if (n >= ts->pl[j] && !memcmp(p, ts->pfx[j], ts->pl[j])) {
-                send_locked(ts, PUBSUB_INV, p, n);
-                break;
+            long cnt = 0;
+            char hdr[32];
+            msg.rpos = msg.wpos = 0;
+            for (size_t k = 0; k < nk; k++) {
+                const char *p = (const char *)(v[k] + 1);
+                if (v[k]->n < ts->pl[j] || memcmp(p, ts->pfx[j], ts->pl[j]) ||
+                    ((ts->flags & TF_NOLOOP) && ts->id == v[k]->writer))
+                    continue;
+                if (resp_add_bulk(&msg, p, v[k]->n))
+                    break;
+                cnt++;
             }
+            if (!cnt)
+                continue;
+            /* the array's header in front of its elements */
+            int h = snprintf(hdr, sizeof(hdr), "*%ld\r\n", cnt);
+            if (buf_reserve(&msg, (size_t)h))
+                continue;
+            memmove(msg.data + msg.rpos + h, msg.data + msg.rpos, buf_len(&msg));
+            memcpy(msg.data + msg.rpos, hdr, (size_t)h);
+            msg.wpos += (size_t)h;
+            send_locked(ts, PUBSUB_INV_ARR, msg.data + msg.rpos, buf_len(&msg));
         }
     }
     pthread_mutex_unlock(&reg_lock);
+    free(v);
+out:
+    buf_deinit(&msg);
+    bcast_keys.rpos = bcast_keys.wpos = 0;
+    if (bcast_keys.cap > 65536)
+        buf_deinit(&bcast_keys);
 }
 
 /* The index of key p in sh (lock held, sh->t set), or of the empty slot it would take
@@ -276,6 +388,16 @@ static void table_trim(unsigned from)
         entry_free(e);
         evicted++;
     }
+}
+
+void tracking_tick(void)
+{
+    long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
+
+    /* CONFIG SET tracking-table-max-keys may have put the table over: trim it as the keys
+     * come in, and here, without new keys (Redis's cron does the same) */
+    if (max > 0 && atomic_load_explicit(&tkeys, memory_order_relaxed) > max)
+        table_trim(0);
 }
 
 static int shard_grow(struct tshard *sh)
@@ -496,6 +618,13 @@ static int remember_cb(void *arg, int pos, unsigned flags)
     return 0;
 }
 
+/* EVAL, EVALSHA, FCALL and their _RO forms: never tracked as commands themselves (their
+ * declared keys are, when the script reads: tracking_remember_caller_keys). */
+static int is_script_call(const struct cmd *cmd)
+{
+    return !strncmp(cmd->name, "eval", 4) || !strncmp(cmd->name, "fcall", 5);
+}
+
 void tracking_after_command(struct conn *c, const struct cmd *cmd)
 {
     struct tstate *ts = c->trk;
@@ -510,7 +639,8 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
     }
     if (!ts || !ts->on)
         return;
-    if ((cmd->flags & CMD_READONLY) && !(ts->flags & TF_BCAST) &&
+    if ((cmd->flags & CMD_READONLY) && !is_script_call(cmd) &&
+        !(ts->flags & TF_BCAST) &&
         !((ts->flags & TF_OPTIN) && !ts->caching) && !((ts->flags & TF_OPTOUT) && ts->caching)) {
         if (cmd->flags & CMD_ONE_KEY) {
             if (c->argc > cmd->first)

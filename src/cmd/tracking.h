@@ -32,6 +32,14 @@ static inline void tracking_invalidate(int db, const char *p, size_t n)
     if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
         tracking_invalidate_slow(p, n);
 }
+/* Set while the store evicts before this connection's command: invalidations for it are
+ * written to its output at once instead of after the command (owner thread). */
+extern __thread struct conn *tracking_now_conn;
+/* The server's timer (one worker): keep the table within tracking-table-max-keys. */
+void tracking_tick(void);
+/* Send the broadcast (BCAST) invalidations this thread's command or sweep collected: one
+ * message per client and prefix (notify_flush calls it; no stripe may be held). */
+void tracking_bcast_flush(void);
 /* c (c->trk set) will read key p (its command's only key) soon, pipelined: prefetch its place
  * in the table and return its hash there, for tracking_after_command (c->trk_hash), or 0. */
 uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n);

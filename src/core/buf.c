@@ -38,8 +38,12 @@ void buf_compact(struct buf *b)
     b->wpos = n;
 }
 
+_Atomic unsigned long buf_big_frees;
+
 void buf_deinit(struct buf *b)
 {
+    if (b->cap >= 65536)
+        atomic_fetch_add_explicit(&buf_big_frees, 1, memory_order_relaxed);
     free(b->data);
     b->data = NULL;
     b->rpos = b->wpos = b->cap = 0;
@@ -58,6 +62,8 @@ void buf_shrink(struct buf *b, size_t keep)
         return;
     }
     p = realloc(b->data, keep);
+    if (b->cap >= 65536)
+        atomic_fetch_add_explicit(&buf_big_frees, 1, memory_order_relaxed);
     if (p) {
         b->data = p;
         b->cap = keep;

@@ -3,6 +3,7 @@
 #ifndef TC_BUF_H
 #define TC_BUF_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -38,6 +39,10 @@ void buf_compact(struct buf *b);
 /* Append p[0..n) quoted as Redis quotes it (sdscatrepr: MONITOR, the Lua debugger): "...", with
  * \n \r \t \a \b \\ \" and \xHH escapes. 0 or -1 (out of memory). */
 int buf_append_repr(struct buf *b, const char *p, size_t n);
+/* Count of buffers of 64 KiB or more freed or shrunk (any thread, relaxed): a memory figure
+ * measured before a change of it may be stale (maxmemory measures again before evicting). */
+extern _Atomic unsigned long buf_big_frees;
+
 /* Release the storage. */
 void buf_deinit(struct buf *b);
 /* Shrink a large idle buffer back to at most keep bytes of capacity. */

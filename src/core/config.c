@@ -172,6 +172,8 @@ static struct setting settings[] = {
     S("latency-tracking-info-percentiles", latency_tracking_info_percentiles, 1),
     {"busy-reply-threshold", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
+    {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
+     F_HIDDEN, NULL},
     {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
     {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, 1LL << 50, 1, NULL},
@@ -332,6 +334,7 @@ static struct setting settings[] = {
     {"cluster-link-sendbuf-limit", C_MEM, &cfg.cluster_link_sendbuf_limit, 0, 0, LLONG_MAX, 1, NULL},
     /* persistence tests (Redis's hidden settings) */
     {"use-exit-on-panic", C_BOOL, &cfg.use_exit_on_panic, 0, 0, 1, 1, NULL, F_HIDDEN, NULL},
+    {"watchdog-period", C_INT, &cfg.watchdog_period, 0, 0, INT_MAX, 1, NULL, F_HIDDEN, NULL},
 #undef B
 #undef I
 #undef E
@@ -379,7 +382,7 @@ void config_defaults(void)
     cfg.stop_writes_on_bgsave_error = 1;
     cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
     cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;
-    cfg.maxmemory_policy = MM_ALLKEYS_LRU;
+    cfg.maxmemory_policy = MM_NOEVICTION; /* Redis's default; memcached's command line: LRU */
     cfg.maxmemory_samples = 5;
     cfg.lfu_log_factor = 10;
     cfg.lfu_decay_time = 1;
@@ -600,6 +603,41 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_STR:
         if (strlen(v) >= s->cap)
             goto bad;
+        if (s->ptr == cfg.latency_tracking_info_percentiles) {
+            /* (conn) as Redis: numbers 0..100, kept as it prints doubles ("0.0" is "0") */
+            char norm[sizeof(cfg.latency_tracking_info_percentiles)];
+            size_t nl = 0;
+            for (const char *q = v; *q;) {
+                char *end;
+                double d;
+                while (*q == ' ')
+                    q++;
+                if (!*q)
+                    break;
+                d = strtod(q, &end);
+                if (end == q || (*end && *end != ' ') || d < 0 || d > 100)
+                    goto bad;
+                /* Redis prints "%f" without its trailing zeros (and dot): 99.9, 50 */
+                char num[64];
+                int k = snprintf(num, sizeof(num), "%f", d);
+                while (k > 0 && strchr(num, '.') && (num[k - 1] == '0' || num[k - 1] == '.'))
+                    if (num[--k] == '.') {
+                        num[k] = '\0';
+                        break;
+                    } else {
+                        num[k] = '\0';
+                    }
+                nl += (size_t)snprintf(norm + nl, sizeof(norm) - nl, "%s%s", nl ? " " : "", num);
+                if (nl >= sizeof(norm))
+                    goto bad;
+                q = end;
+            }
+            norm[nl] = '\0';
+            pthread_mutex_lock(&str_lock);
+            strcpy((char *)s->ptr, norm);
+            pthread_mutex_unlock(&str_lock);
+            break;
+        }
         pthread_mutex_lock(&str_lock);
         strcpy((char *)s->ptr, v);
         pthread_mutex_unlock(&str_lock);
@@ -676,18 +714,27 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         snprintf(copy, sizeof(copy), "%s", v);
         for (t = strtok_r(copy, " ", &save); t && nw < 64; t = strtok_r(NULL, " ", &save))
             words[nw++] = t;
+        /* (conn) Redis's reasons in the error */
+        const char *why = NULL;
         if (nw == 0 || nw % 4 || nw > 60)
-            goto bad;
-        for (int i = 0; i < nw; i += 4) {
+            why = "Wrong number of arguments in buffer limit configuration.";
+        for (int i = 0; !why && i < nw; i += 4) {
             const char *cn = words[i];
             cls[i / 4] = !strcasecmp(cn, "normal") ? 0
                          : (!strcasecmp(cn, "replica") || !strcasecmp(cn, "slave")) ? 1
                          : !strcasecmp(cn, "pubsub") ? 2 : -1;
-            if (cls[i / 4] < 0 || !util_parse_memsize(words[i + 1], &vals[i + 1]) ||
-                !util_parse_memsize(words[i + 2], &vals[i + 2]) ||
-                !util_str2ll(words[i + 3], strlen(words[i + 3]), &vals[i + 3]) ||
-                vals[i + 1] < 0 || vals[i + 2] < 0 || vals[i + 3] < 0)
-                goto bad;
+            if (cls[i / 4] < 0)
+                why = "Invalid client class specified in buffer limit configuration.";
+            else if (!util_parse_memsize(words[i + 1], &vals[i + 1]) ||
+                     !util_parse_memsize(words[i + 2], &vals[i + 2]) ||
+                     !util_str2ll(words[i + 3], strlen(words[i + 3]), &vals[i + 3]) ||
+                     vals[i + 1] < 0 || vals[i + 2] < 0 || vals[i + 3] < 0)
+                why = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        }
+        if (why) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - %s",
+                     s->name, why);
+            return -1;
         }
         for (int i = 0; i < nw; i += 4)
             for (int j = 0; j < 3; j++)

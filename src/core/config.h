@@ -54,7 +54,7 @@ struct config {
     int auto_aof_rewrite_percentage; /* growth over the base size that triggers a rewrite */
     long long auto_aof_rewrite_min_size;
     int aof_load_truncated;          /* load an AOF whose last command is cut short */
-    int aof_use_rdb_preamble;        /* base file as RDB (the only base format written) */
+    int aof_use_rdb_preamble;        /* base file as RDB (yes) or RESP commands (no) */
     int no_appendfsync_on_rewrite;   /* no fsync while a rewrite child runs */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
@@ -71,6 +71,8 @@ struct config {
     int latency_tracking;                 /* per-command latency histograms (INFO latencystats) */
     char latency_tracking_info_percentiles[128];
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
+    int lua_enable_deprecated_api;  /* scripts keep getfenv, setfenv and newproxy (Debian's
+                                     * redis 7.0.15 setting, immutable, hidden) */
     int daemonize;
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
@@ -180,6 +182,7 @@ struct config {
     char bind_source_addr[64];   /* address outgoing (replication) connections bind to */
     int crash_log_enabled;       /* a crash report in the log on a fatal signal */
     int use_exit_on_panic;       /* tests: a crash ends with exit(1), not the signal */
+    int watchdog_period;         /* inert: no watchdog stack traces are logged */
     int crash_memcheck_enabled;  /* inert */
     int aof_disable_auto_gc;     /* keep history AOF files after a rewrite */
     int io_threads_do_reads;     /* inert: every worker reads its own sockets */

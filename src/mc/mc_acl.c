@@ -17,6 +17,10 @@
  *   flush_all                                  FLUSHALL          @keyspace @write @slow @dangerous
  *   me <key>                                   OBJECT IDLETIME <key>  @keyspace @read @slow
  *
+ * and the data commands as the Redis command of the same kind: get/gets/mg GET, gat GETEX,
+ * touch EXPIRE, set/add/replace/cas/ms SET, append/prepend APPEND, incr/ma INCRBY, decr
+ * DECRBY, delete/md DEL (their keys' read/write patterns are checked as before).
+ *
  * A denial is logged in ACL LOG as Redis logs one (reason command, or key with the key). */
 #include <string.h>
 
@@ -70,26 +74,72 @@ static int redis_equivalent(const struct mc_req *r, struct slice *av)
             return W(0, "DEBUG"), 1;
         return W(0, "CONFIG"), W(1, "SET"), 2; /* slabs, lru, lru_crawler's settings,
                                                  * cache_memlimit */
+    /* data commands: the command's own category (a user with -@write cannot store through
+     * the memcached port); one-key commands with their key, so that one selector must allow
+     * both, as in Redis; multi-key gets without (their keys are checked one by one after) */
+    case MC_GET: case MC_GETS:
+        return W(0, "GET"), 1;
+    case MC_GAT: case MC_GATS:
+        return W(0, "GETEX"), 1;
+    case MC_MG:
+        W(0, "GET");
+        break;
+    case MC_TOUCH:
+        W(0, "EXPIRE");
+        break;
+    case MC_SET: case MC_ADD: case MC_REPLACE: case MC_CAS: case MC_MS:
+        W(0, "SET");
+        break;
+    case MC_APPEND: case MC_PREPEND:
+        W(0, "APPEND");
+        break;
+    case MC_INCR: case MC_MA:
+        W(0, "INCRBY");
+        break;
+    case MC_DECR:
+        W(0, "DECRBY");
+        break;
+    case MC_DELETE: case MC_MD:
+        W(0, "DEL");
+        break;
     default:
         return 0;
     }
+    av[1].p = r->key.p;
+    av[1].n = r->key.n;
+    return 2;
 #undef W
+}
+
+static int check(struct conn *c, int n, const struct slice *av)
+{
+    const struct cmd *cmd, *container = NULL;
+    int pos;
+
+    cmd = cmd_resolve(n, av, &container);
+    if (!cmd) /* the table always has these: refuse rather than allow if one is missing */
+        return 1;
+    return acl_check_conn(c, cmd, n, av, "toplevel", &pos) != ACL_OK;
 }
 
 int mc_acl_denied(struct conn *c, const struct mc_req *r)
 {
     struct slice av[4];
-    const struct cmd *cmd, *container = NULL;
-    int n, pos;
+    int n;
 
     if (TC_LIKELY(c->user == NULL) ||
         atomic_load_explicit(&c->user->allperm, memory_order_relaxed))
         return 0;
     n = redis_equivalent(r, av);
-    if (n == 0)
+    return n ? check(c, n, av) : 0;
+}
+
+int mc_acl_cmd_denied(struct conn *c, const char *name, const char *key, size_t klen)
+{
+    struct slice av[2] = {{name, strlen(name)}, {key, klen}};
+
+    if (TC_LIKELY(c->user == NULL) ||
+        atomic_load_explicit(&c->user->allperm, memory_order_relaxed))
         return 0;
-    cmd = cmd_resolve(n, av, &container);
-    if (!cmd) /* the table always has these: refuse rather than allow if one is missing */
-        return 1;
-    return acl_check_conn(c, cmd, n, av, "toplevel", &pos) != ACL_OK;
+    return check(c, key ? 2 : 1, av);
 }

@@ -68,7 +68,7 @@ static void get_cmd(struct conn *c, struct mcb_req *r)
 
     store_key(s, &k, MC_DB, r->key, r->keylen);
     store_lock(s, k.stripe);
-    it = strval_find_locked(s, &k, now, &expired);
+    it = mc_find_locked(c, s, &k, now, &expired);
     if (it) {
         char fl[4];
         uint64_t cas;
@@ -186,7 +186,7 @@ static void delete_cmd(struct conn *c, struct mcb_req *r)
     store_key(s, &k, MC_DB, r->key, r->keylen);
     store_lock(s, k.stripe);
     if (r->cas) {
-        struct item *it = strval_find_locked(s, &k, mc_now(c), NULL);
+        struct item *it = mc_find_locked(c, s, &k, mc_now(c), NULL);
         if (!it)
             st = MCB_ST_KEY_ENOENT;
         else if (item_cas_field(it) != r->cas)
@@ -552,6 +552,23 @@ static int acl_denied(struct conn *c, struct mcb_req *r)
 {
     int ok;
 
+    const char *as = NULL; /* the Redis command of the same kind (mc_acl.c) */
+
+    switch (r->base) {
+    case MCB_GET: case MCB_GETK: as = "GET"; break;
+    case MCB_GAT: case MCB_GATK: as = "GETEX"; break;
+    case MCB_TOUCH: as = "EXPIRE"; break;
+    case MCB_SET: case MCB_ADD: case MCB_REPLACE: as = "SET"; break;
+    case MCB_APPEND: case MCB_PREPEND: as = "APPEND"; break;
+    case MCB_INCR: as = "INCRBY"; break;
+    case MCB_DECR: as = "DECRBY"; break;
+    case MCB_DELETE: as = "DEL"; break;
+    default: break;
+    }
+    if (as && mc_acl_cmd_denied(c, as, r->key, r->keylen)) {
+        out_err(c, r, MCB_ST_AUTH_ERROR);
+        return 1;
+    }
     switch (r->base) {
     case MCB_GET: case MCB_GETK:
         ok = acl_mc_key_allowed(c, r->key, r->keylen, 0);
@@ -758,5 +775,8 @@ void mc_bin_input(struct conn *c)
             run_logged(c, r);
         else
             run(c, r);
+        conn_udp_cut(c); /* over UDP each reply is its own datagrams */
     }
+    if (TC_UNLIKELY(c->udp != NULL))
+        memset(&m->bp, 0, sizeof(m->bp)); /* a datagram is whole: drop an incomplete request */
 }

@@ -62,6 +62,8 @@ static void flush_check(struct conn *c)
     }
 }
 
+_Atomic int64_t mc_nocas_flush_s;
+
 int mc_flush_all(struct conn *c, int32_t exptime)
 {
     int64_t at = exptime > 0 ? mc_exptime_ms(exptime, mc_now(c)) : 0;
@@ -69,6 +71,9 @@ int mc_flush_all(struct conn *c, int32_t exptime)
     STAT_INC(mc_ws(c)->flush_cmds);
     if (!mc_cfg.flush_enabled)
         return -1; /* memcached -F */
+    if (!mc_cfg.cas_enabled) /* memcached's oldest_live, to the second (see mc_find_locked) */
+        atomic_store(&mc_nocas_flush_s, (at > MC_EXPIRED && at > mc_now(c) ? at : mc_now(c)) /
+                                            1000);
     if (at > MC_EXPIRED && at > mc_now(c))
         atomic_store(&g_flush_at_ms, at);
     else
@@ -271,11 +276,23 @@ void mc_cmd_input(struct conn *c)
     }
     flush_check(c);
     out_before = conn_pending(c);
+    if (TC_UNLIKELY(c->udp != NULL))
+        m->proto = MC_PROTO_UNKNOWN; /* UDP: each datagram chooses (the worker's pseudo conn) */
     if (TC_UNLIKELY(m->proto != MC_PROTO_TEXT) && buf_len(&c->rbuf) > 0) {
         /* the first byte chooses the protocol for the connection's life, as in memcached */
-        if (m->proto == MC_PROTO_UNKNOWN)
-            m->proto = (uint8_t)c->rbuf.data[c->rbuf.rpos] == MCB_REQ_MAGIC ? MC_PROTO_BINARY
-                                                                            : MC_PROTO_TEXT;
+        if (m->proto == MC_PROTO_UNKNOWN) {
+            int magic = (uint8_t)c->rbuf.data[c->rbuf.rpos] == MCB_REQ_MAGIC;
+            /* -B binds the protocol: under -B binary anything else is closed (memcached's
+             * "Invalid magic"), under -B ascii everything is text */
+            if (TC_UNLIKELY(mc_cfg.binding[0] != 'a') && !magic) {
+                c->flags |= CONN_CLOSE_ASAP;
+                c->rbuf.rpos = c->rbuf.wpos;
+                goto out;
+            }
+            if (TC_UNLIKELY(mc_cfg.binding[0] == 'a' && mc_cfg.binding[1] == 's'))
+                magic = 0;
+            m->proto = magic ? MC_PROTO_BINARY : MC_PROTO_TEXT;
+        }
         if (m->proto == MC_PROTO_BINARY) {
             mc_bin_input(c);
             goto out;

@@ -47,7 +47,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
 
         store_key(s, &k, MC_DB, t.p, t.n);
         store_lock(s, k.stripe);
-        it = strval_find_locked(s, &k, now, &expired);
+        it = mc_find_locked(c, s, &k, now, &expired);
         mc_watch_get(c, t.p, t.n, it);
         if (it) {
             uint64_t cas = 0;
@@ -91,7 +91,7 @@ void mc_touch_command(struct conn *c, struct mc_req *r)
 
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
-    it = strval_find_locked(s, &k, mc_now(c), NULL);
+    it = mc_find_locked(c, s, &k, mc_now(c), NULL);
     if (it) {
         it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(r->exptime, mc_now(c)));
         store_touch(it);

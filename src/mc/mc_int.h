@@ -50,7 +50,7 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors) X(idle_kicks)
+    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed)
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {
@@ -89,6 +89,29 @@ static inline uint64_t mc_item_cas(struct item *it)
 static inline int mc_pinned(struct conn *c, const struct item *it)
 {
     return ((struct mc_conn *)c->mc)->mg_prev == it;
+}
+
+/* -C (no CAS): the second of the last flush_all, memcached's oldest_live (0: none). Without
+ * CAS values memcached cannot tell an item stored in that very second after the flush from
+ * one stored before it, and treats both as flushed: so does mc_find_locked. */
+extern _Atomic int64_t mc_nocas_flush_s;
+
+/* k's live string item (strval_find_locked), or NULL; under -C an item last accessed no later
+ * than the flush_all's second once that second has come is flushed now (counted in
+ * get_flushed), as memcached's item_is_flushed does. Under the lock. */
+static inline struct item *mc_find_locked(struct conn *c, struct store *s, const struct skey *k,
+                                          int64_t now, int *expired)
+{
+    struct item *it = strval_find_locked(s, k, now, expired);
+    int64_t f;
+
+    if (TC_LIKELY(mc_cfg.cas_enabled) || !it ||
+        !(f = atomic_load_explicit(&mc_nocas_flush_s, memory_order_relaxed)) ||
+        f > now / 1000 || now / 1000 - (int64_t)store_idle_seconds(it) > f)
+        return it;
+    store_delete_locked(s, k, now);
+    STAT_INC(mc_ws(c)->get_flushed);
+    return NULL;
 }
 
 /* ---- output into c->wbuf: a buffer that cannot grow closes the connection ---- */
@@ -171,6 +194,9 @@ int mc_crawler_on(void);
  * CONFIG SET, stats cachedump: KEYS, me: OBJECT IDLETIME <key>, ...) is denied to c's user,
  * the denial logged in ACL LOG; the caller answers. 0 for commands without one. */
 int mc_acl_denied(struct conn *c, const struct mc_req *r);
+/* The same for the Redis command name (upper case) with key (NULL: none): the binary
+ * protocol's check. */
+int mc_acl_cmd_denied(struct conn *c, const char *name, const char *key, size_t klen);
 /* ---- "watch" (mc_watch.c): events logged to watcher connections ---- */
 #define MC_WATCH_FETCHERS 1u
 #define MC_WATCH_MUTATIONS 2u

@@ -22,7 +22,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
     STAT_INC(ws->meta_cmds);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
-    it = strval_find_locked(s, &k, now, &expired);
+    it = mc_find_locked(c, s, &k, now, &expired);
     mc_watch_get(c, r->key.p, r->key.n, it);
     if (!it && (has & MC_MF('N'))) {
         /* vivify an empty item; a key of another type is replaced */
@@ -346,7 +346,7 @@ void mc_me_command(struct conn *c, struct mc_req *r)
     STAT_INC(mc_ws(c)->meta_cmds);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
-    it = strval_find_locked(s, &k, now, NULL);
+    it = mc_find_locked(c, s, &k, now, NULL);
     if (!it) {
         store_unlock(s, k.stripe);
         mc_out_line(c, "EN");

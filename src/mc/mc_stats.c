@@ -20,7 +20,7 @@
 
 /* Store totals that "stats reset" zeroes (kept as a baseline, the store is shared). */
 struct mc_store_base {
-    uint64_t stored, evicted, expired_unfetched, evicted_unfetched;
+    uint64_t stored, evicted, expired_unfetched, evicted_unfetched, expired_swept;
 };
 
 static struct mc_stats g_base; /* subtracted after "stats reset", under g_base_lock */
@@ -169,6 +169,7 @@ static void stats_general(struct conn *c)
     st.evicted -= g_store_base.evicted;
     st.expired_unfetched -= g_store_base.expired_unfetched;
     st.evicted_unfetched -= g_store_base.evicted_unfetched;
+    st.expired_swept -= g_store_base.expired_swept;
     pthread_mutex_unlock(&g_base_lock);
     getrusage(RUSAGE_SELF, &ru);
 
@@ -183,7 +184,8 @@ static void stats_general(struct conn *c)
     STAT_U(c, "max_connections", cfg.maxclients);
     STAT_U(c, "curr_connections", curr);
     STAT_U(c, "total_connections", t.conns_total);
-    STAT_U(c, "rejected_connections", rejected);
+    if (mc_cfg.maxconns_fast) /* as memcached: only while maxconns_fast is on */
+        STAT_U(c, "rejected_connections", rejected);
     STAT_U(c, "connection_structures", curr);
     STAT_U(c, "response_obj_oom", 0);
     STAT_U(c, "response_obj_count", 0);
@@ -201,7 +203,7 @@ static void stats_general(struct conn *c)
     STAT_U(c, "get_hits", t.get_hits);
     STAT_U(c, "get_misses", t.get_misses);
     STAT_U(c, "get_expired", t.get_expired);
-    STAT_U(c, "get_flushed", 0);
+    STAT_U(c, "get_flushed", t.get_flushed);
     STAT_U(c, "delete_misses", t.delete_misses);
     STAT_U(c, "delete_hits", t.delete_hits);
     STAT_U(c, "incr_misses", t.incr_misses);
@@ -233,7 +235,8 @@ static void stats_general(struct conn *c)
     for (size_t i = 0; i < sizeof(zeros1) / sizeof(zeros1[0]); i++) {
         /* as memcached: the crawler's and the maintainer's counters only while configured */
         if ((!mc_crawler_on() && !strncmp(zeros1[i], "lru_crawler_", 12)) ||
-            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")))
+            (!mc_cfg.lru_maintainer && !strcmp(zeros1[i], "lru_maintainer_juggles")) ||
+            (!mc_cfg.slab_reassign && !strncmp(zeros1[i], "slab", 4)))
             continue;
         STAT_U(c, zeros1[i], 0);
     }
@@ -249,7 +252,8 @@ static void stats_general(struct conn *c)
     for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++) {
         if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
             continue;
-        STAT_U(c, zeros2[i], 0);
+        /* the active expire cycle is twincache's background reaper: memcached's crawler */
+        STAT_U(c, zeros2[i], i == 1 ? st.expired_swept : 0);
     }
     mc_out_line(c, "END");
 }
@@ -339,7 +343,30 @@ static void stats_settings(struct conn *c)
     mc_out_line(c, "END");
 }
 
-/* items and slabs: the whole keyspace of database 0 as one class, "1". */
+/* The chunk size of the smallest memcached slab class holding an item of size bytes: the
+ * classes memcached's slabs_init makes from -n (plus its 48-byte item header), -f and
+ * slab_chunk_max, 8-byte aligned; the last one is slab_chunk_max itself. */
+static uint64_t class_chunk(uint64_t size)
+{
+    double factor = atof(mc_cfg.growth_factor);
+    uint64_t max = mc_cfg.slab_chunk_max > 0 ? (uint64_t)mc_cfg.slab_chunk_max : 524288;
+    double cur = 48.0 + (mc_cfg.chunk_size > 0 ? mc_cfg.chunk_size : 48);
+
+    if (factor <= 1.0)
+        factor = 1.25;
+    for (int i = 1; i < 63 && cur < (double)max / factor; i++) {
+        uint64_t sz = (uint64_t)cur;
+        if (sz % 8)
+            sz += 8 - sz % 8;
+        if (sz >= size)
+            return sz;
+        cur = (double)sz * factor;
+    }
+    return max;
+}
+
+/* items and slabs: the whole keyspace of database 0 as one class, "1", whose chunk is the
+ * memcached class that holds the average item. */
 static void stats_items(struct conn *c, int slabs)
 {
     struct srv *srv = c->w->srv;
@@ -357,16 +384,29 @@ static void stats_items(struct conn *c, int slabs)
 
     sum_stats(&t);
     store_totals(srv->store, &st);
+    pthread_mutex_lock(&g_base_lock); /* "stats reset" zeroes the item counters too */
+#define X(f) t.f -= g_base.f;
+    MC_STAT_FIELDS(X)
+#undef X
+    st.evicted -= g_store_base.evicted;
+    st.expired_unfetched -= g_store_base.expired_unfetched;
+    st.evicted_unfetched -= g_store_base.evicted_unfetched;
+    st.expired_swept -= g_store_base.expired_swept;
+    pthread_mutex_unlock(&g_base_lock);
     if (slabs) {
-        if (n) {
+        /* memcached lists a class once it has pages, even when emptied since */
+        if (n || st.stored) {
             uint64_t mem = st.mem > 0 ? (uint64_t)st.mem : 0;
-            uint64_t chunk = mem / n;
+            uint64_t chunk = class_chunk(n ? (mem + n - 1) / n : 0);
+            uint64_t per = 1048576 / chunk, pages = (n + per - 1) / per;
+            if (!pages)
+                pages = 1;
             STAT_U(c, "1:chunk_size", chunk);
-            STAT_U(c, "1:chunks_per_page", chunk ? 1048576 / chunk : 0);
-            STAT_U(c, "1:total_pages", (mem + 1048575) / 1048576);
-            STAT_U(c, "1:total_chunks", n);
+            STAT_U(c, "1:chunks_per_page", per);
+            STAT_U(c, "1:total_pages", pages);
+            STAT_U(c, "1:total_chunks", pages * per);
             STAT_U(c, "1:used_chunks", n);
-            STAT_U(c, "1:free_chunks", 0);
+            STAT_U(c, "1:free_chunks", pages * per - n);
             STAT_U(c, "1:free_chunks_end", 0);
             STAT_U(c, "1:get_hits", t.get_hits);
             STAT_U(c, "1:cmd_set", t.set_cmds);
@@ -400,6 +440,8 @@ static void stats_items(struct conn *c, int slabs)
                 v = st.evicted_unfetched;
             else if (!strcmp(f, "hits_to_cold"))
                 v = t.get_hits;
+            else if (!strcmp(f, "crawler_reclaimed"))
+                v = st.expired_swept;
             snprintf(name, sizeof(name), "items:1:%s", f);
             STAT_U(c, name, v);
         }
@@ -509,6 +551,7 @@ static void stats_reset(struct conn *c)
     g_store_base.evicted = st.evicted;
     g_store_base.expired_unfetched = st.expired_unfetched;
     g_store_base.evicted_unfetched = st.evicted_unfetched;
+    g_store_base.expired_swept = st.expired_swept;
     pthread_mutex_unlock(&g_base_lock);
     detail_reset();
 }

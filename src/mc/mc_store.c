@@ -181,7 +181,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
                                   uint64_t req_cas, uint64_t *val, struct item **itp)
 {
     struct store *s = mc_store(c);
-    struct item *it = strval_find_locked(s, k, mc_now(c), NULL);
+    struct item *it = mc_find_locked(c, s, k, mc_now(c), NULL);
     int rc;
 
     *itp = NULL;

@@ -5,13 +5,17 @@
  * while watchers exist: a relaxed load of mc_watch_mask first); the watcher's own worker moves
  * them to the connection at its next tick (memcached's logger thread also delivers on a timer).
  * Evictions are accepted as a filter but not logged (the store reports no eviction events). */
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include "core/buf.h"
+#include "core/log.h"
 #include "mc/mc_cmd.h"
 #include "mc/mc_int.h"
 
@@ -176,7 +180,52 @@ static void mc_watch_tick(struct worker *w)
         worker_conn_done(w, ready[i]); /* may close it (and so unregister it) */
 }
 
+/* memcached's MEMCACHED_PORT_FILENAME: once the sockets are bound, "TCP INET: <port>" for
+ * each memcached TCP listener, then "UDP INET: <port>" for each UDP socket (INET6 for IPv6),
+ * written to <file>.lck and renamed, so a reader sees it whole. Once, by worker 0's first tick
+ * (the listeners are bound before any worker runs). */
+static void write_port_file(struct worker *w)
+{
+    const char *name = getenv("MEMCACHED_PORT_FILENAME");
+    struct srv *srv = w->srv;
+    char tmp[4096];
+    FILE *f;
+
+    if (!name || !mc_cfg.memcached_cmdline || snprintf(tmp, sizeof(tmp), "%s.lck", name) >=
+                                                  (int)sizeof(tmp))
+        return;
+    f = fopen(tmp, "a");
+    if (!f)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? srv->nudp : w->nl;
+        for (int i = 0; i < n; i++) {
+            int fd = pass ? srv->udp_fd[i] : w->lfd[i];
+            struct sockaddr_storage ss;
+            socklen_t len = sizeof(ss);
+            if ((pass ? srv->udp_proto[i] : (w->lproto[i] & 0xbf)) != PROTO_MC ||
+                getsockname(fd, (struct sockaddr *)&ss, &len))
+                continue;
+            if (ss.ss_family == AF_INET)
+                fprintf(f, "%s INET: %u\n", pass ? "UDP" : "TCP",
+                        ntohs(((struct sockaddr_in *)&ss)->sin_port));
+            else if (ss.ss_family == AF_INET6)
+                fprintf(f, "%s INET6: %u\n", pass ? "UDP" : "TCP",
+                        ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+        }
+    }
+    fclose(f);
+    if (rename(tmp, name))
+        log_warn("Could not rename %s to %s: %s", tmp, name, strerror(errno));
+}
+
 void mc_cmd_tick(struct worker *w)
 {
+    static int port_file_done; /* worker 0's own */
+
+    if (w->idx == 0 && TC_UNLIKELY(!port_file_done)) {
+        port_file_done = 1;
+        write_port_file(w);
+    }
     mc_watch_tick(w);
 }

@@ -46,6 +46,7 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_TLS_HSW 0x4000       /* ... and it waits for the socket to take its output */
 #define CONN_IO_PENDING 0x8000    /* a batched read or send of this turn completed but its
                                    * result is not applied yet (worker_serve_busy skips it) */
+#define CONN_PUBSUB_LIMIT 0x10000 /* the pubsub client-output-buffer-limit applies (subscribed) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
@@ -72,7 +73,7 @@ struct conn {
     int fd;
     uint8_t proto;         /* enum conn_proto */
     uint8_t resp;          /* RESP version: 2 or 3 */
-    uint16_t flags;        /* CONN_* */
+    uint32_t flags;        /* CONN_* */
     int db;                /* selected database */
     int authed;            /* passed AUTH (or no password needed) */
     struct acl_user *user; /* ACL user (cmd/acl.h; a reference), NULL: internal, all allowed */
@@ -126,13 +127,15 @@ struct conn {
     _Atomic int nsub, npsub; /* shared: channel / pattern subscriptions (CLIENT LIST) */
     /* shared: buffer sizes published by the owner after each I/O turn, for CLIENT LIST on
      * other workers (the buffers themselves are the owner's alone) */
-    size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap;
+    size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap, pub_omem;
     uint32_t pub_oll;
+    size_t qpeak;          /* the input buffer's largest use since the last timer pass */
     uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply,
                             * 3 skipping this one */
     uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     uint8_t ldb;           /* SCRIPT DEBUG (script layer): 0 off, 1 YES (forked), 2 SYNC */
+    uint8_t in_script;     /* a script's own client (script layer; Redis's CLIENT_SCRIPT) */
     char lib_name[32];     /* CLIENT SETINFO LIB-NAME / LIB-VER (cmd layer) */
     char lib_ver[32];
     struct conn_udp *udp;  /* a UDP pseudo-connection's datagram state (udp.c), else NULL */
@@ -213,6 +216,7 @@ static inline void conn_publish(struct conn *c)
     __atomic_store_n(&c->pub_obl, c->wbuf.wpos, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_ocap, c->wbuf.cap, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_oll, c->nrefs, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_omem, conn_pending(c), __ATOMIC_RELAXED);
 }
 
 /* Output classes of client-output-buffer-limit. */

@@ -40,7 +40,7 @@ int net_bind_inet(const char *addr, int port, int socktype, char *why, size_t ca
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = socktype;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    snprintf(portstr, sizeof(portstr), "%d", port);
+    snprintf(portstr, sizeof(portstr), "%d", port < 0 ? 0 : port); /* -1: any free port */
     r = getaddrinfo(addr, portstr, &hints, &res);
     if (r) {
         snprintf(why, cap, "%s", gai_strerror(r));

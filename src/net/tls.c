@@ -273,12 +273,12 @@ int tls_handshake(struct conn *c)
     int r = SSL_do_handshake(s);
 
     if (r == 1) {
-        c->flags &= (uint16_t) ~(CONN_TLS_HS | CONN_TLS_HSW);
+        c->flags &= ~(CONN_TLS_HS | CONN_TLS_HSW);
         return 1;
     }
     switch (SSL_get_error(s, r)) {
     case SSL_ERROR_WANT_READ:
-        c->flags &= (uint16_t)~CONN_TLS_HSW;
+        c->flags &= ~CONN_TLS_HSW;
         return 0;
     case SSL_ERROR_WANT_WRITE:
         c->flags |= CONN_TLS_HSW;

@@ -38,6 +38,11 @@ void srv_request_shutdown(struct srv *srv, int exitcode)
 {
     atomic_store(&srv->shutdown_exitcode, exitcode);
     atomic_store(&srv->shutdown, 1);
+    /* refuse new connections now (Linux: a listening socket shut for reading stops
+     * listening), not once every worker got to its drain: a worker may be inside a script the
+     * shutdown stops, and Redis is gone when SHUTDOWN returns */
+    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
+        shutdown(srv->workers[0].lfd[i], SHUT_RD);
     for (int i = 0; i < srv->nworkers; i++)
         worker_wake(&srv->workers[i]);
 }
@@ -47,7 +52,7 @@ static void update_events(struct worker *w, struct conn *c)
     struct epoll_event ev;
     int want_out = conn_pending(c) > 0 || (c->flags & CONN_TLS_HSW);
     int want_in = !(c->flags & (CONN_PAUSED_READ | CONN_CLOSE_AFTER_REPLY)) && !w->draining;
-    uint16_t nf = (uint16_t)(want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~CONN_WANT_WRITE));
+    uint32_t nf = want_out ? (c->flags | CONN_WANT_WRITE) : (c->flags & ~(uint32_t)CONN_WANT_WRITE);
 
     ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0) | (w->draining ? 0 : EPOLLRDHUP);
     ev.data.ptr = c;
@@ -178,6 +183,14 @@ static void after_io(struct worker *w, struct conn *c)
         }
         return;
     }
+    /* as Redis, a reply over the normal hard limit is never sent: checked before writing */
+    if ((c->flags & CONN_OUT_LIMIT) &&
+        (__atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED) > 0 ||
+         __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) &&
+        conn_out_limit(c, COBL_NORMAL, w->now_ms)) {
+        worker_close_conn(w, c);
+        return;
+    }
     if (conn_pending(c)) {
         if (w->batching) {
             flushq_add(w, c);
@@ -195,6 +208,7 @@ static void after_io(struct worker *w, struct conn *c)
  * update the epoll interest. */
 static void after_write(struct worker *w, struct conn *c)
 {
+    conn_publish(c);
     if (conn_pending(c) == 0 && (c->flags & CONN_CLOSE_AFTER_REPLY)) {
         worker_close_conn(w, c);
         return;
@@ -208,7 +222,7 @@ static void after_write(struct worker *w, struct conn *c)
     if (over)
         c->flags |= CONN_PAUSED_READ;
     else
-        c->flags &= (uint16_t)~CONN_PAUSED_READ;
+        c->flags &= ~CONN_PAUSED_READ;
     if (paused && !over && buf_len(&c->rbuf) && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
         /* resume: run what was left in the input buffer */
         w->srv->proto[c->proto].on_input(c);
@@ -302,7 +316,7 @@ static void deliver_mailbox(struct worker *w)
         }
     }
     for (int i = 0; i < nt; i++) {
-        w->touched[i]->flags &= (uint16_t)~CONN_MBOX_TOUCHED;
+        w->touched[i]->flags &= ~CONN_MBOX_TOUCHED;
         after_io(w, w->touched[i]);
     }
 }
@@ -343,6 +357,8 @@ static void read_done(struct worker *w, struct conn *c, ssize_t n, int err)
         return;
     }
     c->rbuf.wpos += (size_t)n;
+    if (buf_len(&c->rbuf) > c->qpeak)
+        c->qpeak = buf_len(&c->rbuf);
     STAT_ADD(w->st.net_in, (uint64_t)n);
     __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     if ((long long)buf_len(&c->rbuf) > cfg.client_query_buffer_limit) {
@@ -539,11 +555,14 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
     }
     if (nsub)
         uring_run(w, nsub);
+    w->rq = q; /* a long script in one of them applies the others' reads (worker_serve_busy) */
+    w->rq_res = u->res;
+    w->rq_n = n;
     for (int i = 0; i < n; i++) {
         struct conn *c = q[i];
         if (!c)
             continue;
-        c->flags &= (uint16_t)~CONN_IO_PENDING;
+        c->flags &= ~CONN_IO_PENDING;
         if (c->flags & CONN_CLOSED)
             continue;
         if (u->res[i] == INT32_MIN) {
@@ -552,6 +571,7 @@ static void recv_batch(struct worker *w, struct conn **q, int n)
         }
         read_done(w, c, u->res[i] < 0 ? -1 : u->res[i], u->res[i] < 0 ? -u->res[i] : 0);
     }
+    w->rq = NULL;
 #else
     for (int i = 0; i < n; i++)
         if (!(q[i]->flags & CONN_CLOSED))
@@ -578,7 +598,7 @@ static void flush_batch(struct worker *w)
             int nsub = 0;
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
-                c->flags &= (uint16_t)~CONN_FLUSHQ;
+                c->flags &= ~CONN_FLUSHQ;
                 u->res[j] = INT32_MIN;
                 u->want[j] = 0;
                 if ((c->flags & CONN_CLOSED) || !w->batching || m == 1 || c->tls)
@@ -610,7 +630,7 @@ static void flush_batch(struct worker *w)
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
                 int r = u->res[j];
-                c->flags &= (uint16_t)~CONN_IO_PENDING;
+                c->flags &= ~CONN_IO_PENDING;
                 if (c->flags & CONN_CLOSED)
                     continue;
                 if (r == INT32_MIN) {
@@ -634,7 +654,7 @@ static void flush_batch(struct worker *w)
 #else
             for (int j = 0; j < m; j++) {
                 struct conn *c = q[base + j];
-                c->flags &= (uint16_t)~CONN_FLUSHQ;
+                c->flags &= ~CONN_FLUSHQ;
                 if (c->flags & CONN_CLOSED)
                     continue;
                 if (conn_pending(c) && conn_flush(c))
@@ -665,6 +685,33 @@ static void handle_kills(struct worker *w)
         w->srv->on_wakeup(w);
 }
 
+/* As Redis's clientsCronResizeQueryBuffer: an empty input buffer wasting more than 4 KiB is
+ * freed after 2 s idle, and one over 32 KiB, twice its use since the last pass, shrinks to
+ * that use (at least a read's 16 KiB). Only an empty buffer moves: a partial request keeps
+ * its place. */
+static void qbuf_resize(struct worker *w, struct conn *c)
+{
+    struct buf *b = &c->rbuf;
+    size_t peak = c->qpeak;
+
+    c->qpeak = buf_len(b);
+    /* (RESP only: a memcached storage command may keep its parsed line while its data
+     * block is on the way) */
+    if (buf_len(b) || b->cap <= 4096 || c->proto != PROTO_RESP)
+        return;
+    if (w->now_ms - c->last_ms > 2000) {
+        buf_deinit(b);
+    } else if (b->cap > 32768 && b->cap / 2 > peak) {
+        size_t keep = peak > READ_CHUNK ? peak : READ_CHUNK;
+        char *p = realloc(b->data, keep);
+        if (p) {
+            b->data = p;
+            b->cap = keep;
+            b->rpos = b->wpos = 0;
+        }
+    }
+}
+
 /* Every 1000/hz ms: the server's timers (on_tick), idle timeouts and the soft output limit
  * of paused clients, listeners back after running out of fds, the ops samples. */
 static void tick(struct worker *w)
@@ -674,20 +721,26 @@ static void tick(struct worker *w)
 
     if (srv->on_tick)
         srv->on_tick(w);
-    if (cfg.timeout > 0 || __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED) > 0) {
-        for (c = w->conns; c; c = next) {
-            int (*may_time_out)(struct conn *) = srv->proto[c->proto].may_time_out;
-            next = c->next;
-            /* the protocol says who is waiting rather than idle (Redis: subscribers and
-             * blocked clients) */
-            if (cfg.timeout > 0 && may_time_out &&
-                w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000 && may_time_out(c))
-                worker_close_conn(w, c);
-            /* a paused client's soft limit runs out without any event on it */
-            else if ((c->flags & (CONN_PAUSED_READ | CONN_OUT_LIMIT)) ==
-                         (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
-                     conn_out_limit(c, COBL_NORMAL, w->now_ms))
-                worker_close_conn(w, c);
+    for (c = w->conns; c; c = next) {
+        int (*may_time_out)(struct conn *) = srv->proto[c->proto].may_time_out;
+        next = c->next;
+        /* the protocol says who is waiting rather than idle (Redis: subscribers and
+         * blocked clients) */
+        if (cfg.timeout > 0 && may_time_out &&
+            w->now_ms - c->last_ms > (int64_t)cfg.timeout * 1000 && may_time_out(c))
+            worker_close_conn(w, c);
+        /* a soft limit runs out without any event on the client (a paused one, or a
+         * subscriber nobody publishes to any more) */
+        else if ((c->flags & (CONN_PAUSED_READ | CONN_OUT_LIMIT)) ==
+                     (CONN_PAUSED_READ | CONN_OUT_LIMIT) &&
+                 conn_out_limit(c, COBL_NORMAL, w->now_ms))
+            worker_close_conn(w, c);
+        else if ((c->flags & CONN_PUBSUB_LIMIT) && c->obl_soft_ms &&
+                 conn_out_limit(c, COBL_PUBSUB, w->now_ms))
+            worker_close_conn(w, c);
+        else {
+            qbuf_resize(w, c);
+            conn_publish(c); /* CLIENT LIST on other workers: the sizes as of now */
         }
     }
     if (w->ntls_hs > 0) {
@@ -719,7 +772,7 @@ void worker_release_held_all(struct worker *w)
     for (int i = 0; i < n; i++) {
         struct conn *c = list[i];
         if (c)
-            c->flags &= (uint16_t) ~(CONN_HOLD_OUT | CONN_HOLD_LISTED);
+            c->flags &= ~(CONN_HOLD_OUT | CONN_HOLD_LISTED);
     }
     for (int i = 0; i < n; i++) {
         if (list[i] && !(list[i]->flags & CONN_HOLD_LISTED))
@@ -812,6 +865,18 @@ void worker_serve_busy(struct worker *w, struct conn *self)
         return;
     inside = 1;
     w->batching = 0; /* replies are written now: the turn's flush queue is not touched */
+    for (int i = 0; w->rq && i < w->rq_n; i++) {
+        /* read in this turn's batch before the script began: the input runs now (the
+         * batch's loop skips what is taken here) */
+        struct conn *c = w->rq[i];
+        int r = w->rq_res[i];
+        if (!c || c == self || c->proto != PROTO_RESP || !(c->flags & CONN_IO_PENDING))
+            continue;
+        w->rq[i] = NULL;
+        c->flags &= (uint16_t)~CONN_IO_PENDING;
+        if (!(c->flags & CONN_CLOSED))
+            read_done(w, c, r < 0 ? -1 : r, r < 0 ? -r : 0);
+    }
     n = epoll_wait(w->ep, evs, 64, 0);
     w->now_ms = util_now_ms();
     for (int i = 0; i < n; i++) {
@@ -895,6 +960,10 @@ static void *worker_main(void *arg)
         atomic_store_explicit(&w->alive_ms, w->now_ms, memory_order_relaxed);
         if (srv->clock)
             atomic_store_explicit(srv->clock, (uint32_t)w->now_ms, memory_order_relaxed);
+        /* what other threads posted before this turn's input goes out before its replies
+         * (an invalidation or message a client caused before it sent its next command) */
+        if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
+            deliver_mailbox(w);
         for (int i = 0; i < n; i++) {
             uint64_t u = evs[i].data.u64;
             if (net_is_tag(u)) {

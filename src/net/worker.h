@@ -110,6 +110,10 @@ struct worker {
     struct conn **flushq, **flushq2;
     int nflush, flush_cap, flush2_cap;
     struct conn *dead;         /* closed during this turn; freed at its end */
+    struct conn **rq;          /* owner only: the batch of reads whose input runs now (NULL:
+                                * none), with their results (worker_serve_busy applies them) */
+    int *rq_res;
+    int rq_n;
     /* accepted elsewhere and handed to this worker (listen.c), under mbox_lock */
     int hand_fd[64];
     uint8_t hand_li[64];

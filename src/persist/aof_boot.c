@@ -303,7 +303,8 @@ int aof_boot_create(void)
     aof_name_base(aof_st.m.base, sizeof(aof_st.m.base), 1);
     aof_file_path(p, sizeof(p), aof_st.m.base);
     log_notice("Creating AOF base file %s on server start", aof_st.m.base);
-    if (rdb_save(persist_host.store, p, &o, util_now_ms()))
+    if (aof_base_is_resp(p) ? aof_base_write_resp(persist_host.store, p, util_now_ms())
+                            : rdb_save(persist_host.store, p, &o, util_now_ms()))
         return -1;
     aof_name_incr(aof_st.m.incr[0], sizeof(aof_st.m.incr[0]), 1);
     aof_st.m.incr_seq[0] = 1;

@@ -133,6 +133,11 @@ int aof_rewrite_request(void)
         pthread_mutex_unlock(&aof_lock);
         return AOF_RW_BUSY;
     }
+    if (persist_bgsave_running()) { /* one child at a time, as Redis: the timer starts it */
+        aof_st.scheduled = 1;
+        pthread_mutex_unlock(&aof_lock);
+        return AOF_RW_SCHEDULED;
+    }
     /* with the AOF off Redis still writes one: a base file and its manifest */
     rc = atomic_load(&aof_on) ? aof_rewrite_start_locked(!aof_st.have_manifest)
                               : aof_rewrite_off_start_locked();
@@ -176,6 +181,7 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         if (!persist_keep_gone_hook)
             atomic_store(&store_gone_hook, NULL);
         if (aof_st.sn.pid) {
+            log_notice("Killing running AOF rewrite child: %ld", (long)aof_st.sn.pid);
             snapshot_kill(&aof_st.sn);
             aof_rewrite_reap_locked(1);
         }

@@ -70,6 +70,7 @@ void aof_tick(void);
  * a base file and a manifest listing it alone, as Redis 7.0. */
 enum {
     AOF_RW_OK = 0,    /* started */
+    AOF_RW_SCHEDULED = 1, /* a BGSAVE runs: started by the timer once it is done */
     AOF_RW_BUSY = -1, /* a rewrite is running (or aof_lock is busy, inside EXEC) */
     AOF_RW_ERR = -3,  /* could not start (logged) */
 };

@@ -39,7 +39,15 @@ void aof_file_path(char *out, size_t cap, const char *name)
 
 void aof_name_base(char *out, size_t cap, long seq)
 {
-    snprintf(out, cap, "%s.%ld.base.rdb", cfg.appendfilename, seq);
+    /* as Redis: an RDB base with aof-use-rdb-preamble yes, else RESP commands */
+    snprintf(out, cap, "%s.%ld.base.%s", cfg.appendfilename, seq,
+             cfg.aof_use_rdb_preamble ? "rdb" : "aof");
+}
+
+int aof_base_is_resp(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".aof");
 }
 
 void aof_name_incr(char *out, size_t cap, long seq)
@@ -106,6 +114,8 @@ static int rewrite_write(void *arg)
     struct rewrite_job *j = arg;
     struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
 
+    if (aof_base_is_resp(j->base_path))
+        return aof_base_write_resp(persist_host.store, j->base_path, j->now) ? 1 : 0;
     return rdb_save(persist_host.store, j->base_path, &o, j->now) ? 1 : 0;
 }
 
@@ -127,7 +137,8 @@ int aof_rewrite_off_start_locked(void)
     struct snapshot_job job = {.title = "tc-aof-rewrite",
                                .what = "Can't rewrite append only file in background",
                                .prepare = rewrite_prepare_off, .write = rewrite_write, .arg = &j,
-                               .arg_size = sizeof(j), .compress = cfg.rdbcompression};
+                               .arg_size = cfg.aof_use_rdb_preamble ? sizeof(j) : 0,
+                               .compress = cfg.rdbcompression}; /* RESP base: a fork */
 
     j.base_seq = aof_st.m.base_seq + 1;
     aof_st.last_try_ms = util_now_ms();
@@ -148,7 +159,8 @@ int aof_rewrite_start_locked(int discard)
     struct snapshot_job job = {.title = "tc-aof-rewrite",
                                .what = "Can't rewrite append only file in background",
                                .prepare = rewrite_prepare, .write = rewrite_write, .arg = &j,
-                               .arg_size = sizeof(j), .compress = cfg.rdbcompression};
+                               .arg_size = cfg.aof_use_rdb_preamble ? sizeof(j) : 0,
+                               .compress = cfg.rdbcompression}; /* RESP base: a fork */
     char incr[AOF_NAME_MAX];
     int rc;
 
@@ -250,6 +262,14 @@ void aof_tick(void)
 {
     pthread_mutex_lock(&aof_lock);
     aof_rewrite_reap_locked(0);
+    if (aof_st.scheduled && !aof_st.sn.pid && persist_bgsave_running()) {
+        pthread_mutex_unlock(&aof_lock); /* a scheduled rewrite waits for the BGSAVE */
+        return;
+    }
+    if (aof_st.scheduled && !aof_st.sn.pid && !atomic_load(&aof_on)) {
+        aof_st.scheduled = 0; /* BGREWRITEAOF with the AOF off, delayed by a BGSAVE */
+        aof_rewrite_off_start_locked();
+    }
     if (!aof_st.sn.pid && atomic_load(&aof_on)) {
         struct aof_stats st;
         aof_get_stats(&st);

@@ -47,6 +47,7 @@ static struct {
     uint64_t saves;          /* rdb_saves */
     uint64_t load_keys, load_expired;
     int shutdown_done;       /* SHUTDOWN already saved (or chose not to) */
+    int presaved;            /* a signal's shutdown save succeeded (persist_shutdown_signal) */
 } ps = {.sn = SNAPSHOT_INIT, .last_ok = 1, .last_bgsave_s = -1};
 
 void persist_setup(const struct persist_host *h)
@@ -281,22 +282,20 @@ void persist_tick(int64_t now_ms)
     aof_tick();
 }
 
-int persist_shutdown(int force, int nosave)
+/* Under plock: the save shutting down makes. 0 or -1 (logged). */
+static int shutdown_save_locked(int force, int nosave)
 {
     int rc = 0;
 
-    aof_shutdown();
-    pthread_mutex_lock(&plock);
-    if (ps.shutdown_done) {
-        pthread_mutex_unlock(&plock);
-        return 0;
-    }
     if (ps.sn.pid) {
         log_warn("There is a child saving an .rdb. Killing it!");
         snapshot_kill(&ps.sn);
         reap_locked(1);
     }
     if (!nosave && (force || !config_str_empty(cfg.save))) {
+        /* a save moments ago (a signal's, with nothing written since) stands */
+        if (ps.presaved && ps.last_ok && dirty_total() == ps.dirty_saved)
+            return 0;
         log_notice("Saving the final RDB snapshot before exiting.");
         int oom;
         uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
@@ -305,8 +304,41 @@ int persist_shutdown(int force, int nosave)
         if (rc)
             log_warn("Error trying to save the DB, can't exit.");
     }
+    return rc;
+}
+
+int persist_shutdown(int force, int nosave)
+{
+    int rc;
+
+    pthread_mutex_lock(&plock);
+    if (ps.shutdown_done) {
+        pthread_mutex_unlock(&plock);
+        return 0;
+    }
+    rc = shutdown_save_locked(force, nosave);
     if (rc == 0)
         ps.shutdown_done = 1;
+    pthread_mutex_unlock(&plock);
+    /* the AOF is closed only once shutting down goes ahead: a failed save leaves it on */
+    if (rc == 0)
+        aof_shutdown();
+    return rc;
+}
+
+int persist_bgsave_running(void)
+{
+    return snapshot_running(&ps.sn);
+}
+
+int persist_shutdown_signal(void)
+{
+    int rc;
+
+    pthread_mutex_lock(&plock);
+    rc = ps.shutdown_done ? 0 : shutdown_save_locked(0, 0);
+    if (rc == 0)
+        ps.presaved = 1;
     pthread_mutex_unlock(&plock);
     return rc;
 }
@@ -315,14 +347,18 @@ void persist_flushall(void)
 {
     int oom;
 
-    if (config_str_empty(cfg.save) || aof_loading())
-        return; /* no save rules, or replaying the AOF at start-up */
+    if (aof_loading())
+        return; /* replaying the AOF at start-up */
     /* inside EXEC this thread holds the stripes already: only try the mutex (lock order) */
     if (store_held ? pthread_mutex_trylock(&plock) : pthread_mutex_lock(&plock))
         return;
-    if (ps.sn.pid) {
+    if (ps.sn.pid) { /* its dataset is gone: a running BGSAVE stops, save rules or not */
         snapshot_kill(&ps.sn);
         reap_locked(1);
+    }
+    if (config_str_empty(cfg.save)) {
+        pthread_mutex_unlock(&plock);
+        return;
     }
     uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
     if (!oom)
@@ -350,7 +386,21 @@ int persist_load(void)
         return aof == 2 ? aof_boot_create() : 0;
     }
     if (rc < 0) {
-        log_warn("Fatal error loading the DB (%s): %s. Exiting.", path, err);
+        if (access(path, R_OK)) {
+            log_warn("Fatal error loading the DB: %s. Exiting.", strerror(errno));
+            return -1;
+        }
+        /* a corrupt file: Redis's rdbReportCorruptRDB lines, its checker's, then the end */
+        const char *why = err;
+        if (!strncmp(err, "Wrong RDB checksum", 18)) {
+            log_warn("%s", err);
+            why = "RDB CRC error";
+        }
+        log_warn("Internal error in RDB reading offset 0, function at rdb.c:0 -> %s", why);
+        log_warn("--- RDB ERROR DETECTED ---");
+        log_warn("[offset 0] Internal error in RDB reading offset 0, function at rdb.c:0 -> %s",
+                 why);
+        log_warn("Terminating server after rdb file reading failure.");
         return -1;
     }
     ps.load_keys = info.keys;

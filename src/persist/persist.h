@@ -72,6 +72,11 @@ int persist_save_now(int held_all);
  * running BGSAVE child and, when save rules exist or force is set (SHUTDOWN SAVE), save.
  * nosave skips it. Returns 0 or -1 (save failed). Runs once: later calls return 0. */
 int persist_shutdown(int force, int nosave);
+/* SIGTERM / SIGINT, main thread, workers still running: the save shutting down makes (save
+ * rules present), ahead of stopping them. -1 when it failed (logged "Error trying to save
+ * the DB, can't exit."): the server keeps running, as Redis does. persist_shutdown later
+ * does not save again unless something was written meanwhile. */
+int persist_shutdown_signal(void);
 /* After FLUSHALL (worker, maybe inside EXEC): when save rules exist, stop a running BGSAVE and
  * save the empty dataset now, as Redis does (so a crash cannot bring the flushed keys back).
  * Nothing while the AOF is replayed at start-up. */

@@ -38,6 +38,16 @@ struct aof_state {
 extern struct aof_state aof_st; /* aof_rewrite.c */
 extern _Atomic int aof_loading_flag; /* aof_log.c: aof_boot is replaying */
 
+/* The base of an AOF in RESP (aof-use-rdb-preamble no), the store as of now written to path
+ * (through a temporary file). In a fork child, or with every stripe held. 0 or -1 (logged). */
+struct store;
+int aof_base_write_resp(struct store *s, const char *path, int64_t now);
+/* 1 when base names an AOF-format base (".aof"), 0 for an RDB one. */
+int aof_base_is_resp(const char *name);
+
+/* 1 while a BGSAVE runs (persist.c; any thread, racy). */
+int persist_bgsave_running(void);
+
 /* Paths: <dir>/<appenddirname>, a file in it, the base/incr file names of a sequence. */
 void aof_dir_path(char *out, size_t cap);
 void aof_file_path(char *out, size_t cap, const char *name);

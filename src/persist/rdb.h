@@ -123,6 +123,8 @@ extern int rdb_load_no_replace;
  * the checksum is the one after EOF (commands may follow: info->end_off says where), and keys
  * whose TTL passed are loaded all the same, as Redis loads an AOF. */
 extern int rdb_load_preamble;
+/* Set in a snapshot's fork child: rdb-key-save-delay applies to what it writes. */
+extern int rdb_key_delay_on;
 
 /* ---- one value: DUMP / RESTORE payloads ----
  * A payload is the value's RDB type byte and its RDB encoding (as in a file), the RDB version

@@ -162,7 +162,7 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
     for (int64_t i = 0; i < nmaster; i++)
         if (lpr_next(&l, &p, &n, NULL, NULL) != 1)
             return -1;
-    if (lpr_int(&l, &v)) /* master terminator */
+    if (lpr_int(&l, &v) || v != 0) /* master terminator */
         return -1;
     for (int64_t i = 0; i < count + deleted; i++) {
         int64_t flags, dms, dseq, nf;
@@ -216,9 +216,13 @@ static int r_stream_node(struct tstream *s, const struct sid *master, const char
                 return -1;
         }
         l = e;
-        if (lpr_int(&l, &v)) /* lp-count */
+        /* lp-count: the entry's own elements (flags, ID, values; fields and their count too
+         * when they are not the master's), as Redis checks it */
+        if (lpr_int(&l, &v) || v != nf + 3 + (same ? 0 : nf + 1))
             return -1;
     }
+    if (lpr_next(&l, &p, &n, NULL, NULL) != 0)
+        return -1; /* elements after the last entry */
     return 0;
 }
 
@@ -481,8 +485,10 @@ static int r_zipmap(struct rd *r, const struct rstr *a, void **ptr)
 
 /* Read one value of rdb type t; *otype and *ptr (collections) or the string. */
 /* Redis's words for a corrupt packed collection of RDB type t (its log says which). */
-static const char *pack_why(unsigned t)
+static const char *pack_why(unsigned t, int zl)
 {
+    if (zl) /* read as a listpack of the same kind: say which it was */
+        t = t == T_HASH_LISTPACK ? T_HASH_ZIPLIST : T_ZSET_ZIPLIST;
     switch (t) {
     case T_HASH_ZIPLIST:
         return "Hash ziplist integrity check failed.";
@@ -587,6 +593,10 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
                 return rd_fail(r, "Quicklist integrity check failed.");
             if (rd_str(r, &a))
                 return -1;
+            if (a.n == 0) { /* neither container is ever empty */
+                rstr_free(&a);
+                return rd_fail(r, "Quicklist integrity check failed.");
+            }
             if (container == 1) { /* PLAIN: one element */
                 int rc = tlist_push(l, 1, a.p, a.n);
                 rstr_free(&a);
@@ -677,7 +687,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             return -1;
         if (zl ? lpr_init_zl(&lp, a.p, a.n) : lpr_init(&lp, a.p, a.n)) {
             rstr_free(&a);
-            return rd_fail(r, pack_why(t));
+            return rd_fail(r, pack_why(t, zl));
         }
         if (t == T_HASH_LISTPACK)
             o = thash_create();
@@ -706,7 +716,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
             k = lpr_next(&lp, &q, &m, NULL, NULL);
             if (k != 1) {
                 rstr_free(&a);
-                return rd_fail(r, pack_why(t));
+                return rd_fail(r, pack_why(t, zl));
             }
             if (t == T_HASH_LISTPACK) {
                 rc = hash_set(r, o, kp, n, q, m);
@@ -722,7 +732,7 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
         if (rc)
             return rd_fail(r, "Out of memory loading RDB");
         if (k < 0)
-            return rd_fail(r, pack_why(t));
+            return rd_fail(r, pack_why(t, zl));
         return 0;
     }
     case T_HASH: {

@@ -61,6 +61,34 @@ static uint64_t value_len(int type, void *ptr)
     return 0;
 }
 
+/* Redis's words for an empty collection or one with duplicates, per RDB type. */
+static const char *dup_why(unsigned t, int dup)
+{
+    switch (t) {
+    case T_HASH_ZIPMAP:
+        return "Zipmap integrity check failed.";
+    case T_HASH_ZIPLIST:
+        return "Hash ziplist integrity check failed.";
+    case T_ZSET_ZIPLIST:
+        return "Zset ziplist integrity check failed.";
+    case T_ZSET_LISTPACK:
+        return "Zset listpack integrity check failed.";
+    case T_HASH_LISTPACK:
+        return dup ? "Hash listpack with dup elements" : "Hash listpack integrity check failed.";
+    case T_SET_INTSET:
+        return "Intset integrity check failed.";
+    case T_SET:
+        return dup ? "Duplicate set members detected" : "empty collection";
+    case T_HASH:
+        return dup ? "Duplicate hash fields detected" : "empty collection";
+    case T_ZSET:
+    case T_ZSET_2:
+        return dup ? "Duplicate zset fields detected" : "empty collection";
+    default:
+        return dup ? "empty collection or duplicate elements" : "empty collection";
+    }
+}
+
 int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char **why)
 {
     struct rd r = {0};
@@ -88,7 +116,7 @@ int rdb_payload_decode(const char *p, size_t n, struct rdb_value *v, const char 
         (!ptr || rdb_value_empty(otype, ptr) ||
          (otype != OBJ_LIST && otype != OBJ_STREAM && value_len(otype, ptr) != r.nel))) {
         rdb_free_value(otype, ptr);
-        *why = ptr ? "empty collection or duplicate elements" : "empty collection";
+        *why = dup_why(t, ptr != NULL);
         return -1;
     }
     v->type = otype;

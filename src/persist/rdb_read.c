@@ -350,6 +350,24 @@ static size_t backlen_size(size_t l)
     return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
 }
 
+/* The back-length of an entry of l bytes, as listpack.c encodes it, is at b. */
+static int backlen_ok(const unsigned char *b, size_t l)
+{
+    unsigned char want[5];
+    size_t n = backlen_size(l);
+
+    if (n == 1) {
+        want[0] = (unsigned char)l;
+    } else {
+        /* most significant 7 bits first; every byte but the first has the high bit set */
+        for (size_t i = 0; i < n; i++) {
+            unsigned char part = (unsigned char)((l >> (7 * (n - 1 - i))) & 127);
+            want[i] = i == 0 ? part : (unsigned char)(part | 128);
+        }
+    }
+    return memcmp(b, want, n) == 0;
+}
+
 /* The next element as bytes (integers formatted into l->num). 1, 0 at the end, -1 corrupt. */
 int lpr_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
 {
@@ -405,8 +423,8 @@ int lpr_next(struct lpr *l, const char **p, size_t *n, int64_t *iv, int *isint)
     }
     size_t body = hdr + (in ? 0 : len);
     size_t tot = body + backlen_size(body);
-    if (avail < tot)
-        return -1;
+    if (avail < tot || !backlen_ok(e + body, body))
+        return -1; /* cut short, or its back-length (what reverse walks trust) is wrong */
     if (in) {
         *n = (size_t)snprintf(l->num, sizeof(l->num), "%lld", (long long)v);
         *p = l->num;

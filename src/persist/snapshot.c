@@ -108,6 +108,7 @@ static void child_main(const struct snapshot_job *job, int wfd)
         /* not fatal */
     }
     close_sockets(job);
+    rdb_key_delay_on = 1; /* rdb-key-save-delay slows background saves only */
     rc = job->write(job->arg);
     if (rc == 0 && job->cow_label) {
         int64_t cow = private_dirty();

@@ -23,9 +23,8 @@ static void fcall_generic(struct conn *c, int ro)
     struct script_run run = {0};
     long long nkeys;
     int flags;
-    size_t n;
 
-    flags = func_lookup(c->argv[1].p, c->argv[1].n);
+    flags = func_lookup_name(c->argv[1].p, c->argv[1].n, fname_buf, sizeof(fname_buf));
     if (flags == -2) {
         reply_error(c, "ERR out of memory");
         return;
@@ -50,11 +49,8 @@ static void fcall_generic(struct conn *c, int ro)
         reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
-    n = c->argv[1].n < sizeof(fname_buf) - 1 ? c->argv[1].n : sizeof(fname_buf) - 1;
-    memcpy(fname_buf, c->argv[1].p, n);
-    fname_buf[n] = '\0';
     run.caller = c;
-    run.sha = fname_buf;
+    run.sha = fname_buf; /* the name as registered */
     run.fname = c->argv[1].p;
     run.fname_n = c->argv[1].n;
     run.readonly = ro || (flags & SCRIPT_FLAG_NO_WRITES);
@@ -122,9 +118,20 @@ static void function_delete_command(struct conn *c)
     reply_ok(c);
 }
 
+/* Redis's addReplySubcommandSyntaxError */
+static void subcommand_syntax_error(struct conn *c)
+{
+    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try "
+                    "FUNCTION HELP.", (int)(c->argv[1].n > 128 ? 128 : c->argv[1].n), c->argv[1].p);
+}
+
 static void function_flush_command(struct conn *c)
 {
-    if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+    if (c->argc > 3) {
+        subcommand_syntax_error(c);
+        return;
+    }
+    if (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async")) {
         reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
         return;
     }
@@ -199,15 +206,12 @@ static void function_list_command(struct conn *c)
     struct list_arg a = {.c = c};
 
     for (int i = 2; i < c->argc; i++) {
-        if (arg_is(c, i, "withcode")) {
+        /* a repeated option is an unknown argument, as Redis */
+        if (arg_is(c, i, "withcode") && !a.withcode) {
             a.withcode = 1;
-        } else if (arg_is(c, i, "libraryname")) {
+        } else if (arg_is(c, i, "libraryname") && !a.pat) {
             if (i + 1 >= c->argc) {
                 reply_error(c, "ERR library name argument was not given");
-                return;
-            }
-            if (a.pat) {
-                reply_error(c, "ERR library name can only be given once");
                 return;
             }
             a.pat = c->argv[++i].p;
@@ -314,7 +318,7 @@ static void function_restore_command(struct conn *c)
     char err[512];
 
     if (c->argc > 4) {
-        reply_error(c, "ERR syntax error");
+        subcommand_syntax_error(c);
         return;
     }
     if (c->argc == 4) {
@@ -467,7 +471,7 @@ static struct cmd function_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"fcall", fcall_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Invoke a function"},
+    {"fcall", fcall_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Invoke a function"},
     {"fcall_ro", fcall_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@slow @scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Invoke a read-only function"},
     {"function", function_command, -2, "", "", NULL, "scripting", "A container for function commands", function_subs},
 };

@@ -24,20 +24,23 @@
  * carries tc:allstripes, which makes EXEC hold them all.
  *
  * Effects: with the AOF on, the writes the script performs are logged as the commands they
- * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end, as EXEC does); a run that
- * starts over wrote nothing. */
+ * are, wrapped in one MULTI ... EXEC (aof_tx_begin/aof_tx_end; a single command is
+ * logged alone, as Redis 7.0); a run that starts over wrote nothing. */
+#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/blocking.h"
 #include "cmd/cmd.h"
 #include "cmd/propagate.h"
 #include "cmd/repl.h"
 #include "core/config.h"
 #include "persist/persist.h"
 #include "script/script.h"
+#include "script/script_func.h"
 #include "script/script_func.h"
 #include "script/script_int.h"
 
@@ -361,12 +364,14 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         logged = prop_active();
         if (logged)
             aof_tx_begin(c);
+        block_defer_begin();
         store_hold_set(s, s->all);
         run->start_ms = util_mono_us() / 1000;
         script_lua_run(c, run, nkeys);
         store_release_set(s, s->all);
         if (logged)
             aof_tx_end(c);
+        block_defer_end();
         return;
     }
     if (nested) {
@@ -397,6 +402,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     logged = prop_active();
     if (logged)
         aof_tx_begin(c); /* the script's writes: one MULTI ... EXEC block */
+    block_defer_begin(); /* the clients it unblocks retry after it, as Redis serves them */
     for (;;) {
         run->restart = run->stop = run->effects = run->undeclared = run->wrote = 0;
         run->declared_only = declared_only;
@@ -420,6 +426,7 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
     }
     if (logged)
         aof_tx_end(c);
+    block_defer_end();
     if (learn) {
         int f = run->flags | SCRIPT_FLAG_LEARNED | (run->undeclared ? SCRIPT_FLAG_UNDECLARED : 0);
         if (f != run->flags)
@@ -541,8 +548,8 @@ static struct cmd script_subs[] = {
 };
 
 static struct cmd cmds[] = {
-    {"eval", eval_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
-    {"evalsha", evalsha_command, -3, "noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"eval", eval_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
+    {"evalsha", evalsha_command, -3, "noscript may_replicate stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RW,access,update index:2 keynum:0,1,1", "scripting", "Execute a Lua script server side"},
     {"eval_ro", eval_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
     {"evalsha_ro", evalsha_ro_command, -3, "readonly noscript stale skip_monitor no_mandatory_keys tc:allstripes", "@scripting", "RO,access index:2 keynum:0,1,1", "scripting", "Execute a read-only Lua script server side"},
     {"script", script_command, -2, "", "", NULL, "scripting", "A container for Lua scripts management commands", script_subs},
@@ -584,8 +591,80 @@ static void info_memory(struct buf *b)
     buf_append(b, line, (size_t)k);
 }
 
+/* The flags of a shebang line as a command's flags are computed before it runs (Redis's
+ * evalExtractShebangFlags): no shebang, 0; an invalid one is the run's to answer. */
+static int shebang_flags_quiet(const char *p, size_t n)
+{
+    const char *nl, *end;
+    int f = SCRIPT_FLAG_SHEBANG;
+
+    if (n < 2 || p[0] != '#' || p[1] != '!')
+        return 0;
+    nl = memchr(p, '\n', n);
+    end = nl ? nl : p + n;
+    for (const char *w = p; w + 6 <= end; w++) {
+        if ((w != p && w[-1] != ' ' && w[-1] != '\t') || memcmp(w, "flags=", 6))
+            continue;
+        const char *e = w + 6;
+        while (e < end && *e != ' ' && *e != '\t' && *e != '\r')
+            e++;
+        for (const char *x = w + 6; x < e;) {
+            const char *comma = memchr(x, ',', (size_t)(e - x));
+            size_t xn = (size_t)((comma ? comma : e) - x);
+            if (xn == 9 && !memcmp(x, "no-writes", 9))
+                f |= SCRIPT_FLAG_NO_WRITES;
+            else if (xn == 9 && !memcmp(x, "allow-oom", 9))
+                f |= SCRIPT_FLAG_ALLOW_OOM;
+            else if (xn == 11 && !memcmp(x, "allow-stale", 11))
+                f |= SCRIPT_FLAG_ALLOW_STALE;
+            x += xn + 1;
+        }
+        break;
+    }
+    return f;
+}
+
+/* cmd_script_flags_hook: a script call's flags, as Redis's scriptFlagsToCmdFlags (a script
+ * without a shebang keeps the command's own). */
+static uint64_t script_call_flags(struct conn *c, const struct cmd *cmd, uint64_t flags)
+{
+    int sf = -1;
+
+    if (c->argc < 2)
+        return flags;
+    if (!strncmp(cmd->name, "fcall", 5)) {
+        sf = func_lookup(c->argv[1].p, c->argv[1].n);
+    } else if (!strncmp(cmd->name, "evalsha", 7)) {
+        char sha[41];
+        if (c->argv[1].n != 40)
+            return flags;
+        lower_sha(sha, c->argv[1].p);
+        if ((sf = script_lua_flags(sha)) < 0) {
+            size_t n;
+            char *body = script_cache_get(sha, 40, &n);
+            if (body) {
+                sf = shebang_flags_quiet(body, n);
+                free(body);
+            }
+        }
+    } else if (!strncmp(cmd->name, "eval", 4)) {
+        sf = shebang_flags_quiet(c->argv[1].p, c->argv[1].n);
+    }
+    if (sf < 0 || !(sf & SCRIPT_FLAG_SHEBANG))
+        return flags;
+    flags &= ~(uint64_t)(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(sf & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES)))
+        flags |= CMD_DENYOOM;
+    if (!(sf & SCRIPT_FLAG_NO_WRITES))
+        flags |= CMD_WRITE;
+    if (sf & SCRIPT_FLAG_ALLOW_STALE)
+        flags |= CMD_STALE;
+    return flags;
+}
+
 void script_setup(void)
 {
+    cmd_script_flags_hook = script_call_flags;
     cmd_info_memory_hook = info_memory;
     cmd_register(cmds, (int)(sizeof(cmds) / sizeof(cmds[0])));
     func_setup(); /* FCALL, FUNCTION (cmd_function.c) */

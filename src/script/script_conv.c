@@ -138,6 +138,9 @@ static const char *parse(lua_State *L, const char *p, const char *end, int depth
             ldb_log_error("-", l, n);
         lua_pushlstring(L, l, n);
         push_field(L, "err");
+        /* counted in errorstats when the command answered it, as Redis marks it */
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "ignore_error_stats_update");
         return next;
     case ':':
         if (read_ll(p + 1, end, &v, &next))
@@ -237,9 +240,38 @@ static int raw_field(lua_State *L, const char *field)
     return lua_type(L, -1);
 }
 
-/* The error reply of a script that returned {err = "..."}: "-" and the text as it is (the
- * text carries its code), newlines turned into spaces. */
-static void reply_err_text(struct conn *c, const char *s, size_t n)
+void script_count_error(lua_State *L, int idx, const char *msg, size_t n)
+{
+    static __thread char code[32];
+    const char *sp;
+    int quiet = 0;
+
+    if (lua_istable(L, idx)) {
+        lua_getfield(L, idx, "ignore_error_stats_update");
+        quiet = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    if (n && msg[0] == '-') {
+        msg++;
+        n--;
+    }
+    sp = memchr(msg, ' ', n < 31 ? n : 31);
+    if (sp) {
+        memcpy(code, msg, (size_t)(sp - msg));
+        code[sp - msg] = '\0';
+    } else {
+        strcpy(code, "ERR");
+    }
+    cmd_last_error = code;
+    cmd_errors++;
+    if (quiet)
+        cmd_errors_quiet++;
+}
+
+/* The error reply of a script that returned {err = "..."} (the table at the top, under the
+ * text): "-" and the text as it is (the text carries its code), newlines turned into
+ * spaces. */
+static void reply_err_text(lua_State *L, struct conn *c, const char *s, size_t n)
 {
     char *m = malloc(n + 1);
     if (!m) {
@@ -251,7 +283,7 @@ static void reply_err_text(struct conn *c, const char *s, size_t n)
     while (n && m[n - 1] == ' ' && (s[n - 1] == '\r' || s[n - 1] == '\n'))
         n--;
     m[n] = '\0';
-    cmd_errors++;
+    script_count_error(L, -2, m, n);
     if (m[0] == '-') {
         reply_check(c, resp_add_raw(&c->wbuf, m, n));
         reply_lit(c, "\r\n");
@@ -326,6 +358,7 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
 {
     size_t n;
     const char *s;
+    int top;
 
     if (depth > MAX_DEPTH || !lua_checkstack(L, 6)) {
         reply_error(c, "ERR reached lua stack limit");
@@ -357,7 +390,7 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
     }
     if (raw_field(L, "err") == LUA_TSTRING) {
         s = lua_tolstring(L, -1, &n);
-        reply_err_text(c, s, n);
+        reply_err_text(L, c, s, n);
         lua_pop(L, 1);
         return;
     }
@@ -387,18 +420,51 @@ static void to_reply(lua_State *L, struct conn *c, int sresp, int depth)
     }
     lua_pop(L, 1);
     if (raw_field(L, "big_number") == LUA_TSTRING) {
+        char *m;
         s = lua_tolstring(L, -1, &n);
+        m = malloc(n ? n : 1);
+        if (!m) {
+            reply_error(c, "ERR out of memory");
+            lua_pop(L, 1);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) /* as Redis: line breaks cannot end the reply early */
+            m[i] = s[i] == '\r' || s[i] == '\n' ? ' ' : s[i];
         if (c->resp >= 3) {
             reply_check(c, resp_add_raw(&c->wbuf, "(", 1));
+            reply_check(c, resp_add_raw(&c->wbuf, m, n));
+            reply_lit(c, "\r\n");
+        } else {
+            reply_bulk(c, m, n);
+        }
+        free(m);
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    top = lua_gettop(L);
+    if (raw_field(L, "verbatim_string") == LUA_TTABLE && raw_field(L, "format") == LUA_TSTRING &&
+        (lua_pushliteral(L, "string"), lua_rawget(L, -3), lua_type(L, -1) == LUA_TSTRING)) {
+        /* {verbatim_string = {format = "txt", string = "..."}}: the format padded or cut to
+         * three characters, as Redis's addReplyVerbatim */
+        const char *fmt = lua_tostring(L, -2);
+        char pre[40];
+        int k;
+        s = lua_tolstring(L, -1, &n);
+        if (c->resp >= 3) {
+            k = snprintf(pre, sizeof(pre), "=%zu\r\nxxx:", n + 4);
+            for (int i = 0; i < 3; i++)
+                pre[k - 4 + i] = *fmt ? *fmt++ : ' ';
+            reply_check(c, resp_add_raw(&c->wbuf, pre, (size_t)k));
             reply_check(c, resp_add_raw(&c->wbuf, s, n));
             reply_lit(c, "\r\n");
         } else {
             reply_bulk(c, s, n);
         }
-        lua_pop(L, 1);
+        lua_pop(L, 3);
         return;
     }
-    lua_pop(L, 1);
+    lua_settop(L, top);
     if (raw_field(L, "map") == LUA_TTABLE) {
         reply_table_kv(L, c, sresp, 0, depth);
         lua_pop(L, 1);

@@ -8,10 +8,12 @@
  * callbacks in its own state (registry tables "tc_fn" name -> callback, "tc_ff" name ->
  * flags) and rebuilds them by running every library again when the generation changed: the
  * FCALL hot path costs one atomic load. */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <lauxlib.h>
 
@@ -105,12 +107,17 @@ static int read_flags(lua_State *L, int i, int *out)
 /* redis.register_function(name, callback) or redis.register_function{function_name=...,
  * callback=..., flags={...}, description=...}; upvalue 1: the struct collect. The callback
  * goes into the table "tc_fn_new", its flags into "tc_ff_new". */
+static __thread struct collect *loading; /* the library run now loading, or NULL */
+
 static int register_function(lua_State *L)
 {
     struct collect *col = lua_touserdata(L, lua_upvalueindex(1));
     int argc = lua_gettop(L), flags = SCRIPT_FLAG_SHEBANG, fi = 0, ci = 0;
     const char *name = NULL, *desc = NULL;
     size_t nn = 0;
+
+    if (!loading || col != loading) /* kept by a library and called later: its col is gone */
+        return lerr(L, "redis.register_function can only be called on FUNCTION LOAD command");
 
     if (argc == 1) {
         if (!lua_istable(L, 1))
@@ -184,14 +191,28 @@ static int register_function(lua_State *L)
     col->fns[col->n].desc = desc ? strdup(desc) : NULL;
     col->n++;
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
-    lua_pushlstring(L, name, nn);
+    func_push_key(L, name, nn);
     lua_pushvalue(L, ci);
     lua_rawset(L, -3);
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
-    lua_pushlstring(L, name, nn);
+    func_push_key(L, name, nn);
     lua_pushnumber(L, flags);
     lua_rawset(L, -3);
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new"); /* the name as registered */
+    func_push_key(L, name, nn);
+    lua_pushlstring(L, name, nn);
+    lua_rawset(L, -3);
     return 0;
+}
+
+void func_push_key(lua_State *L, const char *name, size_t n)
+{
+    luaL_Buffer b;
+
+    luaL_buffinit(L, &b);
+    for (size_t i = 0; i < n; i++)
+        luaL_addchar(&b, (char)tolower((unsigned char)name[i]));
+    luaL_pushresult(&b);
 }
 
 static int load_log(lua_State *L)
@@ -326,7 +347,9 @@ static int run_library(lua_State *L, const char *code, size_t n, struct collect 
     saved_count = lua_gethookcount(L);
     load_deadline = util_now_ms() + LOAD_TIMEOUT_MS;
     lua_sethook(L, load_hook, LUA_MASKCOUNT, 100000);
+    loading = col;
     rc = lua_pcall(L, 0, 0, 0);
+    loading = NULL;
     lua_sethook(L, saved_hook, saved_mask, saved_count);
     if (rc)
         snprintf(err, cap, "Error registering functions: %s", err_text(L));
@@ -343,6 +366,8 @@ static void new_tables(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
 }
 
 lua_State *script_func_state(void)
@@ -376,6 +401,10 @@ lua_State *script_func_state(void)
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn");
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff");
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk");
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_pushnil(L);
@@ -388,16 +417,30 @@ lua_State *script_func_state(void)
 
 int func_lookup(const char *name, size_t n)
 {
+    return func_lookup_name(name, n, NULL, 0);
+}
+
+int func_lookup_name(const char *name, size_t n, char *real, size_t cap)
+{
     lua_State *L = script_func_state();
     int f = -2;
 
     if (!L)
         return -2;
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff");
-    lua_pushlstring(L, name, n);
+    func_push_key(L, name, n);
     lua_rawget(L, -2);
     f = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : -1;
     lua_pop(L, 2);
+    if (f >= 0 && real) {
+        const char *r;
+        lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk");
+        func_push_key(L, name, n);
+        lua_rawget(L, -2);
+        r = lua_tostring(L, -1);
+        snprintf(real, cap, "%s", r ? r : "");
+        lua_pop(L, 2);
+    }
     return f;
 }
 
@@ -462,12 +505,14 @@ struct func_lib *func_compile(const char *code, size_t n, char *err, size_t cap)
     }
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     lua_getfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
+    lua_getfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     new_tables(L);
     if (run_library(L, code, n, &col, err, cap)) {
         free(name);
         free_collect(&col);
         name = NULL;
     }
+    lua_setfield(L, LUA_REGISTRYINDEX, "tc_fk_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_ff_new");
     lua_setfield(L, LUA_REGISTRYINDEX, "tc_fn_new");
     if (!name)
@@ -502,7 +547,7 @@ static const char *clash(struct func_lib *head, struct func_lib *lib, const char
             continue;
         for (int i = 0; i < lib->nfn; i++)
             for (int j = 0; j < o->nfn; j++)
-                if (!strcmp(lib->fns[i].name, o->fns[j].name))
+                if (!strcasecmp(lib->fns[i].name, o->fns[j].name)) /* as FCALL's lookup */
                     return lib->fns[i].name;
     }
     return NULL;

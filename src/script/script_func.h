@@ -66,5 +66,7 @@ void func_counts(long *nlibs, long *nfns, size_t *bytes);
 /* Flags of function name in this thread's state (loaded if the registry changed): -1 when
  * there is no such function, -2 out of memory. */
 int func_lookup(const char *name, size_t n);
+/* func_lookup that also copies the function's name as registered into real (cap bytes). */
+int func_lookup_name(const char *name, size_t n, char *real, size_t cap);
 
 #endif

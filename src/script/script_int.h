@@ -110,6 +110,9 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys);
  * tables "tc_fn" name -> callback, "tc_ff" name -> flags). Returns L, or NULL (out of
  * memory). */
 lua_State *script_func_state(void);
+/* script_func.c: push the key of function name (n bytes) in "tc_fn"/"tc_ff": function names
+ * are found ignoring case, as Redis's. */
+void func_push_key(lua_State *L, const char *name, size_t n);
 /* Bytes allocated by every thread's Lua state. */
 size_t script_lua_memory(void);
 
@@ -134,6 +137,11 @@ size_t script_reply_to_lua(lua_State *L, const char *p, size_t n);
 /* Write the value at the top of L's stack to c as a reply (script_resp: the RESP version the
  * script chose with redis.setresp, which decides how booleans convert). Pops nothing. */
 void script_lua_to_reply(lua_State *L, struct conn *c, int script_resp);
+/* Count the script's error reply msg (n bytes, "-CODE ..." or "CODE ..."; the error table at
+ * idx, if any) for the running command: its failed_calls and, unless the table says
+ * ignore_error_stats_update (a command's error, counted when the command answered it),
+ * errorstats by its code. */
+void script_count_error(lua_State *L, int idx, const char *msg, size_t n);
 /* Push Redis's error table {err = "CODE msg"} for msg ("-CODE msg" or plain "msg": code ERR). */
 void script_push_error(lua_State *L, const char *msg, size_t n);
 

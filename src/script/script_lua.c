@@ -21,6 +21,7 @@
 #include "cmd/repl.h"
 #include "cmd/tracking.h"
 #include "persist/persist.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "script/script.h"
 #include "script/script_int.h"
@@ -94,8 +95,13 @@ static int raise_error(lua_State *L, const char *msg)
 
 /* A refusal before the command ran: {err=..., ignore_error_stats_update=true}, raised by
  * redis.call, returned by redis.pcall. */
-static int refuse(lua_State *L, const char *msg, int raise)
+static int refuse(lua_State *L, const struct cmd *cmd, const char *msg, int raise)
 {
+    /* counted now, as Redis's scriptCall: the command's rejection and the error's code (a
+     * text without a code counts as ERR); the script's error reply then is not counted again */
+    cmdstats_errors(msg[0] == '-' ? msg : "ERR", 1);
+    if (cmd)
+        cmdstats_reject(cmd);
     script_push_error(L, msg, strlen(msg));
     lua_pushliteral(L, "ignore_error_stats_update");
     lua_pushboolean(L, 1);
@@ -313,7 +319,7 @@ static int redis_generic(lua_State *L, int raise)
     const struct cmd *cmd, *container, *saved_cmd;
     unsigned long saved_mods;
     unsigned saved_errors;
-    const char *reply;
+    const char *reply, *saved_last;
     size_t rn;
 
     if (!run)
@@ -326,12 +332,12 @@ static int redis_generic(lua_State *L, int raise)
         ldb_log_command(argc, s->argv);
     cmd = cmd_resolve(argc, s->argv, &container);
     if (!cmd)
-        return refuse(L, "Unknown Redis command called from script", raise);
+        return refuse(L, NULL, "Unknown Redis command called from script", raise);
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
-        return refuse(L, "Wrong number of args calling Redis command from script", raise);
+        return refuse(L, cmd, "Wrong number of args calling Redis command from script", raise);
     if ((cmd->flags & CMD_NOSCRIPT) &&
         !atomic_load_explicit(&cmd_script_deny_off, memory_order_relaxed))
-        return refuse(L, "This Redis command is not allowed from script", raise);
+        return refuse(L, cmd, "This Redis command is not allowed from script", raise);
     if (TC_UNLIKELY(f->user != NULL) &&
         !atomic_load_explicit(&f->user->allperm, memory_order_relaxed)) {
         /* scripts run with the caller's permissions, checked per call as Redis does */
@@ -342,24 +348,35 @@ static int redis_generic(lua_State *L, int raise)
         r = acl_check_conn(who, cmd, argc, s->argv, "lua", &pos);
         who->user = saved;
         if (r == ACL_DENIED_CMD)
-            return refuse(L, "The user executing the script can't run this command or "
+            return refuse(L, cmd, "The user executing the script can't run this command or "
                              "subcommand", raise);
         if (r == ACL_DENIED_KEY)
-            return refuse(L, "The user executing the script can't access at least one of the "
+            return refuse(L, cmd, "The user executing the script can't access at least one of the "
                              "keys mentioned in the command arguments", raise);
         if (r == ACL_DENIED_CHANNEL)
-            return refuse(L, "The user executing the script can't publish to the channel "
+            return refuse(L, cmd, "The user executing the script can't publish to the channel "
                              "mentioned in the command", raise);
     }
     if (run->readonly && ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) || may_replicate(cmd)))
-        return refuse(L, "Write commands are not allowed from read-only scripts.", raise);
+        return refuse(L, cmd, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
-        return refuse(L, "-" ERR_OOM, raise);
+        return refuse(L, cmd, "-" ERR_OOM, raise);
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
         (cmd->flags & CMD_WRITE))
-        return refuse(L, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+        return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
+    if (TC_UNLIKELY(atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) &&
+        !repl_applying) {
+        /* as Redis's scriptVerifyAllowStale and scriptVerifyWriteCommandAllow */
+        if (!repl_link_up() && !cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE))
+            return refuse(L, cmd, "Can not execute the command on a stale replica. The script "
+                                  "probably has the allow-stale flag but tried to call a "
+                                  "non-stale command.", raise);
+        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE))
+            return refuse(L, cmd, "-READONLY You can't write against a read only replica.",
+                          raise);
+    }
     if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
-        return refuse(L, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
+        return refuse(L, cmd, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
     if (run->track) {
         int k = script_keys_check(run, cmd, argc, s->argv);
@@ -390,6 +407,7 @@ static int redis_generic(lua_State *L, int raise)
     saved_cmd = cmd_current;
     saved_mods = cmd_mods;
     saved_errors = cmd_errors;
+    saved_last = cmd_last_error;
     cmd_modified_reset();
     cmd_current = cmd;
     STAT_INC(f->w->st.commands);
@@ -398,6 +416,8 @@ static int redis_generic(lua_State *L, int raise)
     else
         cmd->fn(f); /* redis.set_repl(REPL_NONE): not logged */
     cmdstats_call(cmd, -1, cmd_errors != 0);
+    if (cmd_errors)
+        cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();
@@ -408,6 +428,7 @@ static int redis_generic(lua_State *L, int raise)
     cmd_current = saved_cmd;
     cmd_mods = saved_mods;
     cmd_errors = saved_errors;
+    cmd_last_error = saved_last;
     f->argv = NULL;
     f->argc = 0;
     lua_settop(L, 0); /* the arguments, as Redis: room on the stack for the reply */
@@ -631,6 +652,10 @@ static int open_state(lua_State *L)
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     g = lua_gettop(L); /* the real globals */
     for (int i = 0; removed[i]; i++) {
+        if (cfg.lua_enable_deprecated_api && (!strcmp(removed[i], "getfenv") ||
+                                              !strcmp(removed[i], "setfenv") ||
+                                              !strcmp(removed[i], "newproxy")))
+            continue; /* lua-enable-deprecated-api yes */
         lua_pushnil(L);
         lua_setfield(L, g, removed[i]);
     }
@@ -683,6 +708,7 @@ lua_State *script_lua_state(void)
         s->fake.proto = PROTO_RESP;
         s->fake.authed = 1;
         s->fake.resp = 2;
+        s->fake.in_script = 1;
         ls = s;
         pthread_once(&exit_once, make_exit_key);
         pthread_setspecific(exit_key, s);
@@ -727,7 +753,8 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
         return 0;
     nl = memchr(body, '\n', n);
     if (!nl) {
-        reply_error(c, "ERR Invalid script shebang");
+        if (c)
+                    reply_error(c, "ERR Invalid script shebang");
         return -1;
     }
     *len = (size_t)(nl - body);
@@ -741,7 +768,8 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
             p++;
         if (p >= end) {
             if (part == 0) {
-                reply_error(c, "ERR Invalid engine in script shebang");
+                if (c)
+                    reply_error(c, "ERR Invalid engine in script shebang");
                 return -1;
             }
             return 0;
@@ -752,13 +780,15 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
         wn = (size_t)(p - w);
         if (part == 0) {
             if (wn != 5 || memcmp(w, "#!lua", 5)) {
-                reply_errorf(c, "ERR Unexpected engine in script shebang: %.*s", (int)wn, w);
+                if (c)
+                    reply_errorf(c, "ERR Unexpected engine in script shebang: %.*s", (int)wn, w);
                 return -1;
             }
             continue;
         }
         if (wn < 6 || memcmp(w, "flags=", 6)) {
-            reply_errorf(c, "ERR Unknown lua shebang option: %.*s", (int)wn, w);
+            if (c)
+                    reply_errorf(c, "ERR Unknown lua shebang option: %.*s", (int)wn, w);
             return -1;
         }
         for (const char *f = w + 6; f < w + wn;) {
@@ -769,7 +799,8 @@ static int parse_shebang(struct conn *c, const char *body, size_t n, int *flags,
                 if (strlen(shebang_flags[i].name) == fn && !memcmp(shebang_flags[i].name, f, fn))
                     break;
             if (i == sizeof(shebang_flags) / sizeof(shebang_flags[0])) {
-                reply_errorf(c, "ERR Unexpected flag in script shebang: %.*s", (int)fn, f);
+                if (c)
+                    reply_errorf(c, "ERR Unexpected flag in script shebang: %.*s", (int)fn, f);
                 return -1;
             }
             *flags |= shebang_flags[i].flag;
@@ -895,8 +926,8 @@ static void reply_failure(lua_State *L, struct conn *c, const char *sha)
     for (size_t i = 0; i < b.wpos; i++)
         if (m[i] == '\r' || m[i] == '\n')
             m[i] = ' ';
+    script_count_error(L, lua_gettop(L), b.data, b.wpos);
     buf_append(&b, "\r\n", 2);
-    cmd_errors++;
     reply_check(c, resp_add_raw(&c->wbuf, b.data, b.wpos));
     buf_deinit(&b);
 }
@@ -912,7 +943,7 @@ void script_lua_run(struct conn *c, struct script_run *run, int nkeys)
     if (run->fname) {
         /* FCALL: callback(KEYS, ARGV) */
         lua_getfield(L, LUA_REGISTRYINDEX, "tc_fn");
-        lua_pushlstring(L, run->fname, run->fname_n);
+        func_push_key(L, run->fname, run->fname_n);
         lua_rawget(L, -2);
         lua_remove(L, -2);
         push_array(L, c->argv + 3, nkeys);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/acl.h"
+#include "server/crash.h"
 #include "cmd/repl.h"
 #include "cmd/monitor.h"
 #include "cmd/notify.h"
@@ -25,6 +26,7 @@
 #include "script/script.h"
 #include "script/script_func.h"
 #include "core/config.h"
+#include "core/oom.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "net/tls.h"
@@ -55,10 +57,12 @@ static void server_tick(struct worker *w)
         persist_tick(w->now_ms);
         repl_tick(w->now_ms);
         script_ldb_tick(); /* reap SCRIPT DEBUG YES sessions that ended */
+        tracking_tick();
     }
     store_cron_worker(srv->store, &crons[w->idx], (uint32_t)w->idx, (uint32_t)srv->nworkers,
                       w->now_ms);
     mc_cmd_tick(w); /* memcached "watch" log lines */
+    cmd_migrate_tick(w->now_ms);
     notify_flush(w->idx); /* expired / evicted events of the sweep */
 }
 
@@ -245,6 +249,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return 1;
     }
+    oom_score_apply(cfg.replicaof[0] ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
     if (!mc_cfg.memcached_cmdline) { /* redis-server's first lines */
         log_warn("oO0OoO0OoO0Oo twincache is starting oO0OoO0OoO0Oo");
         log_warn("twincache version=%s (Redis 7.0.15 compatible), bits=%d, pid=%d, just started",
@@ -256,6 +261,7 @@ int main(int argc, char **argv)
                      "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
     signal(SIGPIPE, SIG_IGN);
+    crash_setup(); /* the bug report on fatal signals (crash.c) */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -399,6 +405,8 @@ int main(int argc, char **argv)
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            if (persist_shutdown_signal())
+                continue; /* the save failed: Redis keeps running */
             srv_request_shutdown(&srv, 0);
             break;
         }

@@ -239,12 +239,13 @@ int mc_cmdline_parse(int argc, char **argv)
     char **mav = calloc((size_t)argc + 1, sizeof(char *));
     int mac = 1, c, verbose = 0, daemonize = 0;
     long long item_size = -1, maxbytes = 64LL * 1024 * 1024;
-    int port_given = 0;
+    int port_given = 0, udp_given = 0;
 
     if (!mav)
         return 1;
     mc_cfg.memcached_cmdline = 1;
     log_to_stderr();
+    cfg.maxmemory_policy = MM_ALLKEYS_LRU; /* memcached evicts (-M: it does not) */
     cfg.port = 0;            /* the Redis port: only with an explicit --port */
     cfg.maxclients = 1024;   /* memcached's defaults */
     cfg.threads = 4;
@@ -293,7 +294,7 @@ int mc_cmdline_parse(int argc, char **argv)
         switch (c) {
         case 'p':
             port_given = 1;
-            if (atoi(optarg) < 0 || atoi(optarg) > 65535) {
+            if (atoi(optarg) < -1 || atoi(optarg) > 65535) { /* -1: any free port */
                 fprintf(stderr, "ERROR: Invalid port number %d.\n", atoi(optarg));
                 rc = EX_USAGE_;
             } else {
@@ -302,7 +303,8 @@ int mc_cmdline_parse(int argc, char **argv)
             break;
         case 'U':
             mc_cfg.udp_port = atoi(optarg);
-            if (mc_cfg.udp_port < 0 || mc_cfg.udp_port > 65535) {
+            udp_given = 1;
+            if (mc_cfg.udp_port < -1 || mc_cfg.udp_port > 65535) {
                 fprintf(stderr, "ERROR: Invalid port number %d.\n", mc_cfg.udp_port);
                 rc = EX_USAGE_;
             }
@@ -457,8 +459,9 @@ int mc_cmdline_parse(int argc, char **argv)
             return rc;
         }
     }
-    (void)port_given;
     free(mav);
+    if (udp_given && mc_cfg.udp_port && !port_given)
+        cfg.memcache_port = mc_cfg.udp_port; /* memcached: -U alone sets the TCP port too */
     if (maxbytes <= 0)
         maxbytes = 0;
     cfg.maxmemory = maxbytes;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/config.h"
 #include "core/util.h"
 #include "store/evict.h"
@@ -88,24 +89,42 @@ void store_touch(struct item *it)
     }
 }
 
+_Atomic int64_t store_mem_step = 65536;
+static _Atomic int64_t measured_us; /* when the overhead was last measured (monotonic) */
+static _Atomic unsigned long frees_seen; /* buf_big_frees at the last measure here */
+
+static void measure_now(void)
+{
+    struct alloc_stats as;
+    alloc_stats(&as);
+    store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
+}
+
+/* The publication step of the keyspace bytes for a limit of max (store.h). */
+static void update_step(long long max)
+{
+    int64_t step = max > 0 && max < 256 * 65536 ? (max / 256 > 64 ? max / 256 : 64) : 65536;
+    if (atomic_load_explicit(&store_mem_step, memory_order_relaxed) != step)
+        atomic_store_explicit(&store_mem_step, step, memory_order_relaxed);
+}
+
 int64_t store_used_for_limit(void)
 {
     /* before the timer's first measure (a server just started, a test setting maxmemory 1
      * at once), measure here: a zero overhead would let every write through */
-    if (TC_UNLIKELY(!atomic_load_explicit(&measured, memory_order_relaxed))) {
-        struct alloc_stats as;
-        alloc_stats(&as);
-        store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
-    }
+    if (TC_UNLIKELY(!atomic_load_explicit(&measured, memory_order_relaxed)))
+        measure_now();
     int64_t o = atomic_load_explicit(&overhead, memory_order_relaxed);
     return store_mem_used() + store_mem_pending + (o > 0 ? o : 0);
 }
 
 void store_measure_overhead(int64_t allocator_total)
 {
+    update_step(cfg.maxmemory);
     if (allocator_total > 0) {
         atomic_store_explicit(&overhead, allocator_total - store_mem_used(), memory_order_relaxed);
         atomic_store_explicit(&measured, 1, memory_order_relaxed);
+        atomic_store_explicit(&measured_us, util_mono_us(), memory_order_relaxed);
     }
 }
 
@@ -245,14 +264,32 @@ int store_make_room(struct store *s)
                         policy == MM_VOLATILE_RANDOM || policy == MM_VOLATILE_TTL;
     long long max = cfg.maxmemory;
 
-    if (max <= 0 || store_used_for_limit() <= max)
+    update_step(max);
+    if (max <= 0)
         return 0;
+    /* a sample older than 10 ms is taken again (growth of client buffers shows at once, as
+     * in Redis's exact count; at most 100 allocator reads a second) */
+    if (util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000)
+        measure_now();
+    if (store_used_for_limit() <= max)
+        return 0;
+    /* over: eviction destroys data, so first make sure with a fresh measure (the last may
+     * still hold buffers of clients gone since): after a large buffer was freed, else at
+     * most every 10 ms */
+    unsigned long frees = atomic_load_explicit(&buf_big_frees, memory_order_relaxed);
+    if (frees != atomic_load_explicit(&frees_seen, memory_order_relaxed) ||
+        util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000) {
+        atomic_store_explicit(&frees_seen, frees, memory_order_relaxed);
+        measure_now();
+        if (store_used_for_limit() <= max)
+            return 0;
+    }
     if (policy == MM_NOEVICTION)
         return -1;
     if (store_held)
         return -1; /* stripes held (AOF logging, EXEC): evicting could lock out of order */
-    /* Evict a little below the limit: the keyspace total is published in 64 KiB steps per
-     * thread and the overhead is sampled, so aim under the line rather than on it. */
+    /* Evict a little below the limit: the keyspace total is published in steps per thread
+     * and the overhead is sampled, so aim under the line rather than on it. */
     long long target = max - (max / 100 < 1024 * 1024 ? max / 100 : 1024 * 1024);
     for (int evicted = 0; store_used_for_limit() > target; evicted++) {
         if (!evict_one(s, policy, volatile_only))

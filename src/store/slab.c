@@ -62,7 +62,8 @@ static struct page *pool;   /* empty pages, their memory returned to the OS */
 static char *region;        /* never used pages of the newest region */
 static size_t region_left;  /* pages left there */
 static _Atomic size_t total;  /* bytes of pages held by classes */
-static _Atomic size_t in_use; /* bytes of chunks outside the pages' free lists */
+static _Atomic int64_t in_use; /* bytes of chunks handed out, summed from per-thread deltas */
+static _Thread_local int64_t in_use_pending; /* this thread's delta not yet in in_use */
 static _Thread_local struct cache caches[NCLASSES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 char *slab_arena;               /* the reserved range every page comes from */
@@ -229,10 +230,21 @@ static int refill(int c)
         chunk_set_next(ch, ca->head);
         ca->head = ch;
         ca->n++;
-        atomic_fetch_add_explicit(&in_use, sz, memory_order_relaxed);
     }
     pthread_mutex_unlock(&k->lock);
     return ca->n ? 0 : -1;
+}
+
+/* Chunks count as used while a caller holds them, not while they wait in a thread's cache:
+ * an evicted item's chunk is free memory at once (maxmemory is checked against this). The
+ * delta is published every 4 KiB per thread. */
+static inline void used_add(int64_t d)
+{
+    in_use_pending += d;
+    if (in_use_pending > 4096 || in_use_pending < -4096) {
+        atomic_fetch_add_explicit(&in_use, in_use_pending, memory_order_relaxed);
+        in_use_pending = 0;
+    }
 }
 
 void *slab_alloc(size_t n)
@@ -247,6 +259,7 @@ void *slab_alloc(size_t n)
     ch = ca->head;
     ca->head = chunk_next(ch);
     ca->n--;
+    used_add((int64_t)class_size(c));
     return ch;
 }
 
@@ -273,7 +286,6 @@ static void give_back(int c, struct chunk *first, int n)
         }
     }
     pthread_mutex_unlock(&k->lock);
-    atomic_fetch_sub_explicit(&in_use, class_size(c) * (size_t)n, memory_order_relaxed);
 }
 
 void slab_free(void *p, size_t n)
@@ -282,6 +294,7 @@ void slab_free(void *p, size_t n)
     struct cache *ca = &caches[c];
     struct chunk *ch = p;
 
+    used_add(-(int64_t)class_size(c));
     chunk_set_next(ch, ca->head);
     ca->head = ch;
     if (++ca->n > CACHE_MAX) {
@@ -303,5 +316,6 @@ size_t slab_bytes(void)
 
 size_t slab_used_bytes(void)
 {
-    return atomic_load_explicit(&in_use, memory_order_relaxed);
+    int64_t u = atomic_load_explicit(&in_use, memory_order_relaxed);
+    return u > 0 ? (size_t)u : 0;
 }

@@ -52,8 +52,9 @@ void *slab_alloc(size_t n);
 void slab_free(void *p, size_t n);
 /* Bytes held in slabs: not part of the allocator's figures, added to them for maxmemory. */
 size_t slab_bytes(void);
-/* Bytes of chunks handed out (items plus the per-thread caches): what counts as used; the
- * rest of the slabs is free space, like an allocator's fragmentation. */
+/* Bytes of chunks handed out to callers (not those in the per-thread caches), within 4 KiB
+ * per thread: what counts as used; the rest of the slabs is free space, like an allocator's
+ * fragmentation. */
 size_t slab_used_bytes(void);
 
 #endif

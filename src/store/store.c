@@ -246,6 +246,9 @@ void store_prefetch(struct store *s, const struct skey *keys, int n)
     }
 }
 
+_Atomic int64_t store_expire_paused_until;
+static __thread int store_read_only_lookup; /* lookup() on behalf of a read */
+
 static struct item *lookup(struct store *s, const struct skey *k, int64_t now, uint32_t *posp)
 {
     struct stripe *st = &s->stripes[k->stripe];
@@ -258,6 +261,9 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now && TC_LIKELY(!store_no_expire)) {
+        if (TC_UNLIKELY(store_read_only_lookup) &&
+            atomic_load_explicit(&store_expire_paused_until, memory_order_relaxed) > now)
+            return NULL; /* CLIENT PAUSE: expired to readers, deleted once the pause ends */
         if (TC_UNLIKELY(atomic_load_explicit(&store_snap_active, memory_order_relaxed))) {
             /* a forkless snapshot keeps the key first: a read-only command's stripe was not
              * copied, nor is one a one-key write holds (the key may be another one of it) */
@@ -278,7 +284,9 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
 struct item *store_lookup_read_locked(struct store *s, const struct skey *k, int64_t now)
 {
     uint32_t pos;
+    store_read_only_lookup = 1;
     struct item *it = lookup(s, k, now, &pos);
+    store_read_only_lookup = 0;
     struct stripe *st = &s->stripes[k->stripe];
 
     if (it) {
@@ -517,6 +525,47 @@ void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
     store_unlock(s, stripe);
 }
 
+void store_expire_stripe(struct store *s, int db, uint32_t stripe, int64_t now)
+{
+    struct ht *t = &s->stripes[stripe].db[db];
+    char keys[4096];
+    size_t used = 0;
+    int more = 1;
+
+    if (!__atomic_load_n(&t->nvolatile, __ATOMIC_RELAXED) || store_no_expire)
+        return;
+    store_lock(s, stripe);
+    /* names first (deleting shifts and may shrink the table), then each through the lazy
+     * path; a batch at a time when the names do not fit */
+    while (more) {
+        more = 0;
+        used = 0;
+        for (uint32_t i = 0; i < ht_size(t); i++) {
+            struct item *it = ht_item_at(t, i);
+            int64_t exp;
+            if (!it || !(exp = item_expire(it)) || exp > now)
+                continue;
+            if (used + sizeof(uint32_t) + item_klen(it) > sizeof(keys)) {
+                more = used > 0;
+                break;
+            }
+            uint32_t kl = (uint32_t)item_klen(it);
+            memcpy(keys + used, &kl, sizeof(kl));
+            memcpy(keys + used + sizeof(kl), item_key(it), kl);
+            used += sizeof(kl) + kl;
+        }
+        for (size_t at = 0; at < used;) {
+            struct skey k;
+            uint32_t kl;
+            memcpy(&kl, keys + at, sizeof(kl));
+            store_key(s, &k, db, keys + at + sizeof(kl), kl);
+            store_lookup_write_locked(s, &k, now);
+            at += sizeof(kl) + kl;
+        }
+    }
+    store_unlock(s, stripe);
+}
+
 int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
 {
     for (int tries = 0; tries < 100000; tries++) {
@@ -537,8 +586,16 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
                 if (!it)
                     continue;
                 exp = item_expire(it);
-                if (exp && exp <= now)
-                    continue;
+                if (exp && exp <= now) {
+                    /* as Redis's RANDOMKEY: an expired key met is deleted (through the lazy
+                     * path: counted, propagated as DEL), then another is drawn */
+                    struct skey k;
+                    if (store_no_expire)
+                        continue;
+                    store_key(s, &k, db, item_key(it), item_klen(it));
+                    store_lookup_write_locked(s, &k, now);
+                    break;
+                }
                 r = buf_append(out, item_key(it), item_klen(it));
                 break;
             }
@@ -624,7 +681,8 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
     uint32_t i;
     int removed = 0;
 
-    if (!t->nvolatile || !t->slots)
+    if (!t->nvolatile || !t->slots ||
+        atomic_load_explicit(&store_expire_paused_until, memory_order_relaxed) > now)
         return;
     i = t->sweep < t->size ? t->sweep : 0;
     for (int n = 0; n < max && t->nvolatile; n++) {
@@ -636,6 +694,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                 if (exp <= now) {
                     (*expired)++;
                     COUNTER_ADD(st->expired, 1);
+                    COUNTER_ADD(st->expired_swept, 1);
                     if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
@@ -699,6 +758,7 @@ void store_totals(struct store *s, struct store_totals *t)
         t->stored += __atomic_load_n(&st->stored, __ATOMIC_RELAXED);
         t->expired_unfetched += __atomic_load_n(&st->expired_unfetched, __ATOMIC_RELAXED);
         t->evicted_unfetched += __atomic_load_n(&st->evicted_unfetched, __ATOMIC_RELAXED);
+        t->expired_swept += __atomic_load_n(&st->expired_swept, __ATOMIC_RELAXED);
         t->mem += __atomic_load_n(&st->mem, __ATOMIC_RELAXED);
     }
 }
@@ -715,6 +775,7 @@ void store_reset_stats(struct store *s)
         __atomic_store_n(&st->stored, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->expired_unfetched, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->evicted_unfetched, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->expired_swept, 0, __ATOMIC_RELAXED);
         store_unlock(s, i);
     }
 }

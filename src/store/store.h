@@ -28,6 +28,8 @@ struct stripe {
     uint32_t nvolatile; /* items with an expire time, all databases */
     uint64_t expired_unfetched;
     uint64_t evicted_unfetched;
+    uint64_t expired_swept; /* of expired: removed by the active expire cycle (memcached's
+                               crawler_reclaimed) */
 } __attribute__((aligned(64)));
 
 struct store {
@@ -49,7 +51,7 @@ struct skey {
 
 struct store_totals {
     uint64_t keys, expires, hits, misses, expired, evicted, stored, expired_unfetched,
-        evicted_unfetched;
+        evicted_unfetched, expired_swept;
     int64_t mem;
 };
 
@@ -57,13 +59,17 @@ struct store_totals {
  * event-loop turn. LRU ages are differences of it (modulo 2^32). */
 extern _Atomic uint32_t store_lru_clock;
 /* Bytes held by the keyspace (items, values, tables), summed from per-thread deltas that are
- * published every 64 KiB, so reading it is one load and its error is bounded. */
+ * published every 64 KiB, so reading it is one load and its error is bounded. Under a small
+ * maxmemory the step is 1/256 of it: another thread's unpublished delta counts twice in the
+ * limit check (the measured overhead holds it too), and 64 KiB is too much of a 1 MB limit. */
 extern _Atomic int64_t store_mem_total;
 extern _Thread_local int64_t store_mem_pending;
+extern _Atomic int64_t store_mem_step; /* 65536, less under a small maxmemory (evict.c) */
 static inline void store_mem_add(int64_t delta)
 {
+    int64_t step = atomic_load_explicit(&store_mem_step, memory_order_relaxed);
     store_mem_pending += delta;
-    if (store_mem_pending > 65536 || store_mem_pending < -65536) {
+    if (store_mem_pending > step || store_mem_pending < -step) {
         atomic_fetch_add_explicit(&store_mem_total, store_mem_pending, memory_order_relaxed);
         store_mem_pending = 0;
     }
@@ -83,6 +89,9 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
+ * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
+extern _Atomic int64_t store_expire_paused_until;
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
@@ -264,6 +273,10 @@ static inline void store_mem_adjust_locked(struct store *s, uint32_t stripe, int
 /* Visit every live item of db in one stripe, under its lock (taken here). cb returns 0 to go
  * on. Expired items are skipped. */
 typedef int store_visit_fn(struct item *it, void *arg);
+/* Delete the expired keys of db in one stripe as lazy expiry does (counted, reported through
+ * the gone hook: propagated as DEL), under its lock (taken here): SCAN's, as Redis's SCAN
+ * expires the keys it meets. Nothing when the stripe's table has no key with a TTL. */
+void store_expire_stripe(struct store *s, int db, uint32_t stripe, int64_t now);
 void store_visit_stripe(struct store *s, int db, uint32_t stripe, int64_t now,
                         store_visit_fn *cb, void *arg);
 /* Append a random live key of db to out. Returns 0, or -1 if db is empty (or OOM). */

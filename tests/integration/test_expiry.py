@@ -135,3 +135,29 @@ def test_past_expire_deletes_at_once(r):
     assert r.expireat("k", 1) is True
     assert r.dbsize() == 0
     assert keyspace_now(r) == {}
+
+
+@pytest.mark.parametrize("cmd", [("SCAN", "0"), ("RANDOMKEY",)])
+def test_scan_randomkey_expire_what_they_meet(cmd):
+    """SCAN and RANDOMKEY delete the expired keys they meet, as Redis's do: each a DEL in
+    the replication stream (not wrapped in MULTI), and a small keyspace is scanned whole by
+    SCAN 0."""
+    from test_multi import _attach_stream, _next_cmd
+    server = start_server(("--enable-debug-command", "yes"))
+    c = server.client(single_connection_client=True)
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        c.execute_command("FLUSHALL")
+        c.execute_command("SET", "foo1", "bar", "PX", "1")
+        c.execute_command("SET", "foo2", "bar", "PX", "1")
+        time.sleep(0.01)
+        s, f = _attach_stream(server)
+        try:
+            c.execute_command(*cmd)
+            got = sorted(_next_cmd(f) for _ in range(3))
+            assert got == ["del foo1", "del foo2", "select 0"]
+        finally:
+            s.close()
+        assert c.execute_command("DBSIZE") == 0
+    finally:
+        server.stop()

@@ -306,3 +306,56 @@ def test_exec_noreplicas_aborts(server):
     finally:
         admin.execute_command("CONFIG", "SET", "min-replicas-to-write", "0")
     assert c.execute_command("GET", "nrx") == "1"
+
+
+def _attach_stream(server):
+    """A raw replication stream as Redis's suite reads it: SYNC, skip the RDB, then commands."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(b"SYNC\r\n")
+    f = s.makefile("rb")
+    while True:
+        line = f.readline()
+        if line.startswith(b"$"):
+            f.read(int(line[1:]))
+            break
+    return s, f
+
+
+def _next_cmd(f):
+    while True:
+        line = f.readline()
+        if line.startswith(b"*"):
+            break
+    out = []
+    for _ in range(int(line[1:])):
+        n = int(f.readline()[1:])
+        out.append(f.read(n + 2)[:-2].decode().lower())
+    if out == ["ping"]:
+        return _next_cmd(f)
+    return " ".join(out)
+
+
+def test_exec_propagation_as_redis(server):
+    """Redis 7.0's stream for EXEC: one write goes alone; two or more are wrapped with the
+    SELECT before MULTI; PUBLISH carries its SELECT."""
+    c = server.client(single_connection_client=True)
+    s, f = _attach_stream(server)
+    try:
+        c.execute_command("SELECT", 4)
+        for cmds in ([("SET", "p1", "a"), ("GET", "p1")],
+                     [("SET", "p2", "a"), ("SET", "p3", "b")]):
+            c.execute_command("MULTI")
+            for a in cmds:
+                c.execute_command(*a)
+            c.execute_command("EXEC")
+        c.execute_command("SELECT", 5)
+        c.execute_command("MULTI")
+        c.execute_command("PUBLISH", "ch", "m")
+        c.execute_command("EXEC")
+        got = [_next_cmd(f) for _ in range(8)]
+        assert got == ["select 4", "set p1 a", "multi", "set p2 a", "set p3 b", "exec",
+                       "select 5", "publish ch m"]
+    finally:
+        s.close()
+        c.execute_command("SELECT", 0)

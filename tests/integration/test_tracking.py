@@ -289,7 +289,73 @@ def scenario_slot_reuse(srv):
     return [olds[0].log] + [t.log for t in news]
 
 
+def sorted_push(t):
+    """A push whose key list is in the server's order (a set): sorted."""
+    r = norm(t.c.read_reply())
+    if r[0] == "push" and isinstance(r[1][1], list):
+        r = ("push", [r[1][0], sorted(r[1][1])])
+    t.log.append(r)
+
+
+def scenario_bcast_batched(srv):
+    """BCAST: a multi-key write, a transaction and a lazy expiry in one command reach the client
+    as one message per prefix with all its keys; NOLOOP drops the client's own keys but not an
+    expiry's (which no client caused)."""
+    t, w = T(srv), conn(srv)
+    w.call("FLUSHALL")
+    t.call("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a:", "PREFIX", "b:")
+    w.call("MSET", "a:1", "1", "a:2", "2", "c:1", "3")
+    sorted_push(t)
+    for cmd in (("MULTI",), ("INCR", "a:1"), ("INCR", "b:1"), ("INCR", "b:2"), ("EXEC",)):
+        w.call(*cmd)
+    sorted_push(t)
+    sorted_push(t)
+    t.call("CLIENT", "TRACKING", "on", "BCAST", "NOLOOP", "PREFIX", "a:")
+    t.call("SET", "a:own", "x")
+    t.call("SET", "a:exp", "x", "PX", "1")
+    time.sleep(0.3)  # the expiry cycle removes it meanwhile
+    t.push()
+    t.call("GET", "a:exp")
+    t.call("PING")
+    return t.log
+
+
+def scenario_script_keys(srv):
+    """A tracking client's script that reads tracks the script's declared keys."""
+    t, w = T(srv), conn(srv)
+    w.call("FLUSHALL")
+    t.call("CLIENT", "TRACKING", "on")
+    t.call("EVAL", "redis.call('set', 'k3', 'bar')", 2, "k1", "k2")
+    w.call("MSET", "k2", "1", "k1", "1")
+    t.call("EVAL", "redis.call('get', 'k3')", 2, "k1", "k2")
+    w.call("MSET", "k2", "2", "k1", "2")
+    t.push()
+    t.push()
+    t.call("EVAL_RO", "redis.call('ping')", 2, "k1", "k2")
+    w.call("MSET", "k2", "3", "k1", "3")
+    t.call("PING")
+    return t.log
+
+
+def scenario_redir_broken(srv):
+    """The REDIRECT client went away: a RESP3 client is told at the next invalidation."""
+    t, w, r = T(srv), conn(srv), conn(srv)
+    w.call("FLUSHALL")
+    rid = r.call("CLIENT", "ID")
+    t.call("CLIENT", "TRACKING", "on", "REDIRECT", rid)
+    t.call("GET", "k")
+    r.close()
+    time.sleep(0.1)
+    w.call("SET", "k", "1")
+    t.call("PING")
+    # the redirect's ID differs between the servers
+    return [("push", [x[1][0], "id"]) if isinstance(x, tuple) and len(x[1]) == 2 and
+            isinstance(x[1][1], int) else x for x in t.log]
+
+
 @pytest.mark.parametrize("scenario", [scenario_default, scenario_noloop, scenario_bcast,
+                                      scenario_bcast_batched, scenario_script_keys,
+                                      scenario_redir_broken,
                                       scenario_optin_optout, scenario_redirect_resp2,
                                       scenario_flush_expire, scenario_slot_reuse,
                                       scenario_optin_multi_other_worker],

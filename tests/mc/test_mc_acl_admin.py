@@ -31,7 +31,8 @@ def srv():
         fh.write("fileuser:fp\n")
     args = ("--memcache-sasl", "yes", "--memcache-auth-file", f,
             "--user", "lim", "on", ">pw", "~app:*", "+@all", "-@dangerous", "-@admin",
-            "--user", "ops", "on", ">pw", "~app:*", "+@all")
+            "--user", "ops", "on", ">pw", "~app:*", "+@all",
+            "--user", "reader", "on", ">pw", "~*", "+@read")
 
     def make(ports):
         return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args), port=ports[0],
@@ -140,3 +141,27 @@ def test_binary_stat_and_flush_need_dangerous(srv):
                bin_req(0x10) +                     # STAT: INFO
                bin_req(0x08))                      # FLUSH: FLUSHALL
     assert bin_statuses(got) == [0, 0x20, 0x20, 0x20], got
+
+
+def test_data_commands_need_their_category(srv):
+    """A read-only user (+@read) reads through the memcached port but cannot write: each data
+    command is checked as the Redis command of its kind (set: SET, delete: DEL, ...)."""
+    seed(srv)
+    r = srv.client()
+    r.cmd("ACL", "LOG", "RESET")
+    out = talk(srv.mc_port, login("reader", "pw") +
+               b"get app:1\r\nmg app:1 v\r\nset app:1 0 0 1\r\nw\r\ndelete app:1\r\n"
+               b"incr app:1 1\r\ntouch app:1 10\r\nappend app:1 0 0 1\r\nw\r\n"
+               b"ms app:1 1\r\nw\r\nget app:1\r\n")
+    assert out == (b"STORED\r\nVALUE app:1 0 1\r\nv\r\nEND\r\nVA 1\r\nv\r\n" + DENIED * 6 +
+                   b"VALUE app:1 0 1\r\nv\r\nEND\r\n"), out
+    log = [dict(zip(e[0::2], e[1::2])) for e in r.cmd("ACL", "LOG")]
+    got = {(d[b"reason"], d[b"object"]) for d in log}
+    assert {(b"command", b"set"), (b"command", b"del"), (b"command", b"incrby"),
+            (b"command", b"expire"), (b"command", b"append")} <= got, got
+    ext = b"\0\0\0\0\0\0\0\0"
+    got = talk(srv.mc_port, bin_req(0x21, b"PLAIN", b"\0reader\0pw") +
+               bin_req(0x00, b"app:1") + bin_req(0x01, b"app:1", b"x", ext) +
+               bin_req(0x04, b"app:1"))
+    assert bin_statuses(got) == [0, 0, 0x20, 0x20], got
+    r.close()

@@ -59,3 +59,34 @@ def scenario(srv):
 def test_client_pause_as_redis(tc_server, redis_server):
     a, b = scenario(tc_server), scenario(redis_server)
     assert a == b, "\n twincache: %r\n redis:     %r" % (a, b)
+
+
+def scripts_scenario(srv):
+    """WRITE pause by the flags a command runs with: no-writes scripts and functions run at
+    once, a script without flags and a transaction of many writes wait (the held EXEC reloads
+    its queue of more arguments than EXEC itself: it used to overrun the held copy)."""
+    admin, c = srv.client(), srv.client(socket_timeout=10)
+    call(admin, "FLUSHALL")
+    call(admin, "FUNCTION", "LOAD", "REPLACE", "#!lua name=pauselib\n"
+         "redis.register_function{function_name='pf', callback=function() return 'hi' end, "
+         "flags={'no-writes'}}")
+    out = []
+    call(admin, "CLIENT", "PAUSE", 800, "WRITE")
+    for args in (("EVAL", "#!lua flags=no-writes\nreturn 1", 0), ("FCALL", "pf", 0),
+                 ("EVAL_RO", "return 2", 0), ("PFCOUNT", "hll")):
+        r, t = timed(c, *args)
+        out.append((r, t < 0.4))
+    r, t = timed(c, "EVAL", "return 3", 0)
+    out.append((r, t > 0.5))
+    call(admin, "CLIENT", "PAUSE", 800, "WRITE")
+    call(c, "MULTI")
+    for i in range(20):
+        call(c, "MSET", *["k%d" % j for j in range(40)])
+    r, t = timed(c, "EXEC")
+    out.append((len(r), t > 0.5))
+    call(admin, "FUNCTION", "DELETE", "pauselib")
+    return out
+
+
+def test_pause_write_by_flags_as_redis(tc_server, redis_server):
+    assert scripts_scenario(tc_server) == scripts_scenario(redis_server)

@@ -59,3 +59,45 @@ def test_object_refcount(d, value):
     d("RPUSH", "l", value)
     d("OBJECT", "REFCOUNT", "l")
     d("OBJECT", "REFCOUNT", "nokey")
+
+
+def test_oom_score_adj(tc_server, redis_server):
+    """oom-score-adj writes /proc/<pid>/oom_score_adj as Redis does: relative to the value it
+    found, absolute, restored on no; out-of-range values refused with Redis's error."""
+    got = []
+    for srv in (tc_server, redis_server):
+        c = srv.client()
+        info = call(c, "INFO", "server")
+        info = info.decode() if isinstance(info, bytes) else info
+        pid = int(info.split("process_id:")[1].split()[0])
+
+        def adj():
+            with open("/proc/%d/oom_score_adj" % pid) as f:
+                return int(f.read())
+
+        call(c, "CONFIG", "SET", "oom-score-adj", "no")
+        with open("/proc/%d/oom_score_adj" % pid, "w") as f:
+            f.write("22\n")
+        seen = [call(c, "CONFIG", "SET", "oom-score-adj-values", "9 9 9", "oom-score-adj", "yes"),
+                adj()]
+        call(c, "CONFIG", "SET", "oom-score-adj", "absolute")
+        seen.append(adj())
+        call(c, "CONFIG", "SET", "oom-score-adj", "no")
+        seen.append(adj())
+        seen.append(call(c, "CONFIG", "SET", "oom-score-adj-values", "-2001 0 0"))
+        seen.append(call(c, "CONFIG", "GET", "oom-score-adj-values"))
+        call(c, "CONFIG", "SET", "oom-score-adj-values", "0 200 800")
+        with open("/proc/%d/oom_score_adj" % pid, "w") as f:
+            f.write("0\n")
+        got.append(seen)
+    assert got[0] == got[1]
+    assert got[0][1:4] == [31, 9, 22]
+
+
+def test_cobl_errors_as_redis(tc_server, redis_server):
+    """client-output-buffer-limit: Redis's reason for each bad value."""
+    bad = ["wrong number", "invalid_class 10mb 10mb 60", "master 10mb 10mb 60",
+           "normal 10mbs 10mb 60", "replica 10mb 10mbs 60", "pubsub 10mb 10mb 60s"]
+    got = [[call(srv.client(), "CONFIG", "SET", "client-output-buffer-limit", v) for v in bad]
+           for srv in (tc_server, redis_server)]
+    assert got[0] == got[1]

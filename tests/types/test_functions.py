@@ -108,6 +108,13 @@ BAD_LOADS = [
     "#!lua name=x\nthis is not lua",
     "#!lua name=x\nerror('at load')",
     "#!lua name=x\nwhile true do end",  # FUNCTION LOAD timeout (0.5 s)
+    # the shebang split as Redis's sdssplitargs: quotes, engine case, no line feed
+    '#!lua name="q1"\nredis.register_function("fq1", function() return 1 end)',
+    "#!lua name='q2'\nredis.register_function('fq2', function() return 1 end)",
+    "#! name=test\nredis.register_function('foo', function() return 1 end)",
+    "#!LUA NAME=x1\nredis.register_function('fx1', function() return 1 end)",
+    '#!lua name="unbalanced\nreturn 1', '#!lua name="x"y\nreturn 1', "#!lua name=nolf",
+    '#!lua name="a b"\nreturn 1', "#!lua name=x\tname=y\nreturn 1",
 ]
 
 
@@ -325,3 +332,34 @@ def test_fcall_while_libraries_change(tc_server):
     assert not errors, errors[:3]
     assert int(admin.get("race:n")) == done[0]
     admin.connection_pool.disconnect()
+
+
+def test_register_function_kept_past_load_and_name_case(fd):
+    """A library that keeps redis.register_function and calls it from a function later gets
+    Redis's error (the server died: the loading state it used was gone); FCALL finds a
+    function whatever the case of its name; the engine name ignores case."""
+    fd("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib1\n"
+       "local lib = redis\n"
+       "lib.register_function('f1', function () lib.redis = redis return {ok='OK'} end)\n"
+       "lib.register_function('f2', function ()\n"
+       "    lib.register_function('f1', function () return 1 end)\n"
+       "end)")
+    fd("FCALL", "f1", 0)
+    fd("FCALL", "f2", 0)
+    fd("FCALL", "F2", 0)
+    fd("FUNCTION", "LOAD", "#!LUA name=lib2\nredis.register_function('Upper', function() "
+       "return 2 end)")
+    fd("FCALL", "upper", 0)
+    fd("FCALL", "UPPER", 0)
+    fd("FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('uPPER', function() "
+       "return 3 end)")
+    assert fd.tc.ping()
+
+
+def test_subcommand_argument_errors(fd):
+    fd("FUNCTION", "RESTORE", "a", "b", "c")
+    fd("FUNCTION", "FLUSH", "sync", "extra")
+    fd("FUNCTION", "FLUSH", "bad")
+    fd("FUNCTION", "LIST", "withcode", "withcode")
+    fd("FUNCTION", "LIST", "withcode", "libraryname", "foo", "libraryname", "foo")
+    fd("FUNCTION", "LIST", "libraryname")

@@ -61,3 +61,40 @@ def test_default_info_has_errorstats_not_commandstats(tc_server):
     text = call(c, "INFO").decode()
     assert "# Errorstats" in text and "# Commandstats" not in text
     assert "# Commandstats" in call(c, "INFO", "all").decode()
+
+
+def test_acl_denial_counts_as_noperm(tc_server, redis_server):
+    """A command the user may not run is an errorstat of NOPERM, as in Redis."""
+    out = []
+    for srv in (tc_server, redis_server):
+        admin, c = srv.client(), srv.client()
+        call(admin, "CONFIG", "RESETSTAT")
+        call(admin, "ACL", "SETUSER", "statsuser", "on", ">pw", "~cached:*", "+get")
+        call(c, "AUTH", "statsuser", "pw")
+        call(c, "SET", "a", "b")
+        call(c, "GET", "other")
+        errs = parse(call(admin, "INFO", "errorstats").decode())
+        call(admin, "ACL", "DELUSER", "statsuser")
+        out.append(errs)
+    assert out[0] == out[1] and "errorstat_NOPERM" in out[0], out
+
+
+def test_percentiles_config_and_container_histogram(tc_server, redis_server):
+    """latency-tracking-info-percentiles kept as Redis prints doubles, bad ones refused; LATENCY
+    HISTOGRAM of a container command answers its subcommands."""
+    out = []
+    for srv in (tc_server, redis_server):
+        c = srv.client()
+        res = [call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50.0 100.0"),
+               call(c, "CONFIG", "GET", "latency-tracking-info-percentiles"),
+               call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "10.0 50.0 a")[0],
+               call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "10 101")[0],
+               call(c, "CONFIG", "GET", "latency-tracking-info-percentiles")]
+        call(c, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+        call(c, "CONFIG", "RESETSTAT")
+        call(c, "CLIENT", "ID")
+        call(c, "CLIENT", "GETNAME")
+        h = call(c, "LATENCY", "HISTOGRAM", "client")
+        res.append(sorted(h.keys()) if isinstance(h, dict) else sorted(h[0::2]))
+        out.append(res)
+    assert out[0] == out[1], out

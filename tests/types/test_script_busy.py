@@ -92,6 +92,11 @@ def scenario_unkillable(srv):
     c = srv.client(socket_timeout=10)
     out = [call(c, "SCRIPT", "KILL"), call(c, "SCRIPT", "KILL")]
     out.append(call(c, "SHUTDOWN", "NOSAVE"))
+    try:  # refused at once, as redis-server is gone when SHUTDOWN returns
+        socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+        out.append("accepted")
+    except OSError:
+        out.append("refused")
     out.append(bg.join())
     srv.wait_exit(20)
     out.append(srv.alive())
@@ -178,5 +183,33 @@ def test_short_script_is_waited_for_not_refused():
         assert call(c, "SET", "k", "v") == b"OK"
         assert bg.join() == b"done"
         c.connection_pool.disconnect()
+    finally:
+        tc.stop()
+
+
+def test_client_read_with_the_script_is_served_while_busy():
+    """--threads 1: a PING sent at the same time as the EVAL (read in the same loop turn, its
+    input not yet run when the script starts) is answered while the script is busy, and the
+    SCRIPT KILL sent after it gets through (it waited for the script, which never ended)."""
+    tc = tcharness.start_twincache("--busy-reply-threshold", "50", "--threads", "1",
+                                   check=True, client_defaults=CLIENT)
+    try:
+        for _ in range(20):
+            a = socket.create_connection(("127.0.0.1", tc.port), timeout=10)
+            b = socket.create_connection(("127.0.0.1", tc.port), timeout=10)
+            body = LOOP.encode()
+            a.sendall(b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(body), body))
+            b.sendall(b"*1\r\n$4\r\nPING\r\n")
+            first = b.recv(256)
+            assert first in (b"+PONG\r\n",) or first.startswith(b"-BUSY"), first
+            while not first.startswith(b"-BUSY"):
+                time.sleep(0.01)
+                b.sendall(b"*1\r\n$4\r\nPING\r\n")
+                first = b.recv(256)
+            b.sendall(b"*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n")
+            assert b.recv(256) == b"+OK\r\n"
+            assert b"killed by user" in a.recv(512)
+            a.close()
+            b.close()
     finally:
         tc.stop()

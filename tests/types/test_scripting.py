@@ -86,6 +86,9 @@ RETURNS = [
     "return {unpack({1,2,3}, 2)}", "return bit.tohex(65535, -2147483648)",
     "return bit.tohex(65535, 2147483647)", "return bit.tohex(-1, 3)", "return bit.tohex(255, -4)",
     "return bit.tohex(2^40 + 17)", "return bit.tohex('x')",
+    "return {big_number='123\\r\\n123'}", "return {verbatim_string={format='mkdown', string='x'}}",
+    "return {verbatim_string={format='m', string='a\\nb'}}",
+    "return {verbatim_string={format=1, string='x'}}", "return {verbatim_string='x'}",
 ]
 
 
@@ -126,6 +129,10 @@ CALLS = [
     "return redis.pcall('xreadgroup', 'group', 'g', 'c', 'block', 0, 'streams', 's', '>')",
     "return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')",
     "return redis.call('xread', 'BLOCK', 0, 'streams', 's', '$')",
+    # SORT BY <constant> of a set is ordered for scripts (Redis: CLIENT_SCRIPT)
+    "redis.call('sadd', 'sbc', 'z', 'c', 'aa', 'b', 'a', 'q', 'm', 'x1', 'k9') "
+    "return redis.call('sort', 'sbc', 'by', '_')",
+    "return redis.call('sort', 'sbc', 'by', '_', 'get', '#', 'get', '_:*', 'desc')",
 ]
 
 
@@ -304,7 +311,10 @@ RESP3_SCRIPTS = [
     "return true", "return false", "return nil", "return {1, true, false}",
     "redis.setresp(3); return true", "redis.setresp(3); return false",
     "return {double=3.5}", "return {map={a=1}}", "return {set={a=true}}",
-    "return {big_number='12345678901234567890'}",
+    "return {big_number='12345678901234567890'}", "return {big_number='1\\r\\n2'}",
+    "return {verbatim_string={format='mkdown', string='x'}}",
+    "return {verbatim_string={format='m', string='a\\nb'}}",
+    "return {verbatim_string={format=1, string='x'}}",
     "redis.setresp(3); return redis.call('hgetall', 'h3')",
     "redis.setresp(3); local r = redis.call('hgetall', 'h3'); return r.map.f",
     "redis.setresp(3); return type(redis.call('get', 'nokey'))",
@@ -564,3 +574,126 @@ STRUCT = [
 @pytest.mark.parametrize("body", STRUCT)
 def test_struct(nd, body):
     ev(nd, body)
+
+
+ERRORSTAT_SCRIPTS = [
+    ("EVAL", "redis.pcall('XGROUP', 'CREATECONSUMER', 's1', 'mygroup', 'consumer') return", 0),
+    ("EVAL", "a"), ("EVAL", "return redis.call('incr', 'estr')", 0),
+    ("EVAL", "return redis.pcall('incr', 'estr')", 0), ("EVAL", "return redis.call('nosuch')", 0),
+    ("EVAL", "return redis.pcall('nosuch')", 0), ("EVAL", "return redis.call('get')", 0),
+    ("EVAL", "error('boom')", 0), ("EVAL", "return {err='MYCODE x'}", 0),
+    ("EVAL", "return redis.error_reply('E2 y')", 0), ("EVAL", "return {1, {err='NESTED z'}}", 0),
+    ("EVAL_RO", "return redis.call('set', 'ea', 1)", 0), ("EVAL", "return redis.call('get', {})", 0),
+    ("EVALSHA", "NotValidShaSUM", 0),
+]
+
+
+def test_errorstats_of_scripts(d):
+    """Errors of commands inside scripts count once, when the command answers them; the
+    script's own errors when they are replied (errorstats, total_error_replies, the commands'
+    failed and rejected calls), as redis-server counts them."""
+    out = []
+    for c in (d.tc, d.rs):
+        call(c, "SET", "estr", "x")
+        call(c, "CONFIG", "RESETSTAT")
+        for args in ERRORSTAT_SCRIPTS:
+            call(c, *args)
+        info = call(c, "INFO", "all").decode()
+        keep = [line for line in info.split("\r\n")
+                if line.startswith(("errorstat_", "total_error_replies"))
+                or line.startswith(("cmdstat_eval", "cmdstat_incr", "cmdstat_get",
+                                    "cmdstat_set", "cmdstat_xgroup"))]
+        out.append(sorted(",".join(p for p in line.split(",") if "usec" not in p)
+                          for line in keep))
+    assert out[0] == out[1], "\n twincache: %r\n redis:     %r" % (out[0], out[1])
+
+
+@pytest.mark.parametrize("enabled", ["no", "yes"])
+def test_lua_enable_deprecated_api(tc_factory, enabled):
+    """Debian's redis-server 7.0.15 setting: getfenv, setfenv and newproxy only when yes."""
+    c = tc_factory("--lua-enable-deprecated-api", enabled).client()
+    for name, body in [("setfenv", "local f = function() return 1 end setfenv(f, {}) return 0"),
+                       ("getfenv", "local f = function() return 1 end getfenv(f) return 0"),
+                       ("newproxy", "getmetatable(newproxy(true)).__gc = function() end "
+                                    "return 0")]:
+        r = call(c, "EVAL", body, 0)
+        if enabled == "yes":
+            assert r == 0, r
+        else:
+            assert "nonexistent global variable '%s'" % name in r[1], r
+    assert call(c, "CONFIG", "GET", "lua-enable-deprecated-api") == [
+        b"lua-enable-deprecated-api", enabled.encode()]
+
+
+def test_client_tracking_of_script_keys(tc_server, redis_server):
+    """A tracking client's script that calls a read-only command remembers the script's
+    declared keys (and a read-only script only through its commands), as Redis."""
+    import time as _time
+
+    def run(port):
+        a = socket.create_connection(("127.0.0.1", port))
+        b = socket.create_connection(("127.0.0.1", port))
+
+        def cmd(s, *args):
+            out = b"*%d\r\n" % len(args)
+            for x in args:
+                x = str(x).encode()
+                out += b"$%d\r\n%s\r\n" % (len(x), x)
+            s.sendall(out)
+            _time.sleep(0.05)
+            return s.recv(65536)
+        cmd(a, "HELLO", "3")
+        cmd(a, "CLIENT", "TRACKING", "on")
+        res = [cmd(a, "EVAL", "redis.call('set', 'tk3', 'bar')", 2, "tk1", "tk2")]
+        cmd(b, "MSET", "tk1", 1, "tk2", 1)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL", "redis.call('get', 'tk3')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 2, "tk2", 2)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL_RO", "redis.call('ping')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 2, "tk2", 2)
+        res.append(cmd(a, "PING"))
+        res.append(cmd(a, "EVAL_RO", "redis.call('get', 'tk1')", 2, "tk1", "tk2"))
+        cmd(b, "MSET", "tk1", 3, "tk2", 3)
+        res.append(cmd(a, "PING"))
+        a.close()
+        b.close()
+        return res
+    assert run(tc_server.port) == run(redis_server.port)
+
+
+def test_blocked_client_served_after_the_script(tc_server, redis_server):
+    """A client blocked on a key a script pushes to twice is served once the script ended
+    (it pops the second value), as Redis; the other worker does not wait for the script's
+    stripes meanwhile (the signals wait for the script's end)."""
+    import time as _time
+
+    def run(port):
+        a = socket.create_connection(("127.0.0.1", port))
+        b = socket.create_connection(("127.0.0.1", port))
+
+        def send(s, *args):
+            out = b"*%d\r\n" % len(args)
+            for x in args:
+                x = str(x).encode()
+                out += b"$%d\r\n%s\r\n" % (len(x), x)
+            s.sendall(out)
+        send(a, "DEL", "bx")
+        _time.sleep(0.05)
+        a.recv(100)
+        send(b, "BLPOP", "bx", 0)
+        _time.sleep(0.1)
+        send(a, "EVAL", "redis.call('lpush', KEYS[1], 'y') local t = redis.call('time') "
+             "local s = t[1] * 1e6 + t[2] repeat local n = redis.call('time') "
+             "until n[1] * 1e6 + n[2] - s > 200000 redis.call('lpush', KEYS[1], 'z') return 1",
+             1, "bx")
+        _time.sleep(0.5)
+        r = b.recv(200)
+        a.recv(100)
+        send(a, "LRANGE", "bx", 0, -1)
+        _time.sleep(0.05)
+        out = (r, a.recv(200))
+        a.close()
+        b.close()
+        return out
+    assert run(tc_server.port) == run(redis_server.port)

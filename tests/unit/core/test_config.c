@@ -239,8 +239,28 @@ static void test_file(void)
     ok(strstr(err, ":3: 'bogus-option': Unknown option") != NULL, "error has line 3: %s", err);
     is_int(cfg.port, 2, "settings before the bad line were applied");
 
-    ok(load("requirepass \"abc\n") == -1 && strstr(err, ":1: unbalanced quotes"),
+    ok(load("requirepass \"abc\n") == -1 &&
+           strstr(err, ":1: Unbalanced quotes in configuration line"),
        "unbalanced double quote: %s", err);
+    /* as redis-server: comments are skipped before words are split (Debian's redis.conf) */
+    ok(load("# Each address can be prefixed by \"-\", which means ...\nport 5\n") == 0 &&
+           cfg.port == 5, "a comment with an odd quote: %s", err);
+    ok(load("   # indented comment 'x\n\t\nport 6\n") == 0 && cfg.port == 6,
+       "indented comment and blank line: %s", err);
+    ok(load("requirepass \"a\\x41\\tb\\\"\"\n") == 0 &&
+           !strcmp(cfg.requirepass, "aA\tb\""), "escapes in double quotes: %s", cfg.requirepass);
+    ok(load("requirepass 'it\\'s'\n") == 0 && !strcmp(cfg.requirepass, "it's"),
+       "\\' in single quotes: %s", cfg.requirepass);
+    ok(load("unixsocketperm 700\n") == 0 && cfg.unixsocketperm == 0700, "unixsocketperm is octal");
+    ok(load("unixsocketperm 800\n") == -1, "unixsocketperm 800 is not octal");
+    ok(load("rename-command FLUSHALL \"\"\nrename-command get myget\n") == 0 &&
+           config_nrenames >= 4 && !strcmp(config_renames[config_nrenames - 1], "myget") &&
+           !strcmp(config_renames[config_nrenames - 3], ""),
+       "rename-command lines are kept for the command table");
+    ok(load("loadmodule /x.so\n") == -1, "loadmodule is refused");
+    ok(load("always-show-logo yes\npropagation-error-behavior panic\nactivedefrag no\n") == 0,
+       "Redis 7.0's other settings load: %s", err);
+    ok(load("activedefrag yes\n") == -1, "activedefrag yes is refused as without defrag");
     ok(load("requirepass 'abc\n") == -1, "unbalanced single quote");
     ok(load("requirepass \"abc\"def\n") == -1, "closing quote followed by a letter");
     ok(load("port 70000\n") == -1 && strstr(err, ":1: 'port': CONFIG SET failed"),

@@ -48,8 +48,9 @@ int main(void)
     size_t payload = 0;
     for (size_t s = 0; s < NS; s++)
         payload += slab_round(sizes[s]) * N;
-    ok(used_peak >= payload && used_peak < payload + NS * 64 * 1024,
-           "used bytes %zu cover the chunks handed out (%zu)", used_peak, payload);
+    /* chunks in the thread's cache are not used; the count is published every 4 KiB */
+    ok(used_peak + 4096 >= payload && used_peak <= payload + 4096,
+           "used bytes %zu are the chunks handed out (%zu)", used_peak, payload);
     ok(peak >= payload && peak < payload + payload / 50 + NS * 2 * PAGE,
            "pages %zu hold the chunks with under 2%% lost (%zu)", peak, payload);
 
