@@ -656,6 +656,16 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd)
         ts->caching = 0;
 }
 
+void tracking_remember_caller_keys(struct conn *c, const struct cmd *cmd)
+{
+    struct tstate *ts = c->trk;
+
+    if (!ts || !ts->on || (ts->flags & TF_BCAST) || ((ts->flags & TF_OPTIN) && !ts->caching) ||
+        ((ts->flags & TF_OPTOUT) && ts->caching))
+        return;
+    cmd_keys(cmd, c->argc, c->argv, remember_cb, c);
+}
+
 /* ---- the registry ---- */
 
 static void prefixes_free(struct tstate *ts)

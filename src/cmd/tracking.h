@@ -48,6 +48,9 @@ uint64_t tracking_prefetch(struct conn *c, const char *p, size_t n);
 void tracking_flush(void);
 /* After cmd ran for c (owner), c tracking: remember the keys a read-only command read. */
 void tracking_after_command(struct conn *c, const struct cmd *cmd);
+/* A script that c runs with cmd (EVAL, FCALL...) called a read-only command: c, tracking,
+ * remembers cmd's keys (the script's declared keys), as Redis. Owner thread of c. */
+void tracking_remember_caller_keys(struct conn *c, const struct cmd *cmd);
 /* c closes (owner): tracking off. */
 void tracking_close(struct conn *c);
 /* CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO (argv[1] names it). */

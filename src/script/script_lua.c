@@ -418,6 +418,9 @@ static int redis_generic(lua_State *L, int raise)
     cmdstats_call(cmd, -1, cmd_errors != 0);
     if (cmd_errors)
         cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */
+    if (TC_UNLIKELY(run->caller && run->caller->trk != NULL) && (cmd->flags & CMD_READONLY) &&
+        saved_cmd)
+        tracking_remember_caller_keys(run->caller, saved_cmd); /* the declared keys, as Redis */
     if (cmd->flags & CMD_WRITE) {
         if (!run->wrote)
             script_busy_wrote();
