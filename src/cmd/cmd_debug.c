@@ -19,6 +19,7 @@
 #include "cmd/tracking.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/util.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "store/lpack.h"
@@ -458,6 +459,16 @@ static void debug_command(struct conn *c)
         if (secs > 0)
             usleep((useconds_t)(secs * 1e6));
         reply_ok(c);
+    } else if (arg_is(c, 1, "quicklist-packed-threshold") && c->argc == 3) {
+        char v[64];
+        long long sz;
+        arg_cstr(c, 2, v, sizeof(v));
+        if (!util_parse_memsize(v, &sz) || sz < 0 || sz > (1LL << 32) - (1 << 20)) {
+            reply_error(c, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+            return;
+        }
+        atomic_store(&tlist_packed_threshold, sz ? (size_t)sz : TLIST_PACKED_DEFAULT);
+        reply_ok(c);
     } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
         long long on;
         if (arg_ll(c, 2, &on, NULL))
@@ -525,6 +536,7 @@ static void debug_command(struct conn *c)
             "      existing RDB file.",
             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
             "      file to the database.",
+            "QUICKLIST-PACKED-THRESHOLD <size>",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",

@@ -67,13 +67,19 @@ void *tlist_copy(void *p)
     return c;
 }
 
-/* Would a chunk with lp accept one more entry of es bytes? */
+_Atomic size_t tlist_packed_threshold = TLIST_PACKED_DEFAULT;
+
+/* Would a chunk with lp accept one more entry of es bytes? An entry over the packed
+ * threshold lives alone in its chunk (Redis's plain quicklist node). */
 static int node_fits(const struct lpack *lp, size_t es)
 {
     long lim = cfg.list_max_listpack_size;
+    size_t big = atomic_load_explicit(&tlist_packed_threshold, memory_order_relaxed);
 
     if (lp->count == 0)
         return 1;
+    if (es > big || lp->bytes > big)
+        return 0;
     if (lim > 0)
         return lp->count < (uint32_t)lim && lp->bytes + es <= 8192;
     if (lim < -5)

@@ -6,6 +6,7 @@
 #ifndef TC_T_LIST_H
 #define TC_T_LIST_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,5 +55,10 @@ int tlist_replace(struct tlist *l, struct lpos *pos, const char *p, size_t n);
 int tlist_insert(struct tlist *l, struct lpos *pos, int after, const char *p, size_t n);
 /* Keep only elements [start, end] (valid indexes, start <= end). */
 void tlist_trim(struct tlist *l, long start, long end);
+
+/* Entries larger than this many bytes get a chunk of their own (DEBUG
+ * QUICKLIST-PACKED-THRESHOLD; Redis's default 1 GiB). */
+#define TLIST_PACKED_DEFAULT ((size_t)1 << 30)
+extern _Atomic size_t tlist_packed_threshold;
 
 #endif

@@ -229,3 +229,29 @@ def test_role_without_replicas(defaults):
     for args in (("ROLE",), ("ROLE", "x"), ("COMMAND", "INFO", "role")):
         a, b = both(defaults, *args)
         assert a == b, args
+
+
+def test_quicklist_packed_threshold(pair):
+    """DEBUG QUICKLIST-PACKED-THRESHOLD: entries over it live alone in their chunk; list
+    commands give the same results across plain and packed chunks; bad sizes refused."""
+    both(pair, "FLUSHALL")
+    for size in ("1b", "5b", "0"):
+        assert both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", size) == [b"OK", b"OK"]
+        both(pair, "DEL", "l")
+        for ch in "abcd":
+            both(pair, "LPUSH", "l", ch * 500)
+        for ch in "efg":
+            both(pair, "LINSERT", "l", "AFTER", "d" * 500, ch * 500)
+        both(pair, "RPUSH", "l", "aa", "bb", "cc")
+        both(pair, "LSET", "l", 0, "x" * 50001)
+        both(pair, "LSET", "l", -1, "yy")
+        a, b = both(pair, "LRANGE", "l", 0, -1)
+        assert a == b and len(a) == 10
+        a, b = both(pair, "LPOP", "l", 3)
+        assert a == b
+        a, b = both(pair, "LRANGE", "l", 0, -1)
+        assert a == b
+    for bad in ("5gb", "x", "-1"):
+        a, b = both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", bad)
+        assert a == b, bad
+    both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", 0)
