@@ -349,7 +349,13 @@ static void exec_command(struct conn *c)
     if (all)
         for (uint32_t i = 0; i < s->nstripes; i++)
             bm[i >> 6] |= 1ULL << (i & 63);
-    store_hold_set(s, bm);
+    /* replayed by DEBUG LOADAOF, which holds every stripe already: run under that hold */
+    const uint64_t *outer = store_held;
+    for (uint32_t w = 0; outer && w < words; w++)
+        if (bm[w] & ~outer[w])
+            outer = NULL;
+    if (!outer)
+        store_hold_set(s, bm);
     for (int i = 0; i < t->nw && ok; i++) {
         struct skey k;
         struct item *it;
@@ -359,7 +365,8 @@ static void exec_command(struct conn *c)
             ok = 0;
     }
     if (!ok) {
-        store_release_set(s, bm);
+        if (!outer)
+            store_release_set(s, bm);
         free(bm);
         reply_null_array(c);
         discard(t);
@@ -411,7 +418,10 @@ static void exec_command(struct conn *c)
     cmd_errors = 0; /* counted above, each command's; EXEC itself answered an array */
     if (TC_UNLIKELY(logged))
         aof_tx_end(c);
-    store_release_set(s, bm);
+    if (!outer)
+        store_release_set(s, bm);
+    else
+        store_held = outer;
     free(bm);
     c->argc = 0;
     discard(t);

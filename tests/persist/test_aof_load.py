@@ -228,3 +228,22 @@ def test_resp_base_round_trip(tc_factory, tmp_path):
     assert 0 < r.pttl("e") <= 100000
     assert r.xpending("x", "g")["pending"] == 1
     assert r.xinfo_stream("x2")["last-generated-id"] == b"5-5"
+
+
+def test_debug_loadaof_replays_transactions(tc_factory):
+    """DEBUG LOADAOF holds every stripe while it replays: a MULTI/EXEC block in the AOF (two
+    writes of a transaction, XREADGROUP's XCLAIM+SETID) runs under that hold instead of
+    waiting for its own stripes forever (the server hung)."""
+    tc = tc_factory("--appendonly", "yes", "--enable-debug-command", "yes")
+    r = tc.client()
+    r.xgroup_create("s", "g", "$", mkstream=True)
+    r.xadd("s", {"f": "v"})
+    r.execute_command("XREADGROUP", "GROUP", "g", "alice", "NOACK", "STREAMS", "s", ">")
+    p = r.pipeline(transaction=True)
+    p.set("a", "1")
+    p.set("b", "2")
+    p.execute()
+    before = (r.xinfo_groups("s"), r.mget("a", "b"))
+    r2 = tc.client(socket_timeout=10)
+    assert r2.execute_command("DEBUG", "LOADAOF") in (b"OK", "OK", True)
+    assert (r2.xinfo_groups("s"), r2.mget("a", "b")) == before
