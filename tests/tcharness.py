@@ -520,6 +520,46 @@ def start_twincache(*args, mc=False, threads=2, config_file=None, dir=None, wrap
     return start_fresh(make, 2 if mc else 1)
 
 
+def start_twincache_mc_login(auth_lines, *args, **kw):
+    """A started twincache whose memcached port needs a login (memcache-auth-file holding
+    auth_lines, in a scratch directory): ready once both ports accept connections."""
+    auth = os.path.join(scratch_dir("mc-auth"), "auth")
+    with open(auth, "w") as fh:
+        fh.write("".join(line + "\n" for line in auth_lines))
+    args = ("--memcache-auth-file", auth) + args
+
+    def make(ports):
+        return Server(twincache_argv(ports[0], ports[1], args), port=ports[0], mc_port=ports[1],
+                      ready=[(ports[0], "resp"), (ports[1], "tcp")], **kw)
+    require_twincache()
+    return start_fresh(make, 2)
+
+
+def mc_talk(port, data, wait=0.2):
+    """Send data on a new memcached connection; everything it answers within wait + 0.5 s."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(data)
+    time.sleep(wait)
+    s.settimeout(0.5)
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def mc_login(user, pw):
+    """memcached's ASCII authentication: a set whose data is "user password"."""
+    cred = ("%s %s" % (user, pw)).encode()
+    return b"set x 0 0 %d\r\n%s\r\n" % (len(cred), cred)
+
+
 def start_redis(*args, config_file=None, dir=None, start=True, **kw):
     """A started redis-server on a free port (no persistence unless args enable it)."""
     def make(ports):

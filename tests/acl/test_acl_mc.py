@@ -17,44 +17,15 @@ from conftest import CLIENT, tcharness
 
 @pytest.fixture(scope="module")
 def srv():
-    d = tempfile.mkdtemp(prefix="acl2-mc-")
-    f = os.path.join(d, "auth")
-    with open(f, "w") as fh:
-        fh.write("fileuser:fp\nmcu:filepw\n")
-    args = ("--memcache-auth-file", f, "--user", "mcu", "on", ">pw", "~app:*", "%R~ro:*", "+@all")
-
-    def make(ports):  # the memcached port needs a login: ready once it accepts connections
-        return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args), port=ports[0],
-                                mc_port=ports[1], check=True, client_defaults=CLIENT,
-                                ready=[(ports[0], "resp"), (ports[1], "tcp")])
-    tcharness.require_twincache()
-    s = tcharness.start_fresh(make, 2)
+    s = tcharness.start_twincache_mc_login(
+        ["fileuser:fp", "mcu:filepw"], "--user", "mcu", "on", ">pw", "~app:*", "%R~ro:*",
+        "+@all", check=True, client_defaults=CLIENT)
     yield s
     s.stop()
-    shutil.rmtree(d, ignore_errors=True)
 
 
-def talk(port, data, wait=0.2):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(data)
-    time.sleep(wait)
-    s.settimeout(0.5)
-    out = b""
-    try:
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
-    except socket.timeout:
-        pass
-    s.close()
-    return out
-
-
-def login(user, pw):
-    cred = ("%s %s" % (user, pw)).encode()
-    return b"set x 0 0 %d\r\n%s\r\n" % (len(cred), cred)
+talk = tcharness.mc_talk
+login = tcharness.mc_login
 
 
 def test_acl_user_key_patterns_on_mc_port(srv):

@@ -7,12 +7,8 @@ change settings. Denials are answered CLIENT_ERROR access denied (binary: Auth e
 logged in ACL LOG."""
 
 import os
-import shutil
-import socket
 import struct
 import sys
-import tempfile
-import time
 
 import pytest
 
@@ -25,47 +21,20 @@ DENIED = b"CLIENT_ERROR access denied\r\n"
 
 @pytest.fixture(scope="module")
 def srv():
-    d = tempfile.mkdtemp(prefix="mc-acl-admin-")
-    f = os.path.join(d, "auth")
-    with open(f, "w") as fh:
-        fh.write("fileuser:fp\n")
-    args = ("--memcache-sasl", "yes", "--memcache-auth-file", f,
-            "--user", "lim", "on", ">pw", "~app:*", "+@all", "-@dangerous", "-@admin",
-            "--user", "ops", "on", ">pw", "~app:*", "+@all",
-            "--user", "reader", "on", ">pw", "~*", "+@read")
-
-    def make(ports):
-        return tcharness.Server(tcharness.twincache_argv(ports[0], ports[1], args), port=ports[0],
-                                mc_port=ports[1], check=True, client_defaults=CLIENT,
-                                ready=[(ports[0], "resp"), (ports[1], "tcp")])
-    tcharness.require_twincache()
-    s = tcharness.start_fresh(make, 2)
+    s = tcharness.start_twincache_mc_login(
+        ["fileuser:fp"], "--memcache-sasl", "yes",
+        "--user", "lim", "on", ">pw", "~app:*", "+@all", "-@dangerous", "-@admin",
+        "--user", "ops", "on", ">pw", "~app:*", "+@all",
+        "--user", "reader", "on", ">pw", "~*", "+@read", check=True, client_defaults=CLIENT)
     yield s
     s.stop()
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def talk(port, data, wait=0.3):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(data)
-    time.sleep(wait)
-    s.settimeout(0.5)
-    out = b""
-    try:
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
-    except socket.timeout:
-        pass
-    s.close()
-    return out
+    return tcharness.mc_talk(port, data, wait)
 
 
-def login(user, pw):
-    cred = ("%s %s" % (user, pw)).encode()
-    return b"set x 0 0 %d\r\n%s\r\n" % (len(cred), cred)
+login = tcharness.mc_login
 
 
 def seed(srv):
