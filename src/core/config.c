@@ -881,77 +881,6 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
     return n;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* Split a config line into words as redis-server does: "double quotes" take the escapes
- * \n \r \t \b \a \\ \" and \xHH, 'single quotes' take \' only, and a closing quote must be
- * followed by a space or the end of the line. Words are written in place (they only shrink).
- * Returns the number of words, or -1 for unbalanced quotes, -2 for too many words. */
-static int split_words(char *line, char **words, int max)
-{
-    int n = 0;
-    char *p = line;
-
-    for (;;) {
-        char *w;
-        while (*p && isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            return n;
-        if (n == max)
-            return -2;
-        w = words[n++] = p;
-        if (*p == '"') {
-            for (p++;; p++) {
-                if (!*p)
-                    return -1;
-                if (*p == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
-                    *w++ = (char)(hexval(p[2]) * 16 + hexval(p[3]));
-                    p += 3;
-                } else if (*p == '\\' && p[1]) {
-                    char c = *++p;
-                    *w++ = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t'
-                         : c == 'b' ? '\b' : c == 'a' ? '\a' : c;
-                } else if (*p == '"') {
-                    break;
-                } else {
-                    *w++ = *p;
-                }
-            }
-        } else if (*p == '\'') {
-            for (p++;; p++) {
-                if (!*p)
-                    return -1;
-                if (*p == '\\' && p[1] == '\'') {
-                    *w++ = '\'';
-                    p++;
-                } else if (*p == '\'') {
-                    break;
-                } else {
-                    *w++ = *p;
-                }
-            }
-        } else {
-            while (*p && !isspace((unsigned char)*p))
-                *w++ = *p++;
-            if (*p)
-                p++;
-            *w = '\0';
-            continue;
-        }
-        p++; /* the closing quote */
-        if (*p && !isspace((unsigned char)*p))
-            return -1;
-        *w = '\0';
-        if (*p)
-            p++;
-    }
-}
-
 char **config_renames; /* rename-command pairs, applied by the server after the table */
 int config_nrenames;
 
@@ -972,10 +901,14 @@ static int add_rename(const char *from, const char *to)
 static int load_file(const char *path, int depth, char *err, size_t errcap);
 
 /* One line of a config file (or of the command line's "--name value" pairs, joined). */
+static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
+                      size_t errcap);
+
+/* One line of a config file: comments and blank lines skipped, then split as Redis splits. */
 static int load_line(char *line, const char *path, int lineno, int depth, char *err,
                      size_t errcap)
 {
-    char *words[1024], e[512];
+    char *words[1024];
     size_t len = strlen(line);
     int n;
 
@@ -985,14 +918,27 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
         line++;
     if (!*line || *line == '#')
         return 0;
-    n = split_words(line, words, 1024);
-    if (n < 0) {
-        snprintf(err, errcap, "%s:%d: %s", path, lineno,
-                 n == -1 ? "Unbalanced quotes in configuration line" : "too many arguments");
+    size_t cap = 2 * len + 2; /* each word's bytes and its NUL */
+    char *buf = malloc(cap);
+    int r;
+    if (!buf) {
+        snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
         return -1;
     }
-    if (n == 0)
-        return 0;
+    n = util_split_args(line, buf, cap, words, 1024);
+    if (n < 0)
+        snprintf(err, errcap, "%s:%d: Unbalanced quotes in configuration line", path, lineno);
+    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, err, errcap);
+    free(buf);
+    return r;
+}
+
+/* The words of one config line (words[0] is the directive). */
+static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
+                      size_t errcap)
+{
+    char e[512];
+
     for (char *c = words[0]; *c; c++)
         *c = (char)tolower((unsigned char)*c);
     if (!strcmp(words[0], "include") && n == 2) {

@@ -127,4 +127,10 @@ int util_parse_memsize(const char *s, long long *out);
 /* Case-insensitive equality of s[0..n) with the NUL-terminated lowercase word w. */
 int util_eq_nocase(const char *s, size_t n, const char *w);
 
+/* Split p into words as Redis's sdssplitargs does ("double quotes" with \n \r \t \b \a \\ \"
+ * \xHH, 'single quotes' with \', a closing quote followed by a space or the end). The words
+ * go into out (cap bytes), NUL-terminated, w[] pointing at them. Returns the word count, or -1
+ * (unbalanced quotes, more than maxw words, or out too small). */
+int util_split_args(const char *p, char *out, size_t cap, char **w, int maxw);
+
 #endif

@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/util.h"
 
 void aof_join(char *out, size_t cap, const char *dir, const char *name)
 {
@@ -29,84 +30,6 @@ void aof_join(char *out, size_t cap, const char *dir, const char *name)
 }
 
 /* ---- manifest ---- */
-
-/* Split a manifest line into words as Redis's sdssplitargs does (double quotes with \n \r \t
- * \b \a \\ \" \xHH escapes, single quotes with \'). Words are written into out, NUL-separated,
- * and w[] points at them. Returns the word count, or -1 (unbalanced quotes, or too many). */
-static int split_args(const char *p, char *out, size_t cap, char **w, int maxw)
-{
-    size_t o = 0;
-    int n = 0;
-
-    for (;;) {
-        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == '\f' || *p == '\v')
-            p++;
-        if (!*p)
-            return n;
-        if (n == maxw)
-            return -1;
-        w[n++] = out + o;
-        int inq = 0, insq = 0;
-        for (;;) {
-            char c = 0;
-            if (inq) {
-                if (!*p)
-                    return -1;
-                if (p[0] == '\\' && p[1] == 'x' && isxdigit((unsigned char)p[2]) &&
-                    isxdigit((unsigned char)p[3])) {
-                    char hx[3] = {p[2], p[3], 0};
-                    c = (char)strtol(hx, NULL, 16);
-                    p += 3;
-                } else if (p[0] == '\\' && p[1]) {
-                    p++;
-                    c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' :
-                        *p == 'b' ? '\b' : *p == 'a' ? '\a' : *p;
-                } else if (*p == '"') {
-                    /* closing quote must be followed by a space or nothing at all */
-                    if (p[1] && !strchr(" \n\r\t\f\v", p[1]))
-                        return -1;
-                    p++;
-                    break;
-                } else {
-                    c = *p;
-                }
-            } else if (insq) {
-                if (!*p)
-                    return -1;
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                    c = '\'';
-                } else if (*p == '\'') {
-                    if (p[1] && !strchr(" \n\r\t\f\v", p[1]))
-                        return -1;
-                    p++;
-                    break;
-                } else {
-                    c = *p;
-                }
-            } else {
-                if (!*p || strchr(" \n\r\t", *p))
-                    break;
-                if (*p == '"') {
-                    inq = 1;
-                    p++;
-                    continue;
-                }
-                if (*p == '\'') {
-                    insq = 1;
-                    p++;
-                    continue;
-                }
-                c = *p;
-            }
-            if (o + 2 > cap)
-                return -1;
-            out[o++] = c;
-            p++;
-        }
-        out[o++] = 0;
-    }
-}
 
 #define MANIFEST_MAX_LINE 1024
 
@@ -167,7 +90,7 @@ int aof_manifest_read(const char *dir, const char *fname, struct aof_manifest *m
             why = "Invalid AOF manifest file format";
             break;
         }
-        argc = split_args(line, words, sizeof(words), w, 64);
+        argc = util_split_args(line, words, sizeof(words), w, 64);
         if (argc < 6 || (argc % 2)) {
             why = "Invalid AOF manifest file format";
             break;
