@@ -53,8 +53,12 @@ TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/apps
 section "tests/tls: TLS on both protocols and protected mode, beside redis-server 7.0 and memcached -Z (release build)"
 TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/tls
 
-section "integration + memcached suites with plain read/writev (io-uring no: the fallback path)"
-TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/integration tests/mc
+section "connection-level integration tests + memcached suite with plain read/writev (io-uring no: the fallback path)"
+TC_SERVER_ARGS="--io-uring no" TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider \
+    tests/integration/test_connection.py tests/integration/test_hostile.py \
+    tests/integration/test_limits.py tests/integration/test_drain.py \
+    tests/integration/test_pubsub.py tests/integration/test_maxclients.py \
+    tests/integration/test_concurrency.py tests/mc
 
 # twinbench's pytest suite runs inside ctest (test bench_pytest) above.
 
@@ -96,10 +100,15 @@ section "threaded suites under ThreadSanitizer (transactions, Pub/Sub, blocking,
 export TSAN_OPTIONS="detect_deadlocks=0:halt_on_error=0:suppressions=$PWD/tests/tsan.supp"
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/mc
-section "tests/types under ThreadSanitizer"
-TYPES_BENCH_N=2000 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/types
-section "tests/persist under ThreadSanitizer"
-TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/persist
+# tests/types and tests/persist run whole on the release and ASan builds; under TSan only their
+# tests where threads meet (several clients, blocking, pauses, scripts, writes during a
+# snapshot or rewrite, start-up loading), which keeps the whole run within its time budget
+section "tests/types under ThreadSanitizer (the concurrent tests)"
+TYPES_BENCH_N=2000 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider \
+    -k "concurrent or busy or pause or wake or wait or watch or notify or tracking" tests/types
+section "tests/persist under ThreadSanitizer (writes during snapshots and rewrites, signals, loading)"
+TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider \
+    -k "while_writing or auto_rewrite or crash or sigterm or appendonly or boot_loading" tests/persist
 section "tests/repl under ThreadSanitizer"
 TWINCACHE_BIN=build-tsan/twincache $PY -m pytest -q -p no:cacheprovider tests/repl
 section "tests/acl and tests/snapshot under ThreadSanitizer"
