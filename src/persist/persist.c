@@ -380,7 +380,6 @@ static int load_boot(void)
     int64_t t0 = util_mono_us();
     int rc, aof;
 
-    ps.lastsave_s = persist_host.start_ms / 1000;
     rdb_load_tick = load_tick;
     persist_load_begin();
     aof = aof_boot(); /* appendonly yes: the AOF, when there is one, wins over the RDB */
@@ -411,8 +410,10 @@ static int load_boot(void)
         log_warn("Terminating server after rdb file reading failure.");
         return -1;
     }
+    pthread_mutex_lock(&plock); /* INFO reads them: the workers already serve */
     ps.load_keys = info.keys;
     ps.load_expired = info.expired;
+    pthread_mutex_unlock(&plock);
     if (info.has_repl == 3) {
         loaded_repl.has = 1;
         memcpy(loaded_repl.id, info.repl_id, 41);
@@ -434,6 +435,9 @@ int persist_load(void)
 {
     int oom, rc;
     /* the workers already serve: every stripe held while the dataset goes in */
+    pthread_mutex_lock(&plock);
+    ps.lastsave_s = persist_host.start_ms / 1000;
+    pthread_mutex_unlock(&plock);
     uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
     if (oom)
         return -1;

@@ -832,6 +832,8 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
     close(fd);
     r.p = map;
     r.end = r.p + st.st_size;
+    if (rdb_load_tick)
+        rdb_load_tick(0, (size_t)st.st_size); /* INFO loading_total_bytes from the start */
     if (st.st_size < 9 || memcmp(r.p, "REDIS", 5) != 0) {
         snprintf(err, errcap, "Wrong signature trying to load DB from file");
         goto out_unmap;
