@@ -457,7 +457,7 @@ static void debug_command(struct conn *c)
         arg_cstr(c, 2, v, sizeof(v));
         double secs = atof(v);
         if (secs > 0)
-            usleep((useconds_t)(secs * 1e6));
+            srv_freeze(c->w, (int64_t)(secs * 1e6)); /* the whole server, as in Redis */
         reply_ok(c);
     } else if (arg_is(c, 1, "quicklist-packed-threshold") && c->argc == 3) {
         char v[64];

@@ -931,6 +931,17 @@ static void end_turn(struct worker *w)
     free_dead(w);
 }
 
+void srv_freeze(struct worker *w, int64_t us)
+{
+    atomic_fetch_add_explicit(&w->srv->frozen, 1, memory_order_acq_rel);
+    while (us > 0) { /* usleep takes at most a second on some systems */
+        int64_t step = us > 500000 ? 500000 : us;
+        usleep((useconds_t)step);
+        us -= step;
+    }
+    atomic_fetch_sub_explicit(&w->srv->frozen, 1, memory_order_acq_rel);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -956,6 +967,8 @@ static void *worker_main(void *arg)
         /* waiting: free for new connections; awake: busy since now (listen.c's pick) */
         atomic_store_explicit(&w->alive_ms, INT64_MAX, memory_order_relaxed);
         int n = epoll_wait(w->ep, evs, 256, timeout < 0 ? 0 : timeout);
+        while (TC_UNLIKELY(atomic_load_explicit(&srv->frozen, memory_order_acquire) > 0))
+            usleep(1000); /* another worker's DEBUG SLEEP: nothing runs meanwhile */
         w->now_ms = util_now_ms();
         atomic_store_explicit(&w->alive_ms, w->now_ms, memory_order_relaxed);
         if (srv->clock)

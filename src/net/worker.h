@@ -155,6 +155,9 @@ struct srv {
      * every loop turn (the store's LRU clock) */
     _Atomic uint32_t *clock;
     _Atomic uint64_t stat_reset_ms;
+    /* > 0 while a worker runs srv_freeze (DEBUG SLEEP): the others wait at the start of their
+     * next turn, so no other command runs meanwhile, as Redis's one thread stops for it */
+    _Atomic int frozen;
     /* cmd layer hooks for cross-thread work, run on the owner worker:
      * on_deliver writes a mailbox message into c's output (and releases it), on_discard
      * releases one whose connection closed; on_wakeup runs after every eventfd wake-up
@@ -218,6 +221,9 @@ static inline void worker_release_held(struct worker *w)
  * end. Nothing is freed: connections closed here are freed at the end of the turn. Not
  * reentrant (a nested call returns at once); owner thread only. */
 void worker_serve_busy(struct worker *w, struct conn *self);
+/* Stop the whole server for us microseconds from a command on worker w (DEBUG SLEEP): w
+ * sleeps, every other worker waits before its next turn's input until w is done. */
+void srv_freeze(struct worker *w, int64_t us);
 
 /* protected-mode (listen.c): whether the default user has no password (Redis's test, the
  * ACL layer's answer: cmd/acl_user.c sets it at start-up); NULL: requirepass is empty. */

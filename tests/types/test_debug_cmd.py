@@ -255,3 +255,39 @@ def test_quicklist_packed_threshold(pair):
         a, b = both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", bad)
         assert a == b, bad
     both(pair, "DEBUG", "QUICKLIST-PACKED-THRESHOLD", 0)
+
+
+def _sleep_stops_everyone(port):
+    """DEBUG SLEEP 0.6 on one connection, then a PING on six others (on twincache they spread
+    over its workers): (seconds until the sleeper's +OK, seconds until each PING's reply), from
+    the moment the PINGs were sent."""
+    import socket
+    sleeper = socket.create_connection(("127.0.0.1", port))
+    others = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
+    for s in others:  # connected and served once before the sleep
+        s.sendall(b"PING\r\n")
+        assert s.recv(64) == b"+PONG\r\n"
+    sleeper.sendall(b"DEBUG SLEEP 0.6\r\n")
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    for s in others:
+        s.sendall(b"PING\r\n")
+    got = []
+    for s in others:
+        assert s.recv(64) == b"+PONG\r\n"
+        got.append(time.monotonic() - t0)
+    assert sleeper.recv(64) == b"+OK\r\n"
+    for s in others + [sleeper]:
+        s.close()
+    return got
+
+
+def test_sleep_stops_the_whole_server(pair):
+    """Redis's DEBUG SLEEP stops the server: no other client is served until it ends (Redis's
+    own tests use it to make a server look stuck, e.g. MIGRATE's timeout). twincache stops
+    every worker, not only the one that runs it."""
+    for c in pair:
+        port = c.connection_pool.connection_kwargs["port"]
+        waits = _sleep_stops_everyone(port)
+        # the PINGs went out 0.1 s into a 0.6 s sleep: none is answered before it ends
+        assert min(waits) > 0.35, (port, waits)
