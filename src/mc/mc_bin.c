@@ -195,6 +195,8 @@ static void delete_cmd(struct conn *c, struct mcb_req *r)
             store_delete_locked(s, &k, mc_now(c));
     } else if (!store_delete_locked(s, &k, mc_now(c))) {
         st = MCB_ST_KEY_ENOENT;
+        if (mc_ghost_take_locked(&k)) /* memcached's lookup met the flushed item */
+            STAT_INC(mc_ws(c)->get_flushed);
     }
     store_unlock(s, k.stripe);
     if (st == MCB_ST_OK)

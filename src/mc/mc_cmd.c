@@ -33,7 +33,8 @@ int mc_cmd_setup(struct srv *srv)
     mc_srv = srv;
     atomic_store(&mc_verbosity, mc_cfg.verbose);
     mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
-    if (!mc_wstats)
+    mc_ghosts = calloc(srv->store->nstripes, sizeof(*mc_ghosts));
+    if (!mc_wstats || !mc_ghosts)
         return -1;
     memset(mc_wstats, 0, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     return 0;
@@ -41,9 +42,99 @@ int mc_cmd_setup(struct srv *srv)
 
 /* ---- flush_all ---- */
 
+struct mc_ghosts *mc_ghosts;
+
+#define GHOST_EMPTY 0u
+#define GHOST_GONE UINT64_MAX /* a taken ghost (tombstone) */
+
+static uint64_t ghost_code(uint64_t hash)
+{
+    return hash == GHOST_EMPTY || hash == GHOST_GONE ? 2 : hash;
+}
+
+/* Slot index of a code: the stripe is the hash's low bits, so probe with the high ones. */
+static uint32_t ghost_slot(const struct mc_ghosts *g, uint64_t code)
+{
+    return (uint32_t)(code >> 32) & (g->cap - 1);
+}
+
+static void ghost_insert(struct mc_ghosts *g, uint64_t code)
+{
+    uint32_t i = ghost_slot(g, code);
+
+    while (g->h[i] != GHOST_EMPTY) {
+        if (g->h[i] == code)
+            return;
+        i = (i + 1) & (g->cap - 1);
+    }
+    g->h[i] = code;
+    g->n++;
+}
+
+/* A set of flushed keys being built (private until installed): grown at half load. */
+static int ghost_visit(struct item *it, void *arg)
+{
+    struct mc_ghosts *g = arg;
+
+    if (g->n + 1 > g->cap / 2) {
+        struct mc_ghosts b = {NULL, g->cap ? g->cap * 2 : 64, 0};
+        if (!(b.h = calloc(b.cap, sizeof(uint64_t))))
+            return 1; /* out of memory: fewer flushed keys remembered, nothing else */
+        for (uint32_t i = 0; i < g->cap; i++)
+            if (g->h[i] != GHOST_EMPTY)
+                ghost_insert(&b, g->h[i]);
+        free(g->h);
+        *g = b;
+    }
+    ghost_insert(g, ghost_code(util_hash(item_key(it), item_klen(it))));
+    return 0;
+}
+
+/* Remember the keys of database 0 that a flush_all is about to remove, stripe by stripe,
+ * replacing what the previous flush left. memcached keeps flushed items in memory until a
+ * read meets one (get_flushed) or an allocation reuses it (reclaimed); twincache removes
+ * them at once (the keyspace is shared with the Redis port, where FLUSHALL is immediate),
+ * and keeps only their hashes for those two counters. Takes each stripe's lock (a no-op on
+ * the stripes a transaction of this thread holds). */
+static void ghosts_collect(struct conn *c)
+{
+    struct store *s = mc_store(c);
+
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct mc_ghosts g = {NULL, 0, 0}, old;
+        store_visit_stripe(s, MC_DB, i, mc_now(c), ghost_visit, &g);
+        store_lock(s, i);
+        old = mc_ghosts[i];
+        mc_ghosts[i] = g;
+        store_unlock(s, i);
+        free(old.h);
+    }
+}
+
+int mc_ghost_take_slow(struct mc_ghosts *g, const struct skey *k)
+{
+    uint64_t code = ghost_code(k->hash);
+    uint32_t i = ghost_slot(g, code);
+
+    while (g->h[i] != GHOST_EMPTY) {
+        if (g->h[i] == code) {
+            g->h[i] = GHOST_GONE;
+            if (--g->n == 0) { /* the last one: the stripe costs one load again */
+                free(g->h);
+                g->h = NULL;
+                g->cap = 0;
+            }
+            return 1;
+        }
+        i = (i + 1) & (g->cap - 1);
+    }
+    return 0;
+}
+
 static void flush_now(struct conn *c)
 {
     atomic_store(&g_flush_at_ms, 0);
+    ghosts_collect(c);
     store_flush(mc_store(c), MC_DB);
     tracking_flush();
 }
@@ -55,6 +146,7 @@ static void flush_check(struct conn *c)
 
     if (TC_UNLIKELY(at) && mc_now(c) >= at &&
         atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
+        ghosts_collect(c);
         if (prop_active())
             aof_mc_flush(c);
         else

@@ -50,7 +50,7 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed)
+    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed) X(reclaimed)
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {
@@ -96,6 +96,24 @@ static inline int mc_pinned(struct conn *c, const struct item *it)
  * one stored before it, and treats both as flushed: so does mc_find_locked. */
 extern _Atomic int64_t mc_nocas_flush_s;
 
+/* Keys a flush_all removed, per stripe (hashes; mc_cmd.c), each guarded by its stripe's
+ * lock: a read that misses one counts get_flushed, a store over one counts reclaimed, as
+ * memcached counts meeting an item older than the flush. Freed when the last one is taken. */
+struct mc_ghosts {
+    uint64_t *h;  /* open addressing, 0 empty, UINT64_MAX taken */
+    uint32_t cap; /* slots (a power of two), 0 when h is NULL */
+    uint32_t n;   /* ghosts left */
+};
+extern struct mc_ghosts *mc_ghosts; /* one per stripe */
+int mc_ghost_take_slow(struct mc_ghosts *g, const struct skey *k);
+/* 1 when k was removed by a flush_all and not met since (then it is forgotten). Under k's
+ * stripe lock. */
+static inline int mc_ghost_take_locked(const struct skey *k)
+{
+    struct mc_ghosts *g = &mc_ghosts[k->stripe];
+    return TC_UNLIKELY(g->n != 0) && k->db == MC_DB && mc_ghost_take_slow(g, k);
+}
+
 /* k's live string item (strval_find_locked), or NULL; under -C an item last accessed no later
  * than the flush_all's second once that second has come is flushed now (counted in
  * get_flushed), as memcached's item_is_flushed does. Under the lock. */
@@ -105,6 +123,8 @@ static inline struct item *mc_find_locked(struct conn *c, struct store *s, const
     struct item *it = strval_find_locked(s, k, now, expired);
     int64_t f;
 
+    if (TC_UNLIKELY(mc_ghost_take_locked(k)) && !it) /* found live: stored since the flush */
+        STAT_INC(mc_ws(c)->get_flushed);
     if (TC_LIKELY(mc_cfg.cas_enabled) || !it ||
         !(f = atomic_load_explicit(&mc_nocas_flush_s, memory_order_relaxed)) ||
         f > now / 1000 || now / 1000 - (int64_t)store_idle_seconds(it) > f)

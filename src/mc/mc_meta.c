@@ -306,6 +306,8 @@ void mc_md_command(struct conn *c, struct mc_req *r)
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, mc_now(c));
+    if (mc_ghost_take_locked(&k) && !it) /* memcached's lookup met the flushed item */
+        STAT_INC(ws->get_flushed);
     if (!it || ((has & MC_MF('I')) && it->type != OBJ_STRING)) {
         STAT_INC(ws->delete_misses);
         code = "NF";

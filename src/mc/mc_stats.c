@@ -253,7 +253,7 @@ static void stats_general(struct conn *c)
         if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
             continue;
         /* the active expire cycle is twincache's background reaper: memcached's crawler */
-        STAT_U(c, zeros2[i], i == 1 ? st.expired_swept : 0);
+        STAT_U(c, zeros2[i], i == 0 ? t.reclaimed : i == 1 ? st.expired_swept : 0);
     }
     mc_out_line(c, "END");
 }
@@ -440,6 +440,8 @@ static void stats_items(struct conn *c, int slabs)
                 v = st.evicted_unfetched;
             else if (!strcmp(f, "hits_to_cold"))
                 v = t.get_hits;
+            else if (!strcmp(f, "reclaimed"))
+                v = t.reclaimed;
             else if (!strcmp(f, "crawler_reclaimed"))
                 v = st.expired_swept;
             snprintf(name, sizeof(name), "items:1:%s", f);

@@ -66,8 +66,15 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     int mark_stale = 0;
     uint32_t pos;
 
+    uint64_t expired = s->stripes[k->stripe].expired;
+    int ghost = mc_ghost_take_locked(k);
+
     *out = NULL;
     old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
+    /* memcached's allocation reuses a flushed or expired item of the class (reclaimed): here
+     * the one this key held, whose memory the new value takes */
+    if ((ghost && !old) || s->stripes[k->stripe].expired != expired)
+        STAT_INC(ws->reclaimed);
     mc_watch_get(c, k->p, k->n, old && old->type == OBJ_STRING ? old : NULL);
     switch (mode) {
     case MC_ADD:
@@ -248,6 +255,8 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
     found = store_delete_locked(s, &k, mc_now(c));
     if (found)
         notify_write(NOTIFY_GENERIC, "del", &k, 0);
+    if (mc_ghost_take_locked(&k) && !found) /* memcached's lookup met the flushed item */
+        STAT_INC(mc_ws(c)->get_flushed);
     store_unlock(s, k.stripe);
     if (found)
         STAT_INC(mc_ws(c)->delete_hits);
