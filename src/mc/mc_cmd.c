@@ -34,6 +34,7 @@ int mc_cmd_setup(struct srv *srv)
     atomic_store(&mc_verbosity, mc_cfg.verbose);
     mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     mc_ghosts = calloc(srv->store->nstripes, sizeof(*mc_ghosts));
+    mc_stats_setup();
     if (!mc_wstats || !mc_ghosts)
         return -1;
     memset(mc_wstats, 0, sizeof(struct mc_stats) * (size_t)srv->nworkers);

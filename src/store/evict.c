@@ -238,6 +238,8 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     gone = store_unlink_locked(s, &k, 0);
     if (gone) {
         store_gone(STORE_GONE_EVICTED, k.db, k.p, k.n);
+        if (store_removed_hook)
+            store_removed_hook(STORE_GONE_EVICTED, k.db, gone);
         COUNTER_ADD(st->evicted, 1);
         if (!gone->fetched)
             COUNTER_ADD(st->evicted_unfetched, 1);
@@ -254,6 +256,7 @@ void store_thread_exit(void)
 }
 
 _Atomic int store_evict_off;
+store_removed_fn *store_removed_hook;
 
 int store_make_room(struct store *s)
 {

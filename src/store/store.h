@@ -137,6 +137,12 @@ static inline void store_gone(int why, int db, const char *key, size_t klen)
         store_event_hook(why, db, key, klen);
 }
 
+/* Called under the stripe lock with each item eviction (why STORE_GONE_EVICTED) or the active
+ * expiry sweep (STORE_GONE_EXPIRED) removes, before it is freed, or NULL: the memcached
+ * room's counts per slab class. Set once at start-up. */
+typedef void store_removed_fn(int why, int db, struct item *it);
+extern store_removed_fn *store_removed_hook;
+
 /* Forkless snapshots (persist/snapshot.c): store_snap_active is nonzero while one runs, and a
  * thread that has just taken a stripe lock then calls store_snap_hook, which writes the stripe
  * into the snapshot first when it was not written yet (copy-before-write). With none running

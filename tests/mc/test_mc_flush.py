@@ -1,4 +1,4 @@
-"""flush_all as memcached counts it: a read that meets a key the flush removed counts get_flushed
+"""flush_all and the slab class stats as memcached counts them: a read that meets a key the flush removed counts get_flushed
 (once: the next read is a plain miss), a store over such a key counts reclaimed; a key stored
 after the flush is live and counts nothing. Differential against
 Debian's memcached with -o no_modern (no LRU maintainer reclaiming flushed items in the
@@ -93,3 +93,45 @@ def test_flush_is_immediate_on_redis_port(tc):
     assert int(stats(c)["curr_items"]) == 0
     c.close()
     r.close()
+
+
+def class_stats(c):
+    """The per-class fields both servers must agree on (memcached's slab classes)."""
+    keep = ("number", "mem_requested", "chunk_size", "used_chunks", "get_hits", "cmd_set",
+            "delete_hits", "incr_hits", "touch_hits", "cas_hits", "cas_badval")
+    out = {}
+    for sub in (b"items", b"slabs"):
+        for line in c.call(b"stats " + sub + b"\r\n", b"END\r\n").split(b"\r\n"):
+            p = line.split(b" ")
+            if len(p) == 3 and p[0] == b"STAT" and p[1].split(b":")[-1].decode() in keep:
+                out[p[1].decode()] = p[2].decode()
+    return out
+
+
+def test_slab_classes_like_memcached(tc, memcached):
+    """Items sort into memcached's slab classes by memcached's item size (header, key, flags,
+    data, CAS): "stats items" and "stats slabs" show the same classes, counts, requested bytes
+    and per-class hits; "stats cachedump" lists a class's own keys."""
+    got = []
+    for port in (memcached.port, tc.mc_port):
+        c = Raw(port)
+        assert c.call(b"stats reset\r\n") == b"RESET\r\n"
+        data = b""
+        for i in range(5):
+            data += b"set s%d 0 0 10\r\n%s\r\n" % (i, b"x" * 10)
+        for i in range(3):
+            data += b"set m%d 7 0 1000\r\n%s\r\n" % (i, b"y" * 1000)
+        for i in range(2):
+            data += b"set b%d 5 0 66560\r\n%s\r\n" % (i, b"z" * 66560)
+        c.call(data + b"mn\r\n", b"MN\r\n")
+        c.call(b"get s1 m1\r\nget m1\r\nincr s9 1\r\nset n 0 0 1\r\n1\r\nincr n 1\r\n"
+               b"touch b1 0\r\ndelete s4\r\nmn\r\n", b"MN\r\n")
+        dump = c.call(b"stats cachedump 12 0\r\n", b"END\r\n")
+        got.append((class_stats(c), sorted(dump.split(b"\r\n"))))
+        c.close()
+    want_stats, want_dump = got[0]
+    assert "items:31:number" in want_stats and len(want_dump) == 5
+    assert [l.split(b" ")[1] for l in want_dump if l.startswith(b"ITEM")] == [
+        b"m0", b"m1", b"m2"]
+    assert got[1][0] == want_stats
+    assert [l.split(b" ")[:2] for l in got[1][1]] == [l.split(b" ")[:2] for l in want_dump]
