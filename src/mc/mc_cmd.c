@@ -28,14 +28,24 @@ struct mc_settings mc_cfg = {
     .domain_socket = "NULL", .inter = "NULL",
 };
 
+/* ---- -R (requests per event): a connection that used its share of an event yields; the
+ * worker runs the rest of its input at the end of the turn (mc_before_sleep), after its other
+ * connections' events, and wakes itself for the next share. Owner worker only. ---- */
+struct yield_q {
+    struct conn **c, **run; /* yielded in this turn / being resumed (NULL: closed since) */
+    int n, cap, nrun, runcap;
+};
+static struct yield_q *g_yq; /* one per worker */
+
 int mc_cmd_setup(struct srv *srv)
 {
     mc_srv = srv;
     atomic_store(&mc_verbosity, mc_cfg.verbose);
     mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     mc_ghosts = calloc(srv->store->nstripes, sizeof(*mc_ghosts));
+    g_yq = calloc((size_t)srv->nworkers, sizeof(*g_yq));
     mc_stats_setup();
-    if (!mc_wstats || !mc_ghosts)
+    if (!mc_wstats || !mc_ghosts || !g_yq)
         return -1;
     memset(mc_wstats, 0, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     return 0;
@@ -351,10 +361,75 @@ static void execute(struct conn *c, struct mc_req *r)
     }
 }
 
+
+static void yield(struct conn *c)
+{
+    struct mc_conn *m = c->mc;
+    struct yield_q *q = &g_yq[c->w->idx];
+
+    STAT_INC(mc_ws(c)->conn_yields);
+    if (m->yielded)
+        return;
+    if (q->n == q->cap) {
+        int cap = q->cap ? q->cap * 2 : 64;
+        struct conn **a = realloc(q->c, sizeof(*a) * (size_t)cap);
+        if (!a)
+            return; /* not queued: its input runs at its next event */
+        q->c = a;
+        q->cap = cap;
+    }
+    q->c[q->n++] = c;
+    m->yielded = 1;
+}
+
+void mc_before_sleep(struct worker *w)
+{
+    struct yield_q *q;
+    struct conn **t;
+    int tcap;
+
+    if (!g_yq || !(q = &g_yq[w->idx])->n)
+        return;
+    /* swap the lists: connections resumed now may yield again, into the empty one */
+    t = q->run;
+    tcap = q->runcap;
+    q->run = q->c;
+    q->runcap = q->cap;
+    q->nrun = q->n;
+    q->c = t;
+    q->cap = tcap;
+    q->n = 0;
+    for (int i = 0; i < q->nrun; i++) {
+        struct conn *c = q->run[i];
+        if (!c)
+            continue; /* closed since it yielded */
+        q->run[i] = NULL;
+        ((struct mc_conn *)c->mc)->yielded = 0;
+        worker_conn_resume(w, c);
+    }
+    q->nrun = 0;
+    if (q->n)
+        worker_wake(w); /* more to run: the next epoll_wait returns at once */
+}
+
+/* Forget a closing connection that yielded. */
+static void yield_forget(struct conn *c)
+{
+    struct yield_q *q = &g_yq[c->w->idx];
+
+    for (int i = 0; i < q->n; i++)
+        if (q->c[i] == c)
+            q->c[i] = q->c[--q->n];
+    for (int i = 0; i < q->nrun; i++)
+        if (q->run[i] == c)
+            q->run[i] = NULL;
+}
+
 void mc_cmd_input(struct conn *c)
 {
     struct mc_conn *m = c->mc;
     size_t out_before;
+    int nreq = 0; /* requests run in this call (-R) */
 
     if (TC_UNLIKELY(!m)) {
         m = calloc(1, sizeof(*m));
@@ -400,6 +475,10 @@ void mc_cmd_input(struct conn *c)
 
         if (buf_len(&c->rbuf) == 0)
             break;
+        if (TC_UNLIKELY(nreq >= mc_cfg.reqs_per_event) && !c->udp) {
+            yield(c); /* -R: the rest of the input runs after the worker's other events */
+            break;
+        }
         if (conn_pending(c) > conn_pause_bytes(c)) {
             c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
             break;
@@ -417,6 +496,7 @@ void mc_cmd_input(struct conn *c)
             break;
         if (m->r.cmd == MC_NONE && !m->r.err)
             continue;
+        nreq++;
         STAT_INC(c->w->st.commands);
         if ((m->r.cmd >= MC_SET && m->r.cmd <= MC_FLUSH_ALL) || m->r.cmd == MC_GAT ||
             m->r.cmd == MC_GATS || (m->r.cmd >= MC_MS && m->r.cmd <= MC_MA))
@@ -480,6 +560,8 @@ void mc_cmd_close(struct conn *c)
     if (c->mc) {
         if (((struct mc_conn *)c->mc)->watching)
             mc_watch_close(c);
+        if (((struct mc_conn *)c->mc)->yielded)
+            yield_forget(c);
         free(c->mc);
         c->mc = NULL;
         atomic_fetch_sub(&mc_curr_conns, 1);

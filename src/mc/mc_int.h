@@ -40,6 +40,7 @@ struct mc_conn {
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
     uint8_t watching; /* a "watch" log stream (mc_watch.c) */
+    uint8_t yielded;  /* -R: queued to run the rest of its input at the end of the turn */
     uint8_t nread;    /* a storage command's line is in, its data not yet ("stats conns"
                        * reads it racily from another worker) */
 };
@@ -50,7 +51,8 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed) X(reclaimed)
+    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed) X(reclaimed) \
+    X(conn_yields)
 
 /* memcached's per slab class counters ("stats items", "stats slabs"), by the class of the
  * item the command met or stored (mc_class_of). */

@@ -230,7 +230,7 @@ static void stats_general(struct conn *c)
     STAT_U(c, "listen_disabled_num", 0);
     STAT_U(c, "time_in_listen_disabled_us", 0);
     STAT_U(c, "threads", srv->nworkers);
-    STAT_U(c, "conn_yields", 0);
+    STAT_U(c, "conn_yields", t.conn_yields);
     if (mc_cfg.idle_timeout > 0) /* as memcached: only with -o idle_timeout */
         STAT_U(c, "idle_kicks", t.idle_kicks);
     STAT_U(c, "hash_power_level", 0);
