@@ -56,20 +56,22 @@ int mc_cmd_setup(struct srv *srv)
 struct mc_ghosts *mc_ghosts;
 
 #define GHOST_EMPTY 0u
-#define GHOST_GONE UINT64_MAX /* a taken ghost (tombstone) */
+#define GHOST_GONE UINT32_MAX /* a taken ghost (tombstone) */
 
-static uint64_t ghost_code(uint64_t hash)
+/* A key's 32-bit code: the hash's high half (the stripe is its low bits). Two keys of a
+ * stripe may share one: then a read of the other counts get_flushed, a 2^-32 chance each. */
+static uint32_t ghost_code(uint64_t hash)
 {
-    return hash == GHOST_EMPTY || hash == GHOST_GONE ? 2 : hash;
+    uint32_t code = (uint32_t)(hash >> 32);
+    return code == GHOST_EMPTY || code == GHOST_GONE ? 2 : code;
 }
 
-/* Slot index of a code: the stripe is the hash's low bits, so probe with the high ones. */
-static uint32_t ghost_slot(const struct mc_ghosts *g, uint64_t code)
+static uint32_t ghost_slot(const struct mc_ghosts *g, uint32_t code)
 {
-    return (uint32_t)(code >> 32) & (g->cap - 1);
+    return (code * 2654435761u) & (g->cap - 1);
 }
 
-static void ghost_insert(struct mc_ghosts *g, uint64_t code)
+static void ghost_insert(struct mc_ghosts *g, uint32_t code)
 {
     uint32_t i = ghost_slot(g, code);
 
@@ -87,9 +89,11 @@ static int ghost_visit(struct item *it, void *arg)
 {
     struct mc_ghosts *g = arg;
 
+    if (it->type != OBJ_STRING) /* not a memcached item */
+        return 0;
     if (g->n + 1 > g->cap / 2) {
         struct mc_ghosts b = {NULL, g->cap ? g->cap * 2 : 64, 0};
-        if (!(b.h = calloc(b.cap, sizeof(uint64_t))))
+        if (!(b.h = calloc(b.cap, sizeof(uint32_t))))
             return 1; /* out of memory: fewer flushed keys remembered, nothing else */
         for (uint32_t i = 0; i < g->cap; i++)
             if (g->h[i] != GHOST_EMPTY)
@@ -105,7 +109,7 @@ static int ghost_visit(struct item *it, void *arg)
  * replacing what the previous flush left. memcached keeps flushed items in memory until a
  * read meets one (get_flushed) or an allocation reuses it (reclaimed); twincache removes
  * them at once (the keyspace is shared with the Redis port, where FLUSHALL is immediate),
- * and keeps only their hashes for those two counters. Takes each stripe's lock (a no-op on
+ * and keeps only 32 bits of their hashes for those two counters (8 bytes a key at most). Takes each stripe's lock (a no-op on
  * the stripes a transaction of this thread holds). */
 static void ghosts_collect(struct conn *c)
 {
@@ -124,7 +128,7 @@ static void ghosts_collect(struct conn *c)
 
 int mc_ghost_take_slow(struct mc_ghosts *g, const struct skey *k)
 {
-    uint64_t code = ghost_code(k->hash);
+    uint32_t code = ghost_code(k->hash);
     uint32_t i = ghost_slot(g, code);
 
     while (g->h[i] != GHOST_EMPTY) {

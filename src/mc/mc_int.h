@@ -150,7 +150,7 @@ extern _Atomic int64_t mc_nocas_flush_s;
  * lock: a read that misses one counts get_flushed, a store over one counts reclaimed, as
  * memcached counts meeting an item older than the flush. Freed when the last one is taken. */
 struct mc_ghosts {
-    uint64_t *h;  /* open addressing, 0 empty, UINT64_MAX taken */
+    uint32_t *h;  /* open addressing, 0 empty, UINT32_MAX taken */
     uint32_t cap; /* slots (a power of two), 0 when h is NULL */
     uint32_t n;   /* ghosts left */
 };

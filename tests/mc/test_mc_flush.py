@@ -130,8 +130,9 @@ def test_slab_classes_like_memcached(tc, memcached):
         got.append((class_stats(c), sorted(dump.split(b"\r\n"))))
         c.close()
     want_stats, want_dump = got[0]
-    assert "items:31:number" in want_stats and len(want_dump) == 5
-    assert [l.split(b" ")[1] for l in want_dump if l.startswith(b"ITEM")] == [
-        b"m0", b"m1", b"m2"]
+    assert "items:31:number" in want_stats
     assert got[1][0] == want_stats
-    assert [l.split(b" ")[:2] for l in got[1][1]] == [l.split(b" ")[:2] for l in want_dump]
+    # memcached dumps the items of one of its LRU segments: a subset of the class's
+    keys = [[l.split(b" ")[1] for l in d if l.startswith(b"ITEM")] for _, d in got]
+    assert keys[1] == [b"m0", b"m1", b"m2"]
+    assert keys[0] and set(keys[0]) <= set(keys[1])
