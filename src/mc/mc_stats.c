@@ -459,7 +459,7 @@ static void stats_items(struct conn *c, int slabs)
     struct cls_walk *w = calloc(1, sizeof(*w));
     uint64_t (*cls)[MC_CLS_NFIELDS] = calloc(MC_CLASSES, sizeof(*cls));
     uint64_t ev[MC_CLASSES][EV_N];
-    uint64_t malloced = 0;
+    struct store_totals st;
     int active = 0, maint = mc_cfg.lru_maintainer; /* who reclaims expired items: see below */
     char name[64];
 
@@ -471,6 +471,7 @@ static void stats_items(struct conn *c, int slabs)
     }
     for (uint32_t i = 0; i < s->nstripes; i++)
         store_visit_stripe(s, MC_DB, i, mc_now(c), cls_walk_one, w);
+    store_totals(s, &st);
     sum_cls(cls);
     pthread_mutex_lock(&g_base_lock); /* "stats reset" zeroes the class counters too */
     for (int id = 1; id <= mc_nclasses; id++) {
@@ -498,7 +499,6 @@ static void stats_items(struct conn *c, int slabs)
             if (!per)
                 per = 1;
             active++;
-            malloced += pages * per * size;
 #define SLAB_STAT(f, v)                                                                        \
     do {                                                                                       \
         snprintf(name, sizeof(name), "%d:%s", id, f);                                          \
@@ -566,7 +566,9 @@ static void stats_items(struct conn *c, int slabs)
     }
     if (slabs) {
         STAT_U(c, "active_slabs", active);
-        STAT_U(c, "total_malloced", malloced);
+        /* the keyspace's bytes: twincache allocates and frees them per item, not by page */
+        STAT_U(c, "total_malloced", (uint64_t)(st.mem > 0 ? st.mem : 0) +
+                                        (uint64_t)store_mem_reserved);
     }
     mc_out_line(c, "END");
     free(w);

@@ -115,7 +115,7 @@ int64_t store_used_for_limit(void)
     if (TC_UNLIKELY(!atomic_load_explicit(&measured, memory_order_relaxed)))
         measure_now();
     int64_t o = atomic_load_explicit(&overhead, memory_order_relaxed);
-    return store_mem_used() + store_mem_pending + (o > 0 ? o : 0);
+    return store_mem_used() + store_mem_pending + (o > 0 ? o : 0) + store_mem_reserved;
 }
 
 void store_measure_overhead(int64_t allocator_total)
@@ -256,6 +256,7 @@ void store_thread_exit(void)
 }
 
 _Atomic int store_evict_off;
+int64_t store_mem_reserved;
 store_removed_fn *store_removed_hook;
 
 int store_make_room(struct store *s)

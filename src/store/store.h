@@ -74,6 +74,10 @@ static inline void store_mem_add(int64_t delta)
         store_mem_pending = 0;
     }
 }
+/* Bytes counted as used toward maxmemory though the keyspace does not hold them: memcached's
+ * T_MEMD_INITIAL_MALLOC test hook (memory it pretends to have allocated at start). Set once
+ * at start-up. */
+extern int64_t store_mem_reserved;
 /* Publish this thread's pending delta now (timers, before measuring). */
 static inline void store_mem_flush(void)
 {
