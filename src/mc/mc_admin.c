@@ -125,6 +125,7 @@ static int class_list_ok(const struct mc_tok *t)
 
 struct cachedump_ctx {
     struct conn *c;
+    int id;         /* the slab class shown */
     uint32_t left;  /* items still to show (UINT32_MAX: no limit) */
     size_t bytes;   /* output so far, capped at 2 MB as in memcached */
 };
@@ -136,7 +137,7 @@ static int cachedump_one(struct item *it, void *arg)
     int64_t exp = item_expire(it);
     int n;
 
-    if (it->type != OBJ_STRING)
+    if (it->type != OBJ_STRING || mc_class_of(mc_it_total(it)) != d->id)
         return 0;
     if (d->left == 0)
         return 1;
@@ -154,9 +155,9 @@ static int cachedump_one(struct item *it, void *arg)
 void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit)
 {
     struct store *s = mc_store(c);
-    struct cachedump_ctx d = {c, limit ? limit : UINT32_MAX, 0};
+    struct cachedump_ctx d = {c, (int)id, limit ? limit : UINT32_MAX, 0};
 
-    if (id == 1)
+    if (id >= 1 && (int)id <= mc_nclasses)
         for (uint32_t st = 0; st < s->nstripes && d.left && d.bytes < 2 * 1024 * 1024; st++)
             store_visit_stripe(s, MC_DB, st, mc_now(c), cachedump_one, &d);
     mc_out_line(c, "END");

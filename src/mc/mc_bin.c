@@ -75,6 +75,7 @@ static void get_cmd(struct conn *c, struct mcb_req *r)
         if (touch)
             it = mc_set_exp_locked(s, &k, it, ext_exp_ms(c, r->ext));
         strval_hit_locked(s, &k, it, 1);
+        mc_cls_inc(c, mc_it_total(it), touch ? MC_CLS_TOUCH_HITS : MC_CLS_GET_HITS);
         cas = store_cas_locked(s, &k, &it);
         mcb_put32(fl, item_mcflags(it));
         if (r->base == MCB_TOUCH) {
@@ -181,20 +182,30 @@ static void delete_cmd(struct conn *c, struct mcb_req *r)
 {
     struct store *s = mc_store(c);
     struct skey k;
+    struct item *it;
     uint16_t st = MCB_ST_OK;
 
     store_key(s, &k, MC_DB, r->key, r->keylen);
     store_lock(s, k.stripe);
     if (r->cas) {
-        struct item *it = mc_find_locked(c, s, &k, mc_now(c), NULL);
+        it = mc_find_locked(c, s, &k, mc_now(c), NULL);
         if (!it)
             st = MCB_ST_KEY_ENOENT;
         else if (item_cas_field(it) != r->cas)
             st = MCB_ST_KEY_EEXISTS;
-        else
+        else {
+            mc_cls_inc(c, mc_it_total(it), MC_CLS_DELETE_HITS);
             store_delete_locked(s, &k, mc_now(c));
-    } else if (!store_delete_locked(s, &k, mc_now(c))) {
-        st = MCB_ST_KEY_ENOENT;
+        }
+    } else {
+        it = strval_find_locked(s, &k, mc_now(c), NULL);
+        if (it) /* counted in the class of the item deleted */
+            mc_cls_inc(c, mc_it_total(it), MC_CLS_DELETE_HITS);
+        if (!store_delete_locked(s, &k, mc_now(c))) {
+            st = MCB_ST_KEY_ENOENT;
+            if (mc_ghost_take_locked(&k)) /* memcached's lookup met the flushed item */
+                STAT_INC(mc_ws(c)->get_flushed);
+        }
     }
     store_unlock(s, k.stripe);
     if (st == MCB_ST_OK)

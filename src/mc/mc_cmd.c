@@ -28,12 +28,24 @@ struct mc_settings mc_cfg = {
     .domain_socket = "NULL", .inter = "NULL",
 };
 
+/* ---- -R (requests per event): a connection that used its share of an event yields; the
+ * worker runs the rest of its input at the end of the turn (mc_before_sleep), after its other
+ * connections' events, and wakes itself for the next share. Owner worker only. ---- */
+struct yield_q {
+    struct conn **c, **run; /* yielded in this turn / being resumed (NULL: closed since) */
+    int n, cap, nrun, runcap;
+};
+static struct yield_q *g_yq; /* one per worker */
+
 int mc_cmd_setup(struct srv *srv)
 {
     mc_srv = srv;
     atomic_store(&mc_verbosity, mc_cfg.verbose);
     mc_wstats = aligned_alloc(64, sizeof(struct mc_stats) * (size_t)srv->nworkers);
-    if (!mc_wstats)
+    mc_ghosts = calloc(srv->store->nstripes, sizeof(*mc_ghosts));
+    g_yq = calloc((size_t)srv->nworkers, sizeof(*g_yq));
+    mc_stats_setup();
+    if (!mc_wstats || !mc_ghosts || !g_yq)
         return -1;
     memset(mc_wstats, 0, sizeof(struct mc_stats) * (size_t)srv->nworkers);
     return 0;
@@ -41,9 +53,103 @@ int mc_cmd_setup(struct srv *srv)
 
 /* ---- flush_all ---- */
 
+struct mc_ghosts *mc_ghosts;
+
+#define GHOST_EMPTY 0u
+#define GHOST_GONE UINT32_MAX /* a taken ghost (tombstone) */
+
+/* A key's 32-bit code: the hash's high half (the stripe is its low bits). Two keys of a
+ * stripe may share one: then a read of the other counts get_flushed, a 2^-32 chance each. */
+static uint32_t ghost_code(uint64_t hash)
+{
+    uint32_t code = (uint32_t)(hash >> 32);
+    return code == GHOST_EMPTY || code == GHOST_GONE ? 2 : code;
+}
+
+static uint32_t ghost_slot(const struct mc_ghosts *g, uint32_t code)
+{
+    return (code * 2654435761u) & (g->cap - 1);
+}
+
+static void ghost_insert(struct mc_ghosts *g, uint32_t code)
+{
+    uint32_t i = ghost_slot(g, code);
+
+    while (g->h[i] != GHOST_EMPTY) {
+        if (g->h[i] == code)
+            return;
+        i = (i + 1) & (g->cap - 1);
+    }
+    g->h[i] = code;
+    g->n++;
+}
+
+/* A set of flushed keys being built (private until installed): grown at half load. */
+static int ghost_visit(struct item *it, void *arg)
+{
+    struct mc_ghosts *g = arg;
+
+    if (it->type != OBJ_STRING) /* not a memcached item */
+        return 0;
+    if (g->n + 1 > g->cap / 2) {
+        struct mc_ghosts b = {NULL, g->cap ? g->cap * 2 : 64, 0};
+        if (!(b.h = calloc(b.cap, sizeof(uint32_t))))
+            return 1; /* out of memory: fewer flushed keys remembered, nothing else */
+        for (uint32_t i = 0; i < g->cap; i++)
+            if (g->h[i] != GHOST_EMPTY)
+                ghost_insert(&b, g->h[i]);
+        free(g->h);
+        *g = b;
+    }
+    ghost_insert(g, ghost_code(util_hash(item_key(it), item_klen(it))));
+    return 0;
+}
+
+/* Remember the keys of database 0 that a flush_all is about to remove, stripe by stripe,
+ * replacing what the previous flush left. memcached keeps flushed items in memory until a
+ * read meets one (get_flushed) or an allocation reuses it (reclaimed); twincache removes
+ * them at once (the keyspace is shared with the Redis port, where FLUSHALL is immediate),
+ * and keeps only 32 bits of their hashes for those two counters (8 bytes a key at most). Takes each stripe's lock (a no-op on
+ * the stripes a transaction of this thread holds). */
+static void ghosts_collect(struct conn *c)
+{
+    struct store *s = mc_store(c);
+
+    for (uint32_t i = 0; i < s->nstripes; i++) {
+        struct mc_ghosts g = {NULL, 0, 0}, old;
+        store_visit_stripe(s, MC_DB, i, mc_now(c), ghost_visit, &g);
+        store_lock(s, i);
+        old = mc_ghosts[i];
+        mc_ghosts[i] = g;
+        store_unlock(s, i);
+        free(old.h);
+    }
+}
+
+int mc_ghost_take_slow(struct mc_ghosts *g, const struct skey *k)
+{
+    uint32_t code = ghost_code(k->hash);
+    uint32_t i = ghost_slot(g, code);
+
+    while (g->h[i] != GHOST_EMPTY) {
+        if (g->h[i] == code) {
+            g->h[i] = GHOST_GONE;
+            if (--g->n == 0) { /* the last one: the stripe costs one load again */
+                free(g->h);
+                g->h = NULL;
+                g->cap = 0;
+            }
+            return 1;
+        }
+        i = (i + 1) & (g->cap - 1);
+    }
+    return 0;
+}
+
 static void flush_now(struct conn *c)
 {
     atomic_store(&g_flush_at_ms, 0);
+    ghosts_collect(c);
     store_flush(mc_store(c), MC_DB);
     tracking_flush();
 }
@@ -55,6 +161,7 @@ static void flush_check(struct conn *c)
 
     if (TC_UNLIKELY(at) && mc_now(c) >= at &&
         atomic_compare_exchange_strong(&g_flush_at_ms, &at, 0)) {
+        ghosts_collect(c);
         if (prop_active())
             aof_mc_flush(c);
         else
@@ -258,10 +365,75 @@ static void execute(struct conn *c, struct mc_req *r)
     }
 }
 
+
+static void yield(struct conn *c)
+{
+    struct mc_conn *m = c->mc;
+    struct yield_q *q = &g_yq[c->w->idx];
+
+    STAT_INC(mc_ws(c)->conn_yields);
+    if (m->yielded)
+        return;
+    if (q->n == q->cap) {
+        int cap = q->cap ? q->cap * 2 : 64;
+        struct conn **a = realloc(q->c, sizeof(*a) * (size_t)cap);
+        if (!a)
+            return; /* not queued: its input runs at its next event */
+        q->c = a;
+        q->cap = cap;
+    }
+    q->c[q->n++] = c;
+    m->yielded = 1;
+}
+
+void mc_before_sleep(struct worker *w)
+{
+    struct yield_q *q;
+    struct conn **t;
+    int tcap;
+
+    if (!g_yq || !(q = &g_yq[w->idx])->n)
+        return;
+    /* swap the lists: connections resumed now may yield again, into the empty one */
+    t = q->run;
+    tcap = q->runcap;
+    q->run = q->c;
+    q->runcap = q->cap;
+    q->nrun = q->n;
+    q->c = t;
+    q->cap = tcap;
+    q->n = 0;
+    for (int i = 0; i < q->nrun; i++) {
+        struct conn *c = q->run[i];
+        if (!c)
+            continue; /* closed since it yielded */
+        q->run[i] = NULL;
+        ((struct mc_conn *)c->mc)->yielded = 0;
+        worker_conn_resume(w, c);
+    }
+    q->nrun = 0;
+    if (q->n)
+        worker_wake(w); /* more to run: the next epoll_wait returns at once */
+}
+
+/* Forget a closing connection that yielded. */
+static void yield_forget(struct conn *c)
+{
+    struct yield_q *q = &g_yq[c->w->idx];
+
+    for (int i = 0; i < q->n; i++)
+        if (q->c[i] == c)
+            q->c[i] = q->c[--q->n];
+    for (int i = 0; i < q->nrun; i++)
+        if (q->run[i] == c)
+            q->run[i] = NULL;
+}
+
 void mc_cmd_input(struct conn *c)
 {
     struct mc_conn *m = c->mc;
     size_t out_before;
+    int nreq = 0; /* requests run in this call (-R) */
 
     if (TC_UNLIKELY(!m)) {
         m = calloc(1, sizeof(*m));
@@ -307,6 +479,10 @@ void mc_cmd_input(struct conn *c)
 
         if (buf_len(&c->rbuf) == 0)
             break;
+        if (TC_UNLIKELY(nreq >= mc_cfg.reqs_per_event) && !c->udp) {
+            yield(c); /* -R: the rest of the input runs after the worker's other events */
+            break;
+        }
         if (conn_pending(c) > conn_pause_bytes(c)) {
             c->flags |= CONN_PAUSED_READ; /* after_io resumes once the output drains */
             break;
@@ -324,6 +500,7 @@ void mc_cmd_input(struct conn *c)
             break;
         if (m->r.cmd == MC_NONE && !m->r.err)
             continue;
+        nreq++;
         STAT_INC(c->w->st.commands);
         if ((m->r.cmd >= MC_SET && m->r.cmd <= MC_FLUSH_ALL) || m->r.cmd == MC_GAT ||
             m->r.cmd == MC_GATS || (m->r.cmd >= MC_MS && m->r.cmd <= MC_MA))
@@ -387,6 +564,8 @@ void mc_cmd_close(struct conn *c)
     if (c->mc) {
         if (((struct mc_conn *)c->mc)->watching)
             mc_watch_close(c);
+        if (((struct mc_conn *)c->mc)->yielded)
+            yield_forget(c);
         free(c->mc);
         c->mc = NULL;
         atomic_fetch_sub(&mc_curr_conns, 1);

@@ -48,6 +48,10 @@ int mc_cmd_setup(struct srv *srv);
 /* Input hook for PROTO_MC connections: parse and run everything complete in c->rbuf, answering
  * into c's output (the worker writes it once per read). Owner worker only. */
 void mc_cmd_input(struct conn *c);
+/* A worker's end of turn (srv->before_sleep): run the input of the connections that yielded
+ * under -R (requests per event). Owner worker only. */
+struct worker;
+void mc_before_sleep(struct worker *w);
 /* Open hook: a new connection's state (as a RESP one's: RESP2, authenticated unless a password
  * is set; the memcached state itself is created on first input). Owner worker only. */
 void mc_cmd_open(struct conn *c);

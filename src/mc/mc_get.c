@@ -59,6 +59,7 @@ void mc_get_command(struct conn *c, struct mc_req *r)
             conn_udp_cut(c); /* memcached answers each hit of a get on its own over UDP */
             out_hit(c, &t, it, with_cas, cas);
             mc_detail(t.p, t.n, MC_DETAIL_GET, 1);
+            mc_cls_inc(c, mc_it_total(it), touch ? MC_CLS_TOUCH_HITS : MC_CLS_GET_HITS);
             if (touch) {
                 STAT_INC(ws->touch_cmds);
                 STAT_INC(ws->touch_hits);
@@ -96,6 +97,7 @@ void mc_touch_command(struct conn *c, struct mc_req *r)
         it = mc_set_exp_locked(s, &k, it, mc_exptime_ms(r->exptime, mc_now(c)));
         store_touch(it);
         it->fetched = 1; /* memcached's touch is a fetch with bump */
+        mc_cls_inc(c, mc_it_total(it), MC_CLS_TOUCH_HITS);
     }
     store_unlock(s, k.stripe);
     STAT_INC(mc_ws(c)->touch_cmds);

@@ -40,6 +40,7 @@ struct mc_conn {
     struct mcb_parser bp;   /* binary protocol: resumable parser state */
     struct mcb_req br;      /* binary protocol: the request being run */
     uint8_t watching; /* a "watch" log stream (mc_watch.c) */
+    uint8_t yielded;  /* -R: queued to run the rest of its input at the end of the turn */
     uint8_t nread;    /* a storage command's line is in, its data not yet ("stats conns"
                        * reads it racily from another worker) */
 };
@@ -50,14 +51,54 @@ enum { MC_PROTO_UNKNOWN = 0, MC_PROTO_TEXT, MC_PROTO_BINARY };
     X(touch_cmds) X(touch_hits) X(touch_misses) X(meta_cmds) X(delete_hits) X(delete_misses) \
     X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
     X(cas_badval) X(too_large) X(no_memory) X(bytes_read) X(bytes_written) X(conns_total)    \
-    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed)
+    X(auth_cmds) X(auth_errors) X(idle_kicks) X(get_flushed) X(reclaimed) \
+    X(conn_yields)
+
+/* memcached's per slab class counters ("stats items", "stats slabs"), by the class of the
+ * item the command met or stored (mc_class_of). */
+#define MC_CLASSES 64 /* memcached's MAX_NUMBER_OF_SLAB_CLASSES: ids 1..63 */
+enum {
+    MC_CLS_GET_HITS, MC_CLS_CMD_SET, MC_CLS_DELETE_HITS, MC_CLS_INCR_HITS, MC_CLS_DECR_HITS,
+    MC_CLS_CAS_HITS, MC_CLS_CAS_BADVAL, MC_CLS_TOUCH_HITS, MC_CLS_RECLAIMED, MC_CLS_OOM,
+    MC_CLS_NFIELDS
+};
 
 /* Counters of one worker, written by that worker only (STAT_INC), summed racily when read. */
 struct mc_stats {
 #define X(f) uint64_t f;
     MC_STAT_FIELDS(X)
 #undef X
+    uint64_t cls[MC_CLASSES][MC_CLS_NFIELDS]; /* per class, [0] unused */
 } __attribute__((aligned(64)));
+
+/* The slab classes memcached would make from -n, -f, -I and slab_chunk_max (mc_stats.c,
+ * built by mc_classes_setup before the workers start): chunk size of class i (1..mc_nclasses,
+ * the last is slab_chunk_max, which also takes larger, chunked items). */
+extern uint32_t mc_class_size[MC_CLASSES];
+extern int mc_nclasses;
+void mc_classes_setup(void);
+/* The class of an item of ntotal bytes (memcached's slabs_clsid; 0 only before setup). */
+static inline int mc_class_of(size_t ntotal)
+{
+    int lo = 1, hi = mc_nclasses;
+
+    if (ntotal > mc_class_size[hi])
+        return hi;
+    while (lo < hi) { /* the first class whose chunk holds ntotal */
+        int mid = (lo + hi) / 2;
+        if (mc_class_size[mid] >= ntotal)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+/* An item's size as memcached allocates it: its 48-byte header, key and NUL, the flags (when
+ * not 0), the data with its CRLF, and the CAS value unless -C. */
+static inline size_t mc_item_total(size_t nkey, uint32_t flags, size_t vlen)
+{
+    return 48 + nkey + 1 + (flags ? 4 : 0) + vlen + 2 + (mc_cfg.cas_enabled ? 8 : 0);
+}
 
 /* Set once by mc_cmd_setup (main thread, before workers start), then read-only. */
 extern struct srv *mc_srv;
@@ -70,6 +111,11 @@ static inline struct mc_stats *mc_ws(struct conn *c)
 {
     return &mc_wstats[c->w->idx];
 }
+/* Count field (MC_CLS_*) for the class of an item of ntotal bytes. */
+static inline void mc_cls_inc(struct conn *c, size_t ntotal, int field)
+{
+    STAT_INC(mc_ws(c)->cls[mc_class_of(ntotal)][field]);
+}
 static inline struct store *mc_store(struct conn *c)
 {
     return c->w->srv->store;
@@ -77,6 +123,10 @@ static inline struct store *mc_store(struct conn *c)
 static inline int64_t mc_now(struct conn *c)
 {
     return c->w->now_ms;
+}
+static inline size_t mc_it_total(struct item *it)
+{
+    return mc_item_total(item_klen(it), item_mcflags(it), item_vlen(it));
 }
 /* An item's cas unique as memcached shows and compares it: 0 with -C (CAS disabled). */
 static inline uint64_t mc_item_cas(struct item *it)
@@ -96,6 +146,24 @@ static inline int mc_pinned(struct conn *c, const struct item *it)
  * one stored before it, and treats both as flushed: so does mc_find_locked. */
 extern _Atomic int64_t mc_nocas_flush_s;
 
+/* Keys a flush_all removed, per stripe (hashes; mc_cmd.c), each guarded by its stripe's
+ * lock: a read that misses one counts get_flushed, a store over one counts reclaimed, as
+ * memcached counts meeting an item older than the flush. Freed when the last one is taken. */
+struct mc_ghosts {
+    uint32_t *h;  /* open addressing, 0 empty, UINT32_MAX taken */
+    uint32_t cap; /* slots (a power of two), 0 when h is NULL */
+    uint32_t n;   /* ghosts left */
+};
+extern struct mc_ghosts *mc_ghosts; /* one per stripe */
+int mc_ghost_take_slow(struct mc_ghosts *g, const struct skey *k);
+/* 1 when k was removed by a flush_all and not met since (then it is forgotten). Under k's
+ * stripe lock. */
+static inline int mc_ghost_take_locked(const struct skey *k)
+{
+    struct mc_ghosts *g = &mc_ghosts[k->stripe];
+    return TC_UNLIKELY(g->n != 0) && k->db == MC_DB && mc_ghost_take_slow(g, k);
+}
+
 /* k's live string item (strval_find_locked), or NULL; under -C an item last accessed no later
  * than the flush_all's second once that second has come is flushed now (counted in
  * get_flushed), as memcached's item_is_flushed does. Under the lock. */
@@ -105,6 +173,8 @@ static inline struct item *mc_find_locked(struct conn *c, struct store *s, const
     struct item *it = strval_find_locked(s, k, now, expired);
     int64_t f;
 
+    if (TC_UNLIKELY(mc_ghost_take_locked(k)) && !it) /* found live: stored since the flush */
+        STAT_INC(mc_ws(c)->get_flushed);
     if (TC_LIKELY(mc_cfg.cas_enabled) || !it ||
         !(f = atomic_load_explicit(&mc_nocas_flush_s, memory_order_relaxed)) ||
         f > now / 1000 || now / 1000 - (int64_t)store_idle_seconds(it) > f)
@@ -233,9 +303,11 @@ static inline void mc_detail(const char *key, size_t klen, int what, int hit)
     if (TC_UNLIKELY(atomic_load_explicit(&mc_detail_on, memory_order_relaxed)))
         mc_detail_count(key, klen, what, hit);
 }
-/* "stats cachedump <id> <limit>" after its checks: the items of class id (all are class 1). */
+/* "stats cachedump <id> <limit>" after its checks: the items of class id (mc_class_of). */
 void mc_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 void mc_stats_command(struct conn *c, struct mc_req *r);
+/* The slab classes and the store's removal hook (main thread, before the workers start). */
+void mc_stats_setup(void);
 /* flush_all's store step: now, or at exptime (memcached's exptime rules); counts flush_cmds. */
 /* flush_all (after exptime when > 0): 0, or -1 when flush_all is disabled (-F). */
 int mc_flush_all(struct conn *c, int32_t exptime);

@@ -121,6 +121,7 @@ void mc_mg_command(struct conn *c, struct mc_req *r)
         mc_out_value(c, it);
     ((struct mc_conn *)c->mc)->mg_cur = it;
     strval_hit_locked(s, &k, it, !(has & MC_MF('u')));
+    mc_cls_inc(c, mc_it_total(it), ttl_set ? MC_CLS_TOUCH_HITS : MC_CLS_GET_HITS);
     store_unlock(s, k.stripe);
     if (ttl_set) {
         STAT_INC(ws->touch_cmds);
@@ -306,6 +307,8 @@ void mc_md_command(struct conn *c, struct mc_req *r)
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
     it = store_lookup_write_locked(s, &k, mc_now(c));
+    if (mc_ghost_take_locked(&k) && !it) /* memcached's lookup met the flushed item */
+        STAT_INC(ws->get_flushed);
     if (!it || ((has & MC_MF('I')) && it->type != OBJ_STRING)) {
         STAT_INC(ws->delete_misses);
         code = "NF";
@@ -321,6 +324,7 @@ void mc_md_command(struct conn *c, struct mc_req *r)
         strval_new_cas_locked(s, &k, &it, r->m.new_cas);
         code = "HD";
     } else {
+        mc_cls_inc(c, mc_it_total(it), MC_CLS_DELETE_HITS);
         store_delete_locked(s, &k, mc_now(c));
         notify_write(NOTIFY_GENERIC, "del", &k, 0);
         STAT_INC(ws->delete_hits);

@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/config.h"
+#include "store/item.h"
 #include "mc/mc_cmd.h"
 #include "mc/mc_int.h"
 
@@ -122,6 +123,9 @@ static void sum_stats(struct mc_stats *t)
 #define X(f) t->f += __atomic_load_n(&mc_wstats[i].f, __ATOMIC_RELAXED);
         MC_STAT_FIELDS(X)
 #undef X
+        for (int id = 1; id < MC_CLASSES; id++)
+            for (int f = 0; f < MC_CLS_NFIELDS; f++)
+                t->cls[id][f] += __atomic_load_n(&mc_wstats[i].cls[id][f], __ATOMIC_RELAXED);
     }
 }
 
@@ -142,7 +146,7 @@ static void stats_general(struct conn *c)
     struct mc_stats t;
     struct store_totals st;
     struct rusage ru;
-    uint64_t rejected = 0;
+    uint64_t rejected = 0, swept_m, swept_c;
     int64_t now = mc_now(c);
     int curr = atomic_load(&mc_curr_conns);
     static const char *const zeros1[] = {
@@ -226,7 +230,7 @@ static void stats_general(struct conn *c)
     STAT_U(c, "listen_disabled_num", 0);
     STAT_U(c, "time_in_listen_disabled_us", 0);
     STAT_U(c, "threads", srv->nworkers);
-    STAT_U(c, "conn_yields", 0);
+    STAT_U(c, "conn_yields", t.conn_yields);
     if (mc_cfg.idle_timeout > 0) /* as memcached: only with -o idle_timeout */
         STAT_U(c, "idle_kicks", t.idle_kicks);
     STAT_U(c, "hash_power_level", 0);
@@ -249,11 +253,14 @@ static void stats_general(struct conn *c)
     if (mc_cfg.lru_maintainer)
         STAT_U(c, "evicted_active", 0);
     STAT_U(c, "evictions", st.evicted);
+    /* the active expire cycle is twincache's background reaper: memcached's LRU maintainer
+     * (which counts in reclaimed) when it runs, else its crawler */
+    swept_m = mc_cfg.lru_maintainer ? st.expired_swept : 0;
+    swept_c = mc_cfg.lru_maintainer ? 0 : st.expired_swept;
     for (size_t i = 0; i < sizeof(zeros2) / sizeof(zeros2[0]); i++) {
         if (!mc_cfg.lru_maintainer && i >= 4) /* moves_to_cold on: the maintainer's */
             continue;
-        /* the active expire cycle is twincache's background reaper: memcached's crawler */
-        STAT_U(c, zeros2[i], i == 1 ? st.expired_swept : 0);
+        STAT_U(c, zeros2[i], i == 0 ? t.reclaimed + swept_m : i == 1 ? swept_c : 0);
     }
     mc_out_line(c, "END");
 }
@@ -343,110 +350,229 @@ static void stats_settings(struct conn *c)
     mc_out_line(c, "END");
 }
 
-/* The chunk size of the smallest memcached slab class holding an item of size bytes: the
- * classes memcached's slabs_init makes from -n (plus its 48-byte item header), -f and
- * slab_chunk_max, 8-byte aligned; the last one is slab_chunk_max itself. */
-static uint64_t class_chunk(uint64_t size)
+/* ---- slab classes ---- */
+
+uint32_t mc_class_size[MC_CLASSES];
+int mc_nclasses = 1;
+
+/* Evictions and expiry sweeps per class: the store's hook runs on whichever thread removes. */
+enum { EV_EVICTED, EV_NONZERO, EV_UNFETCHED, EV_SWEPT, EV_SWEPT_UNFETCHED, EV_N };
+struct cls_evict {
+    _Atomic uint64_t n[EV_N]; /* evicted (with a TTL, never fetched), swept (never fetched) */
+    _Atomic uint32_t time;    /* idle seconds of the last one evicted */
+};
+static struct cls_evict g_evict[MC_CLASSES];
+static uint64_t g_evict_base[MC_CLASSES][EV_N]; /* "stats reset", under g_base_lock */
+static uint32_t g_cls_pages[MC_CLASSES];     /* pages a class has had (memcached keeps them) */
+
+/* memcached's slabs_init: from the 48-byte item header plus -n, growing by -f, 8-byte
+ * aligned, while below slab_chunk_max / factor; the last class is slab_chunk_max. */
+void mc_classes_setup(void)
 {
     double factor = atof(mc_cfg.growth_factor);
-    uint64_t max = mc_cfg.slab_chunk_max > 0 ? (uint64_t)mc_cfg.slab_chunk_max : 524288;
-    double cur = 48.0 + (mc_cfg.chunk_size > 0 ? mc_cfg.chunk_size : 48);
+    uint32_t max = mc_cfg.slab_chunk_max > 0 ? (uint32_t)mc_cfg.slab_chunk_max
+                                             : (uint32_t)(cfg.item_size_max / 2);
+    double size = 48.0 + (mc_cfg.chunk_size > 0 ? mc_cfg.chunk_size : 48);
+    int i = 1;
 
     if (factor <= 1.0)
         factor = 1.25;
-    for (int i = 1; i < 63 && cur < (double)max / factor; i++) {
-        uint64_t sz = (uint64_t)cur;
+    if (max < 96)
+        max = 96;
+    for (; i < MC_CLASSES - 1 && size < (double)max / factor; i++) {
+        uint32_t sz = (uint32_t)size;
         if (sz % 8)
             sz += 8 - sz % 8;
-        if (sz >= size)
-            return sz;
-        cur = (double)sz * factor;
+        mc_class_size[i] = sz;
+        size = (double)sz * factor;
     }
-    return max;
+    mc_class_size[i] = max;
+    mc_nclasses = i;
 }
 
-/* items and slabs: the whole keyspace of database 0 as one class, "1", whose chunk is the
- * memcached class that holds the average item. */
-static void stats_items(struct conn *c, int slabs)
+static void removed_hook(int why, int db, struct item *it)
 {
-    struct srv *srv = c->w->srv;
-    uint64_t n = store_dbsize(srv->store, MC_DB);
-    struct mc_stats t;
-    struct store_totals st;
-    char name[64];
-    static const char *const item_fields[] = {
-        "number", "number_hot", "number_warm", "number_cold", "age_hot", "age_warm", "age",
-        "mem_requested", "evicted", "evicted_nonzero", "evicted_time", "outofmemory",
-        "tailrepairs", "reclaimed", "expired_unfetched", "evicted_unfetched", "evicted_active",
-        "crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked", "moves_to_cold",
-        "moves_to_warm", "moves_within_lru", "direct_reclaims", "hits_to_hot", "hits_to_warm",
-        "hits_to_cold", "hits_to_temp"};
+    struct cls_evict *e;
 
-    sum_stats(&t);
-    store_totals(srv->store, &st);
-    pthread_mutex_lock(&g_base_lock); /* "stats reset" zeroes the item counters too */
-#define X(f) t.f -= g_base.f;
-    MC_STAT_FIELDS(X)
-#undef X
-    st.evicted -= g_store_base.evicted;
-    st.expired_unfetched -= g_store_base.expired_unfetched;
-    st.evicted_unfetched -= g_store_base.evicted_unfetched;
-    st.expired_swept -= g_store_base.expired_swept;
-    pthread_mutex_unlock(&g_base_lock);
-    if (slabs) {
-        /* memcached lists a class once it has pages, even when emptied since */
-        if (n || st.stored) {
-            uint64_t mem = st.mem > 0 ? (uint64_t)st.mem : 0;
-            uint64_t chunk = class_chunk(n ? (mem + n - 1) / n : 0);
-            uint64_t per = 1048576 / chunk, pages = (n + per - 1) / per;
-            if (!pages)
-                pages = 1;
-            STAT_U(c, "1:chunk_size", chunk);
-            STAT_U(c, "1:chunks_per_page", per);
-            STAT_U(c, "1:total_pages", pages);
-            STAT_U(c, "1:total_chunks", pages * per);
-            STAT_U(c, "1:used_chunks", n);
-            STAT_U(c, "1:free_chunks", pages * per - n);
-            STAT_U(c, "1:free_chunks_end", 0);
-            STAT_U(c, "1:get_hits", t.get_hits);
-            STAT_U(c, "1:cmd_set", t.set_cmds);
-            STAT_U(c, "1:delete_hits", t.delete_hits);
-            STAT_U(c, "1:incr_hits", t.incr_hits);
-            STAT_U(c, "1:decr_hits", t.decr_hits);
-            STAT_U(c, "1:cas_hits", t.cas_hits);
-            STAT_U(c, "1:cas_badval", t.cas_badval);
-            STAT_U(c, "1:touch_hits", t.touch_hits);
-        }
-        STAT_U(c, "active_slabs", n ? 1 : 0);
-        STAT_U(c, "total_malloced", st.mem > 0 ? st.mem : 0);
-        mc_out_line(c, "END");
+    if (db != MC_DB || it->type != OBJ_STRING)
+        return;
+    e = &g_evict[mc_class_of(mc_it_total(it))];
+    if (why == STORE_GONE_EXPIRED) { /* the sweep: memcached's LRU crawler */
+        atomic_fetch_add_explicit(&e->n[EV_SWEPT], 1, memory_order_relaxed);
+        if (!it->fetched)
+            atomic_fetch_add_explicit(&e->n[EV_SWEPT_UNFETCHED], 1, memory_order_relaxed);
         return;
     }
-    if (n) {
-        for (size_t i = 0; i < sizeof(item_fields) / sizeof(item_fields[0]); i++) {
-            const char *f = item_fields[i];
-            uint64_t v = 0;
-            if (!strcmp(f, "number") || !strcmp(f, "number_cold"))
-                v = n;
-            else if (!strcmp(f, "mem_requested"))
-                v = st.mem > 0 ? (uint64_t)st.mem : 0;
-            else if (!strcmp(f, "evicted"))
-                v = st.evicted;
-            else if (!strcmp(f, "outofmemory"))
-                v = t.no_memory;
-            else if (!strcmp(f, "expired_unfetched"))
-                v = st.expired_unfetched;
-            else if (!strcmp(f, "evicted_unfetched"))
-                v = st.evicted_unfetched;
-            else if (!strcmp(f, "hits_to_cold"))
-                v = t.get_hits;
-            else if (!strcmp(f, "crawler_reclaimed"))
-                v = st.expired_swept;
-            snprintf(name, sizeof(name), "items:1:%s", f);
-            STAT_U(c, name, v);
+    atomic_fetch_add_explicit(&e->n[EV_EVICTED], 1, memory_order_relaxed);
+    if (item_expire(it))
+        atomic_fetch_add_explicit(&e->n[EV_NONZERO], 1, memory_order_relaxed);
+    if (!it->fetched)
+        atomic_fetch_add_explicit(&e->n[EV_UNFETCHED], 1, memory_order_relaxed);
+    atomic_store_explicit(&e->time, store_idle_seconds(it), memory_order_relaxed);
+}
+
+void mc_stats_setup(void)
+{
+    mc_classes_setup();
+    store_removed_hook = removed_hook;
+}
+
+/* What "stats items" and "stats slabs" count by walking database 0: memcached keeps these
+ * per class as it allocates; twincache has no slab classes, so the walk sorts each string
+ * item into the class memcached would have put it in (one stripe lock at a time). */
+struct cls_walk {
+    uint64_t number[MC_CLASSES], requested[MC_CLASSES];
+    uint32_t age[MC_CLASSES]; /* idle seconds of the least recently used item */
+};
+
+static int cls_walk_one(struct item *it, void *arg)
+{
+    struct cls_walk *w = arg;
+    size_t total;
+    int id;
+    uint32_t idle;
+
+    if (it->type != OBJ_STRING)
+        return 0;
+    total = mc_it_total(it);
+    id = mc_class_of(total);
+    w->number[id]++;
+    w->requested[id] += total;
+    idle = store_idle_seconds(it);
+    if (idle > w->age[id])
+        w->age[id] = idle;
+    return 0;
+}
+
+static void sum_cls(uint64_t t[MC_CLASSES][MC_CLS_NFIELDS])
+{
+    memset(t, 0, sizeof(uint64_t) * MC_CLASSES * MC_CLS_NFIELDS);
+    for (int i = 0; i < mc_srv->nworkers; i++)
+        for (int id = 1; id <= mc_nclasses; id++)
+            for (int f = 0; f < MC_CLS_NFIELDS; f++)
+                t[id][f] += __atomic_load_n(&mc_wstats[i].cls[id][f], __ATOMIC_RELAXED);
+}
+
+static void stats_items(struct conn *c, int slabs)
+{
+    struct store *s = mc_store(c);
+    struct cls_walk *w = calloc(1, sizeof(*w));
+    uint64_t (*cls)[MC_CLS_NFIELDS] = calloc(MC_CLASSES, sizeof(*cls));
+    uint64_t ev[MC_CLASSES][EV_N];
+    struct store_totals st;
+    int active = 0, maint = mc_cfg.lru_maintainer; /* who reclaims expired items: see below */
+    char name[64];
+
+    if (!w || !cls) {
+        free(w);
+        free(cls);
+        mc_out_line(c, "SERVER_ERROR out of memory writing stats");
+        return;
+    }
+    for (uint32_t i = 0; i < s->nstripes; i++)
+        store_visit_stripe(s, MC_DB, i, mc_now(c), cls_walk_one, w);
+    store_totals(s, &st);
+    sum_cls(cls);
+    pthread_mutex_lock(&g_base_lock); /* "stats reset" zeroes the class counters too */
+    for (int id = 1; id <= mc_nclasses; id++) {
+        for (int f = 0; f < MC_CLS_NFIELDS; f++)
+            cls[id][f] -= g_base.cls[id][f];
+        for (int f = 0; f < EV_N; f++)
+            ev[id][f] = atomic_load(&g_evict[id].n[f]) - g_evict_base[id][f];
+        if (slabs) { /* memcached keeps a class's pages once it has had items */
+            uint32_t per = (uint32_t)((uint64_t)cfg.item_size_max / mc_class_size[id]);
+            uint64_t pages = per ? (w->number[id] + per - 1) / per : w->number[id];
+            if (pages > g_cls_pages[id])
+                g_cls_pages[id] = (uint32_t)pages;
+            if (!g_cls_pages[id] && (cls[id][MC_CLS_CMD_SET] || ev[id][EV_EVICTED]))
+                g_cls_pages[id] = 1;
         }
     }
+    pthread_mutex_unlock(&g_base_lock);
+    for (int id = 1; id <= mc_nclasses; id++) {
+        uint64_t n = w->number[id];
+        if (slabs) {
+            uint32_t size = mc_class_size[id];
+            uint64_t per = (uint64_t)cfg.item_size_max / size, pages = g_cls_pages[id];
+            if (!pages)
+                continue;
+            if (!per)
+                per = 1;
+            active++;
+#define SLAB_STAT(f, v)                                                                        \
+    do {                                                                                       \
+        snprintf(name, sizeof(name), "%d:%s", id, f);                                          \
+        STAT_U(c, name, v);                                                                    \
+    } while (0)
+            SLAB_STAT("chunk_size", size);
+            SLAB_STAT("chunks_per_page", per);
+            SLAB_STAT("total_pages", pages);
+            SLAB_STAT("total_chunks", pages * per);
+            SLAB_STAT("used_chunks", n < pages * per ? n : pages * per);
+            SLAB_STAT("free_chunks", n < pages * per ? pages * per - n : 0);
+            SLAB_STAT("free_chunks_end", 0);
+            SLAB_STAT("get_hits", cls[id][MC_CLS_GET_HITS]);
+            SLAB_STAT("cmd_set", cls[id][MC_CLS_CMD_SET]);
+            SLAB_STAT("delete_hits", cls[id][MC_CLS_DELETE_HITS]);
+            SLAB_STAT("incr_hits", cls[id][MC_CLS_INCR_HITS]);
+            SLAB_STAT("decr_hits", cls[id][MC_CLS_DECR_HITS]);
+            SLAB_STAT("cas_hits", cls[id][MC_CLS_CAS_HITS]);
+            SLAB_STAT("cas_badval", cls[id][MC_CLS_CAS_BADVAL]);
+            SLAB_STAT("touch_hits", cls[id][MC_CLS_TOUCH_HITS]);
+#undef SLAB_STAT
+            continue;
+        }
+        if (!n)
+            continue;
+#define ITEM_STAT(f, v)                                                                        \
+    do {                                                                                       \
+        snprintf(name, sizeof(name), "items:%d:%s", id, f);                                    \
+        STAT_U(c, name, v);                                                                    \
+    } while (0)
+        ITEM_STAT("number", n);
+        if (mc_cfg.lru_maintainer) { /* no hot/warm segments: every item is cold */
+            ITEM_STAT("number_hot", 0);
+            ITEM_STAT("number_warm", 0);
+            ITEM_STAT("number_cold", n);
+            ITEM_STAT("age_hot", 0);
+            ITEM_STAT("age_warm", 0);
+        }
+        ITEM_STAT("age", w->age[id]);
+        ITEM_STAT("mem_requested", w->requested[id]);
+        ITEM_STAT("evicted", ev[id][EV_EVICTED]);
+        ITEM_STAT("evicted_nonzero", ev[id][EV_NONZERO]);
+        ITEM_STAT("evicted_time", atomic_load(&g_evict[id].time));
+        ITEM_STAT("outofmemory", cls[id][MC_CLS_OOM]);
+        ITEM_STAT("tailrepairs", 0);
+        ITEM_STAT("reclaimed", cls[id][MC_CLS_RECLAIMED] + (maint ? ev[id][EV_SWEPT] : 0));
+        ITEM_STAT("expired_unfetched", ev[id][EV_SWEPT_UNFETCHED]);
+        ITEM_STAT("evicted_unfetched", ev[id][EV_UNFETCHED]);
+        if (mc_cfg.lru_maintainer)
+            ITEM_STAT("evicted_active", 0);
+        ITEM_STAT("crawler_reclaimed", maint ? 0 : ev[id][EV_SWEPT]);
+        ITEM_STAT("crawler_items_checked", 0);
+        ITEM_STAT("lrutail_reflocked", 0);
+        if (mc_cfg.lru_maintainer) {
+            ITEM_STAT("moves_to_cold", 0);
+            ITEM_STAT("moves_to_warm", 0);
+            ITEM_STAT("moves_within_lru", 0);
+            ITEM_STAT("direct_reclaims", 0);
+            ITEM_STAT("hits_to_hot", 0);
+            ITEM_STAT("hits_to_warm", 0);
+            ITEM_STAT("hits_to_cold", cls[id][MC_CLS_GET_HITS] + cls[id][MC_CLS_TOUCH_HITS]);
+            ITEM_STAT("hits_to_temp", 0);
+        }
+#undef ITEM_STAT
+    }
+    if (slabs) {
+        STAT_U(c, "active_slabs", active);
+        /* the keyspace's bytes: twincache allocates and frees them per item, not by page */
+        STAT_U(c, "total_malloced", (uint64_t)(st.mem > 0 ? st.mem : 0) +
+                                        (uint64_t)store_mem_reserved);
+    }
     mc_out_line(c, "END");
+    free(w);
+    free(cls);
 }
 
 /* A socket's own address as memcached shows it: tcp:ip:port, tcp6:[ip]:port, udp:..., or
@@ -552,6 +678,10 @@ static void stats_reset(struct conn *c)
     g_store_base.expired_unfetched = st.expired_unfetched;
     g_store_base.evicted_unfetched = st.evicted_unfetched;
     g_store_base.expired_swept = st.expired_swept;
+    for (int id = 1; id < MC_CLASSES; id++) {
+        for (int f = 0; f < EV_N; f++)
+            g_evict_base[id][f] = atomic_load(&g_evict[id].n[f]);
+    }
     pthread_mutex_unlock(&g_base_lock);
     detail_reset();
 }

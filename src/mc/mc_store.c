@@ -63,11 +63,22 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
     struct mc_stats *ws = mc_ws(c);
     struct item *old, *it;
     enum mc_store_res res;
-    int mark_stale = 0;
+    int mark_stale = 0, cls;
     uint32_t pos;
+
+    uint64_t expired = s->stripes[k->stripe].expired;
+    int ghost = mc_ghost_take_locked(k);
 
     *out = NULL;
     old = store_lookup_pos_locked(s, k, mc_now(c), &pos);
+    /* memcached's allocation reuses a flushed or expired item of the class (reclaimed): here
+     * the one this key held, whose memory the new value takes */
+    cls = mc_class_of(mc_item_total(k->n, flags, vlen)); /* the class memcached allocates in */
+    STAT_INC(ws->cls[cls][MC_CLS_CMD_SET]);
+    if ((ghost && !old) || s->stripes[k->stripe].expired != expired) {
+        STAT_INC(ws->reclaimed);
+        STAT_INC(ws->cls[cls][MC_CLS_RECLAIMED]);
+    }
     mc_watch_get(c, k->p, k->n, old && old->type == OBJ_STRING ? old : NULL);
     switch (mode) {
     case MC_ADD:
@@ -88,14 +99,17 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         } else if (mc_item_cas(old) != 0 && mc_item_cas(old) == cas) {
             res = MC_ST_STORED;
             STAT_INC(ws->cas_hits);
+            mc_cls_inc(c, mc_it_total(old), MC_CLS_CAS_HITS);
         } else if (stale && (mc_item_cas(old) == 0 || cas < mc_item_cas(old))) {
             /* an older CAS with I: stored, but marked stale */
             res = MC_ST_STORED;
             mark_stale = 1;
             STAT_INC(ws->cas_hits);
+            mc_cls_inc(c, mc_it_total(old), MC_CLS_CAS_HITS);
         } else {
             res = MC_ST_EXISTS;
             STAT_INC(ws->cas_badval);
+            mc_cls_inc(c, mc_it_total(old), MC_CLS_CAS_BADVAL);
         }
         break;
     case MC_APPEND:
@@ -123,8 +137,10 @@ enum mc_store_res mc_store_locked(struct conn *c, const struct skey *k, enum mc_
         /* large values get room for a CAS value so that gets does not copy them */
         it = strval_set_locked(s, k, old, pos, data, vlen, flags, exp,
                                want_cas || vlen >= ITEM_REF_MIN, old && !mc_pinned(c, old));
-        if (!it)
+        if (!it) {
+            STAT_INC(ws->cls[cls][MC_CLS_OOM]);
             return MC_ST_OOM;
+        }
         if (mark_stale) { /* memcached keeps a handed-out recache token */
             it->bits |= IT_MC_STALE;
             it->mc_won = (uint16_t)(won & 1);
@@ -197,6 +213,7 @@ enum mc_delta_res mc_delta_locked(struct conn *c, const struct skey *k, int incr
     if (rc)
         return MC_DR_OOM;
     notify_write(NOTIFY_STRING, incr ? "incrby" : "decrby", k, 0);
+    mc_cls_inc(c, mc_it_total(it), incr ? MC_CLS_INCR_HITS : MC_CLS_DECR_HITS);
     *itp = it;
     return MC_DR_OK;
 }
@@ -238,16 +255,21 @@ void mc_delete_command(struct conn *c, struct mc_req *r)
 {
     struct store *s = mc_store(c);
     struct skey k;
+    struct item *it;
     int found;
 
     mc_detail(r->key.p, r->key.n, MC_DETAIL_DEL, 0);
     store_key(s, &k, MC_DB, r->key.p, r->key.n);
     store_lock(s, k.stripe);
-    if (TC_UNLIKELY(atomic_load_explicit(&mc_watch_mask, memory_order_relaxed)))
-        mc_watch_get(c, r->key.p, r->key.n, strval_find_locked(s, &k, mc_now(c), NULL));
+    it = strval_find_locked(s, &k, mc_now(c), NULL);
+    mc_watch_get(c, r->key.p, r->key.n, it);
+    if (it)
+        mc_cls_inc(c, mc_it_total(it), MC_CLS_DELETE_HITS);
     found = store_delete_locked(s, &k, mc_now(c));
     if (found)
         notify_write(NOTIFY_GENERIC, "del", &k, 0);
+    if (mc_ghost_take_locked(&k) && !found) /* memcached's lookup met the flushed item */
+        STAT_INC(mc_ws(c)->get_flushed);
     store_unlock(s, k.stripe);
     if (found)
         STAT_INC(mc_ws(c)->delete_hits);

@@ -193,6 +193,8 @@ static void *persist_replay_open(void *ctx)
  * logged, then release the replies that waited for it. */
 static void persist_before_sleep(struct worker *w)
 {
+    mc_before_sleep(w); /* memcached connections that yielded (-R) run first: their writes
+                         * are logged and released below */
     aof_before_sleep(w->idx);
     worker_release_held(w);
     repl_before_sleep(w);

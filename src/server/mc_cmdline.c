@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "mc/mc_cmd.h"
+#include "store/store.h"
 
 #define EX_USAGE_ 64 /* sysexits.h EX_USAGE, memcached's status for bad sizes */
 #define ITEM_SIZE_MIN 1024
@@ -465,6 +466,8 @@ int mc_cmdline_parse(int argc, char **argv)
     if (maxbytes <= 0)
         maxbytes = 0;
     cfg.maxmemory = maxbytes;
+    if (getenv("T_MEMD_INITIAL_MALLOC")) /* memcached's test hook: memory already taken */
+        store_mem_reserved = atoll(getenv("T_MEMD_INITIAL_MALLOC"));
     if (item_size >= 0) {
         if (item_size < ITEM_SIZE_MIN) {
             fprintf(stderr, "Item max size cannot be less than 1024 bytes.\n");

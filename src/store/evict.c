@@ -115,7 +115,7 @@ int64_t store_used_for_limit(void)
     if (TC_UNLIKELY(!atomic_load_explicit(&measured, memory_order_relaxed)))
         measure_now();
     int64_t o = atomic_load_explicit(&overhead, memory_order_relaxed);
-    return store_mem_used() + store_mem_pending + (o > 0 ? o : 0);
+    return store_mem_used() + store_mem_pending + (o > 0 ? o : 0) + store_mem_reserved;
 }
 
 void store_measure_overhead(int64_t allocator_total)
@@ -238,6 +238,8 @@ static int evict_one(struct store *s, int policy, int volatile_only)
     gone = store_unlink_locked(s, &k, 0);
     if (gone) {
         store_gone(STORE_GONE_EVICTED, k.db, k.p, k.n);
+        if (store_removed_hook)
+            store_removed_hook(STORE_GONE_EVICTED, k.db, gone);
         COUNTER_ADD(st->evicted, 1);
         if (!gone->fetched)
             COUNTER_ADD(st->evicted_unfetched, 1);
@@ -254,6 +256,8 @@ void store_thread_exit(void)
 }
 
 _Atomic int store_evict_off;
+int64_t store_mem_reserved;
+store_removed_fn *store_removed_hook;
 
 int store_make_room(struct store *s)
 {

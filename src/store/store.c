@@ -698,6 +698,8 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                     if (!it->fetched)
                         COUNTER_ADD(st->expired_unfetched, 1);
                     store_gone(STORE_GONE_EXPIRED, (int)(t - st->db), item_key(it), item_klen(it));
+                    if (store_removed_hook)
+                        store_removed_hook(STORE_GONE_EXPIRED, (int)(t - st->db), it);
                     if (item_expire(it))
                         vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));

@@ -74,6 +74,10 @@ static inline void store_mem_add(int64_t delta)
         store_mem_pending = 0;
     }
 }
+/* Bytes counted as used toward maxmemory though the keyspace does not hold them: memcached's
+ * T_MEMD_INITIAL_MALLOC test hook (memory it pretends to have allocated at start). Set once
+ * at start-up. */
+extern int64_t store_mem_reserved;
 /* Publish this thread's pending delta now (timers, before measuring). */
 static inline void store_mem_flush(void)
 {
@@ -136,6 +140,12 @@ static inline void store_gone(int why, int db, const char *key, size_t klen)
     if (store_event_hook)
         store_event_hook(why, db, key, klen);
 }
+
+/* Called under the stripe lock with each item eviction (why STORE_GONE_EVICTED) or the active
+ * expiry sweep (STORE_GONE_EXPIRED) removes, before it is freed, or NULL: the memcached
+ * room's counts per slab class. Set once at start-up. */
+typedef void store_removed_fn(int why, int db, struct item *it);
+extern store_removed_fn *store_removed_hook;
 
 /* Forkless snapshots (persist/snapshot.c): store_snap_active is nonzero while one runs, and a
  * thread that has just taken a stripe lock then calls store_snap_hook, which writes the stripe
