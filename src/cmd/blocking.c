@@ -398,6 +398,11 @@ static void run(struct conn *c, const char *name, struct slice *argv, int argc)
  * answers WRONGTYPE. */
 static __thread int retrying;
 
+int block_retrying(void)
+{
+    return retrying;
+}
+
 static int is_wrongtype(struct conn *c, size_t from)
 {
     return c->wbuf.wpos - from > 10 && !memcmp(c->wbuf.data + from, "-WRONGTYPE", 10);
