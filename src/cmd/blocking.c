@@ -768,11 +768,19 @@ static void retry(struct blk *b)
     retrying = 1;
     size_t pos = c->wbuf.wpos;
     const struct block_spec *spec = b->spec;
+    cmd_last_error = NULL;
     done = spec->retry_fn ? spec->retry_fn(c, b->cmd) : spec->try_fn(c);
     retrying = 0;
     if (done && is_wrongtype(c, pos) && spec->wrongtype_waits) {
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
+    }
+    if (done && !spec->postpone && c->wbuf.wpos > pos && c->wbuf.data[pos] == '-') {
+        /* served with an error (XREADGROUP's NOGROUP, BLMOVE's WRONGTYPE destination): in
+         * errorstats and the command's failed_calls, as Redis counts it at the unblock */
+        cmdstats_errors(cmd_last_error, 1);
+        if (b->cmd)
+            cmdstats_fail(b->cmd);
     }
     c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
     if (!done)
