@@ -387,7 +387,8 @@ static void xadd_command(struct conn *c)
     tstream_append_done(t);
     stream_reply_id(c, &id);
     int64_t trimmed = a.strategy ? do_trim(t, &a) : 0;
-    stream_prop_rewritten(c, t, &a, idpos, &id); /* replayed with the ID it got */
+    /* replayed with the ID it got when it was * or ms-* (one given whole stays as sent) */
+    stream_prop_rewritten(c, t, &a, a.id_given && a.seq_given ? -1 : idpos, &id);
     coll_done(c, &k, it, before, 0);
     notify_event(NOTIFY_STREAM, "xadd", &k);
     if (trimmed)

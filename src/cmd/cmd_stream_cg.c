@@ -497,11 +497,13 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
                 if (prop)
                     stream_prop_claim(c, &key, g, &id, nk);
             }
-            if (prop && n) {
-                if (created && a->noack)
+            if (prop && n && a->noack) {
+                /* as Redis: the group's last ID goes with each XCLAIM (LASTID), so XGROUP
+                 * SETID ... ENTRIESREAD follows only under NOACK, which logs no XCLAIM */
+                if (created)
                     stream_prop_consumer(c, &key, g, cs);
                 stream_prop_setid(c, &key, g);
-            } else if (prop && created) {
+            } else if (prop && created && !n) {
                 stream_prop_consumer(c, &key, g, cs);
             }
         }
