@@ -109,3 +109,27 @@ def test_empty_stream_survives_resp_rewrite(tc_factory):
     assert info[b"length"] == 0 and info[b"last-generated-id"] == b"0-0"
     info = dict(zip(*[iter(r.execute_command("XINFO", "STREAM", "e"))] * 2))
     assert info[b"length"] == 0 and info[b"last-generated-id"] == b"5-1"
+
+
+def set_workload(r):
+    r.execute_command("SET", "a", "1", "KEEPTTL")
+    r.execute_command("SET", "a", "2", "GET", "XX", "get")
+    r.execute_command("SET", "b", "1", "NX")
+    r.execute_command("SET", "b", "1", "NX")  # not set: nothing logged
+    r.execute_command("SET", "c", "1", "PXAT", "99999999999999", "GET")
+    r.execute_command("INCRBYFLOAT", "f", "1.5")
+    r.execute_command("EVAL", "redis.call('incrbyfloat', KEYS[1], 1)", 1, "f")
+
+
+def test_set_and_incrbyfloat_forms_match_redis(tc_factory, redis_factory, tmp_path):
+    """SET as it came but for its GETs (an expiry: SET key value PXAT ms), INCRBYFLOAT as SET
+    key <result> KEEPTTL, in a script too."""
+    (tmp_path / "tc").mkdir()
+    (tmp_path / "rs").mkdir()
+    tc = tc_factory(*AOF, dir=tmp_path / "tc")
+    rs = redis_factory(*AOF, dir=tmp_path / "rs")
+    for srv in (tc, rs):
+        set_workload(srv.client())
+    got = logged(tc)
+    assert got == logged(rs)
+    assert [b"set", b"f", b"2.5", b"KEEPTTL"] in got
