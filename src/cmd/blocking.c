@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "cmd/notify.h"
+#include "cmd/slowlog.h"
 
 #define NBUCKETS 4096
 
@@ -40,6 +41,9 @@ struct blk {
     _Atomic int ready;       /* set by a signaling thread under block_lock */
     int argc;
     struct slice *argv;      /* copy of the command */
+    int oargc;               /* the command as sent when argv differs (XREAD's "$"), for the */
+    struct slice *oargv;     /* slowlog; NULL: as argv */
+    int64_t took_us;         /* its first run's duration (block_defer_slowlog) */
     int nnodes;
     struct bnode **nodes;
 };
@@ -245,12 +249,72 @@ static void blk_destroy(struct blk *b)
         b->next->prev = b->prev;
     w->nblocked--;
     free(b->argv);
+    free(b->oargv);
     free(b);
     c->blk = NULL;
     atomic_store(&c->blocked, 0);
     /* the idle timeout counts from the unblocking: the reply may still wait in the buffer */
     __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     update_deadline(w);
+}
+
+/* A copy of argc arguments in one allocation, or NULL. */
+static struct slice *argv_copy(int argc, const struct slice *argv)
+{
+    size_t bytes = 0;
+    struct slice *v;
+    char *p;
+
+    for (int i = 0; i < argc; i++)
+        bytes += argv[i].n;
+    if (!(v = malloc(sizeof(*v) * (size_t)argc + bytes + 1)))
+        return NULL;
+    p = (char *)(v + argc);
+    for (int i = 0; i < argc; i++) {
+        memcpy(p, argv[i].p, argv[i].n);
+        v[i].p = p;
+        v[i].n = argv[i].n;
+        p += argv[i].n;
+    }
+    return v;
+}
+
+int block_defer_slowlog(struct conn *c, int64_t took_us)
+{
+    struct blk *b = c->blk;
+    int same;
+
+    if (!b || b->spec->postpone)
+        return 0;
+    b->took_us = took_us;
+    same = b->argc == c->argc;
+    for (int i = 0; same && i < c->argc; i++)
+        same = b->argv[i].n == c->argv[i].n && !memcmp(b->argv[i].p, c->argv[i].p, c->argv[i].n);
+    if (!same && !b->oargv && (b->oargv = argv_copy(c->argc, c->argv)))
+        b->oargc = c->argc;
+    return 1;
+}
+
+/* b's command is unblocked (served, timed out, or an error): its slowlog entry, as sent, for
+ * its first run and the one that ended it (extra_us), as Redis logs it at the unblock. */
+static void blk_slowlog(struct blk *b, int64_t extra_us)
+{
+    struct conn *c = b->c;
+    const struct cmd *cur = cmd_current;
+    struct slice *sv = c->argv;
+    int sc = c->argc;
+    int64_t dur = b->took_us + extra_us;
+
+    if (cfg.slowlog_log_slower_than < 0 || dur < cfg.slowlog_log_slower_than || !b->cmd ||
+        (b->cmd->flags & CMD_SKIP_SLOWLOG) || b->spec->postpone)
+        return;
+    c->argv = b->oargv ? b->oargv : b->argv;
+    c->argc = b->oargv ? b->oargc : b->argc;
+    cmd_current = b->cmd;
+    slowlog_push(c, dur);
+    cmd_current = cur;
+    c->argv = sv;
+    c->argc = sc;
 }
 
 void block_reset(struct conn *c)
@@ -397,6 +461,11 @@ static void run(struct conn *c, const char *name, struct slice *argv, int argc)
  * another type is then not "ready" (Redis keeps the client blocked); only the first try
  * answers WRONGTYPE. */
 static __thread int retrying;
+
+int block_retrying(void)
+{
+    return retrying;
+}
 
 static int is_wrongtype(struct conn *c, size_t from)
 {
@@ -737,6 +806,7 @@ static void finish(struct blk *b, int error)
         b->spec->timeout_fn(c);
     else
         reply_null_array(c);
+    blk_slowlog(b, 0);
     blk_destroy(b);
     worker_conn_resume(w, c);
 }
@@ -763,11 +833,20 @@ static void retry(struct blk *b)
     retrying = 1;
     size_t pos = c->wbuf.wpos;
     const struct block_spec *spec = b->spec;
+    cmd_last_error = NULL;
+    int64_t t0 = cfg.slowlog_log_slower_than >= 0 ? util_ticks() : 0;
     done = spec->retry_fn ? spec->retry_fn(c, b->cmd) : spec->try_fn(c);
     retrying = 0;
     if (done && is_wrongtype(c, pos) && spec->wrongtype_waits) {
         c->wbuf.wpos = pos; /* XREAD: a stream replaced by another type is not ready */
         done = 0;
+    }
+    if (done && !spec->postpone && c->wbuf.wpos > pos && c->wbuf.data[pos] == '-') {
+        /* served with an error (XREADGROUP's NOGROUP, BLMOVE's WRONGTYPE destination): in
+         * errorstats and the command's failed_calls, as Redis counts it at the unblock */
+        cmdstats_errors(cmd_last_error, 1);
+        if (b->cmd)
+            cmdstats_fail(b->cmd);
     }
     c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
     if (!done)
@@ -783,6 +862,8 @@ static void retry(struct blk *b)
         int kc = b->argc;
 
         STAT_INC(w->st.commands);
+        if (cfg.slowlog_log_slower_than >= 0)
+            blk_slowlog(b, util_ticks_us(util_ticks() - t0));
         /* unregister first, so the signal goes to the next waiter (and to destinations) */
         b->argv = NULL;
         blk_destroy(b);

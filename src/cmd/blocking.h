@@ -33,6 +33,12 @@ void block_signal_key(int db, const char *p, size_t n);
  * script, as Redis serves them (and no worker waits for a stripe the script holds). */
 void block_defer_begin(void);
 void block_defer_end(void);
+/* The command c just ran took took_us: when it blocked (not postponed), 1, and its slowlog
+ * entry waits for its unblock, with its arguments as c has them now (as sent). cmd_call. */
+int block_defer_slowlog(struct conn *c, int64_t took_us);
+/* 1 while a blocked client's command is retried after a signal (its try_fn runs for a wake-up,
+ * not for the first try or the one just after it blocked). Owner worker. */
+int block_retrying(void);
 /* Unblock c without a reply and forget its registration (close, RESET). Owner only. */
 void block_reset(struct conn *c);
 /* INFO blocked_clients (any thread). */

@@ -59,7 +59,7 @@ typedef void cmd_fn(struct conn *c);
 #define CMD_PROP_EXPLICIT 0x08000000 /* tc:prop-explicit: only what the handler propagates */
 #define CMD_PROP_STATE 0x10000000    /* tc:prop-state: the key's state after (SET ... PXAT) */
 #define CMD_PROP_EXPIRE 0x20000000   /* tc:prop-expire: PEXPIREAT / PERSIST / DEL of the key */
-#define CMD_PROP_ARGV3 0x40000000    /* tc:prop-argv3: as it came with 3 arguments, else state */
+#define CMD_PROP_ARGV3 0x40000000    /* tc:prop-argv3 (SET): with an expiry its state, else as it came */
 /* tc:allstripes: may touch any key whatever its key specs say (scripts): EXEC holds every
  * stripe for a transaction that queues it */
 #define CMD_ALL_STRIPES 0x80000000u

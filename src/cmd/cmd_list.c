@@ -6,6 +6,7 @@
 #include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
+#include "cmd/propagate.h"
 #include "store/lpack.h"
 #include "store/t_list.h"
 
@@ -656,6 +657,13 @@ static void lmpop_command(struct conn *c)
         reply_bulk(c, keys[i].p, keys[i].n);
         reply_array(c, count < len ? count : len);
         pop_n(c, lst(it), where, count);
+        if (cmd_prop_begin(c, 3)) { /* replayed as LPOP/RPOP key n, as Redis rewrites it */
+            char num[24];
+            cmd_prop_arg(c, where == HEAD ? "LPOP" : "RPOP", 4);
+            cmd_prop_arg(c, keys[i].p, keys[i].n);
+            cmd_prop_arg(c, num, (size_t)util_ll2str(num, count < len ? count : len));
+            cmd_prop_end(c);
+        }
         int empty = lst(it)->len == 0;
         coll_done(c, &keys[i], it, before, empty);
         cmd_modified(c, &keys[i], empty ? NULL : it);

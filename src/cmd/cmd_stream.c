@@ -13,6 +13,7 @@
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
 #include "cmd/stream_int.h"
 
 static const char *stream_encoding(struct item *it)
@@ -149,6 +150,7 @@ int stream_reply_entry_id(struct conn *c, struct tstream *t, const struct sid *i
 struct trim_args {
     int strategy;     /* 0 none, 1 maxlen, 2 minid */
     int approx;
+    int targ;         /* argv index of the MAXLEN/MINID value (the "~" is just before) */
     long long maxlen;
     struct sid minid;
     long long limit;
@@ -183,6 +185,7 @@ static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
             } else if (more >= 2 && nx->n == 1 && nx->p[0] == '=') {
                 i++;
             }
+            a->targ = i + 1;
             if (minid) {
                 if (stream_parse_id(c, &c->argv[i + 1], &a->minid, 0, 1, NULL))
                     return -1;
@@ -226,20 +229,26 @@ static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
         reply_error(c, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (limit_given) {
+    if (aof_replaying || repl_applying || aof_loading()) {
+        /* the AOF or a primary's stream: its trim argument was rewritten to the exact result
+         * (stream_prop_rewritten), so no LIMIT applies, even one that came with it */
+        a->limit = 0;
+    } else if (limit_given) {
         if (!a->approx) {
             reply_error(c, "ERR syntax error, LIMIT cannot be used without the special ~ option");
             return -1;
         }
     } else {
         /* 100 * stream-node-max-entries (wrapping as Redis's product does), 10000 when
-         * that is not positive */
+         * that is not positive, at most 1000000 */
         a->limit = 0;
         if (a->approx) {
             long long ne = __atomic_load_n(&cfg.stream_node_max_entries, __ATOMIC_RELAXED);
             a->limit = (long long)((unsigned long long)ne * 100);
             if (a->limit <= 0)
                 a->limit = 10000;
+            if (a->limit > 1000000)
+                a->limit = 1000000;
         }
     }
     return i;
@@ -248,6 +257,45 @@ static int parse_trim_args(struct conn *c, struct trim_args *a, int xadd)
 static int64_t do_trim(struct tstream *s, const struct trim_args *a)
 {
     return tstream_trim(s, a->maxlen, a->strategy == 2 ? &a->minid : NULL, a->approx, a->limit);
+}
+
+/* Propagate XADD / XTRIM as it ran: the ID XADD got at idpos (-1: none), and an approximate
+ * trim ("~" at a->targ - 1) as the exact one it came to, "= <length>" or "= <first ID>" (the
+ * largest ID when the stream is empty), so a replay trims the same entries (Redis's
+ * streamRewriteApproxSpecifier and streamRewriteTrimArgument). */
+static void stream_prop_rewritten(struct conn *c, const struct tstream *t,
+                                  const struct trim_args *a, int idpos, const struct sid *id)
+{
+    char ids[48], tv[48];
+    int n = 0, tn = 0;
+
+    if (!cmd_prop_begin(c, c->argc))
+        return;
+    if (idpos >= 0)
+        n = snprintf(ids, sizeof(ids), "%llu-%llu", (unsigned long long)id->ms,
+                     (unsigned long long)id->seq);
+    if (a->approx) {
+        if (a->strategy == 1) {
+            tn = util_ll2str(tv, (long long)t->len);
+        } else {
+            struct sid first;
+            if (!tstream_first_id(t, &first))
+                first = (struct sid){UINT64_MAX, UINT64_MAX};
+            tn = snprintf(tv, sizeof(tv), "%llu-%llu", (unsigned long long)first.ms,
+                          (unsigned long long)first.seq);
+        }
+    }
+    for (int j = 0; j < c->argc; j++) {
+        if (j == idpos)
+            cmd_prop_arg(c, ids, (size_t)n);
+        else if (a->approx && j == a->targ - 1)
+            cmd_prop_arg(c, "=", 1);
+        else if (a->approx && j == a->targ)
+            cmd_prop_arg(c, tv, (size_t)tn);
+        else
+            cmd_prop_arg(c, c->argv[j].p, c->argv[j].n);
+    }
+    cmd_prop_end(c);
 }
 
 static void xadd_command(struct conn *c)
@@ -338,19 +386,9 @@ static void xadd_command(struct conn *c)
         w = sfield_put(w, c->argv[i].p, c->argv[i].n);
     tstream_append_done(t);
     stream_reply_id(c, &id);
-    if (cmd_prop_begin(c, c->argc)) { /* replayed with the ID it got */
-        char ids[48];
-        int n = snprintf(ids, sizeof(ids), "%llu-%llu", (unsigned long long)id.ms,
-                         (unsigned long long)id.seq);
-        for (int j = 0; j < c->argc; j++) {
-            if (j == idpos)
-                cmd_prop_arg(c, ids, (size_t)n);
-            else
-                cmd_prop_arg(c, c->argv[j].p, c->argv[j].n);
-        }
-        cmd_prop_end(c);
-    }
     int64_t trimmed = a.strategy ? do_trim(t, &a) : 0;
+    /* replayed with the ID it got when it was * or ms-* (one given whole stays as sent) */
+    stream_prop_rewritten(c, t, &a, a.id_given && a.seq_given ? -1 : idpos, &id);
     coll_done(c, &k, it, before, 0);
     notify_event(NOTIFY_STREAM, "xadd", &k);
     if (trimmed)
@@ -609,6 +647,8 @@ static void xtrim_command(struct conn *c)
     if (n) {
         cmd_modified(c, &k, it);
         notify_event(NOTIFY_STREAM, "xtrim", &k);
+        if (a.approx)
+            stream_prop_rewritten(c, stream_of(it), &a, -1, NULL);
     }
     reply_int(c, n);
 out:
@@ -664,6 +704,21 @@ static int xread_parse(struct conn *c, long long *count, long long *block, int *
     return 0;
 }
 
+/* Whether XREAD serves stream t (NULL: missing) for the ID it waits after. At the first try
+ * (woken 0) only an entry after id counts (Redis compares the last entry's ID, not the last
+ * ID ever added); a blocked client woken by a write is served once the stream's last ID moved
+ * past id, entries or none (Redis's serveClientsBlockedOnStreamKey). */
+static int xread_ready(const struct tstream *t, const struct sid *id, int woken)
+{
+    struct sid last;
+
+    if (!t)
+        return 0;
+    if (woken)
+        return sid_cmp(&t->last_id, id) > 0;
+    return t->len && tstream_last_valid_id(t, &last) && sid_cmp(&last, id) > 0;
+}
+
 /* Serve XREAD now: 1 when something was replied (entries or an error), 0 when no stream has
  * entries after its ID (a null reply is written only when emit_null). "$" means the last ID
  * of the stream (nothing can come after it without blocking). */
@@ -703,7 +758,7 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         } else if (stream_parse_id(c, a, &ids[i], 0, 1, NULL)) {
             goto out;
         }
-        if (it && (woken || stream_of(it)->len) && sid_cmp(&stream_of(it)->last_id, &ids[i]) > 0 &&
+        if (it && xread_ready(stream_of(it), &ids[i], woken) &&
             !(woken && stream_key_repeated(keys, i)))
             nwith++;
     }
@@ -726,8 +781,7 @@ static int xread_serve(struct conn *c, int emit_null, int woken)
         long long n = 0;
         int more;
 
-        if (!t || (!woken && !t->len) || sid_cmp(&t->last_id, &ids[i]) <= 0 ||
-            (woken && stream_key_repeated(keys, i)))
+        if (!xread_ready(t, &ids[i], woken) || (woken && stream_key_repeated(keys, i)))
             continue;
         if (c->resp == 2)
             reply_array(c, 2);
@@ -754,10 +808,11 @@ out:
 
 /* A blocked XREAD woken by a write: as Redis, a stream whose last ID moved past the one
  * waited for is served even when the new entries are gone already (XADD ... MAXLEN 0): the
- * client gets the stream with no entries. */
+ * client gets the stream with no entries. The try just after it blocked is a first try
+ * (an emptied stream keeps it blocked). */
 static int xread_try(struct conn *c)
 {
-    return xread_serve(c, 0, 1);
+    return xread_serve(c, 0, block_retrying());
 }
 
 /* How XREAD blocks (its table entry's block spec): every waiter of a key retries, and a key

@@ -321,12 +321,15 @@ static int xrg_has_new(const struct tstream *t, const struct sgroup *g, const st
 
 /* Serve XREADGROUP: 1 when something was replied (entries or an error), 0 when there is
  * nothing to serve (a null reply is written only when emit_null). retry: a blocked client's
- * retry, for which the key or group gone is an error. */
+ * retry, for which the key or group gone is an error (Redis's "no longer exists"). */
 static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int retry)
 {
     struct store *s = conn_store(c);
     const struct slice *gname = &c->argv[a->gi], *cname = &c->argv[a->gi + 1];
     int nkeys = a->nkeys, ret = 1, nserve = 0, prop = cmd_prop_on(c);
+    /* the client is blocked: a retry, or the try just after it registered (a change since
+     * its first try happened while it was blocked, as Redis would have it) */
+    int blocked = retry || rg_marking;
     struct skey *keys;
     struct sid *ids;
     struct sgroup **groups;
@@ -348,7 +351,7 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         const struct slice *id = &c->argv[a->first + nkeys + i];
         struct item *it = store_lookup_write_locked(s, &keys[i], conn_now(c));
         if (it && it->type != OBJ_STREAM) {
-            if (retry)
+            if (blocked)
                 reply_error(c, "UNBLOCKED the stream key no longer exists");
             else
                 reply_error(c, ERR_WRONGTYPE);
@@ -356,9 +359,9 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
         }
         groups[i] = it ? scg_find(stream_of(it), gname->p, gname->n) : NULL;
         if (!groups[i]) {
-            if (retry && !it)
+            if (blocked && !it)
                 reply_error(c, "UNBLOCKED the stream key no longer exists");
-            else if (retry)
+            else if (blocked)
                 reply_error(c, "NOGROUP the consumer group this client was blocked on no "
                                "longer exists");
             else
@@ -494,11 +497,13 @@ static int xrg_serve(struct conn *c, const struct rg_args *a, int emit_null, int
                 if (prop)
                     stream_prop_claim(c, &key, g, &id, nk);
             }
-            if (prop && n) {
-                if (created && a->noack)
+            if (prop && n && a->noack) {
+                /* as Redis: the group's last ID goes with each XCLAIM (LASTID), so XGROUP
+                 * SETID ... ENTRIESREAD follows only under NOACK, which logs no XCLAIM */
+                if (created)
                     stream_prop_consumer(c, &key, g, cs);
                 stream_prop_setid(c, &key, g);
-            } else if (prop && created) {
+            } else if (prop && created && !n) {
                 stream_prop_consumer(c, &key, g, cs);
             }
         }

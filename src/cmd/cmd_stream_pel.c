@@ -12,8 +12,9 @@
 
 /* The AOF form of group changes (Redis's propagation): XREADGROUP, XCLAIM and XAUTOCLAIM log
  * what they did as XCLAIM ... TIME t RETRYCOUNT n FORCE JUSTID LASTID id per pending entry
- * and XGROUP SETID ... ENTRIESREAD n / XGROUP CREATECONSUMER, so a replay rebuilds the same
- * PEL whatever the clock says. The forms are propagated explicitly (cmd_propagate) under
+ * (XREADGROUP ... NOACK, which leaves none, as XGROUP SETID ... ENTRIESREAD n) and XGROUP
+ * CREATECONSUMER, so a replay rebuilds the same PEL whatever the clock says. As in Redis
+ * 7.0, a group's entries-read is not carried by XCLAIM: a replay estimates it. The forms are propagated explicitly (cmd_propagate) under
  * the stripes the command holds; a command that changed nothing propagates nothing. */
 static void cg_exec(struct conn *c, int argc, struct slice *argv)
 {

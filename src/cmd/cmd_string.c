@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/notify.h"
+#include "cmd/propagate.h"
 #include "cmd/cmd.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
@@ -418,6 +419,15 @@ static void incrbyfloat_command(struct conn *c)
         goto out;
     }
     cmd_modified(c, &k, it);
+    if (!item_mcflags(it) && !item_cas_field(it) && cmd_prop_begin(c, 4)) {
+        /* as Redis 7.0: SET key <result> KEEPTTL (a memcached item's flags and CAS value
+         * go by its table rule's TC.MCSET instead) */
+        cmd_prop_arg(c, "SET", 3);
+        cmd_prop_arg(c, k.p, k.n);
+        cmd_prop_arg(c, buf, (size_t)n);
+        cmd_prop_arg(c, "KEEPTTL", 7);
+        cmd_prop_end(c);
+    }
     if (isnew)
         notify_event(NOTIFY_NEW, "new", &k);
     notify_event(NOTIFY_STRING, "incrbyfloat", &k);

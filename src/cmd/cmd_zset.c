@@ -8,6 +8,7 @@
 #include "cmd/notify.h"
 #include "cmd/coll.h"
 #include "cmd/keyset.h"
+#include "cmd/propagate.h"
 #include "cmd/zset_int.h"
 #include "store/t_set.h"
 
@@ -313,6 +314,13 @@ static void zpop_generic(struct conn *c, struct skey *keys, int nkeys, int where
         }
     }
     tzset_del_range(z, a, a + (unsigned long)n);
+    if (emitkey && cmd_prop_begin(c, 3)) { /* ZMPOP: replayed as ZPOPMIN/ZPOPMAX key n */
+        char num[24];
+        cmd_prop_arg(c, where == POP_MIN ? "ZPOPMIN" : "ZPOPMAX", 7);
+        cmd_prop_arg(c, k->p, k->n);
+        cmd_prop_arg(c, num, (size_t)util_ll2str(num, n));
+        cmd_prop_end(c);
+    }
     {
         int empty = tzset_len(z) == 0;
         coll_done(c, k, it, before, empty);

@@ -432,6 +432,33 @@ static void log_expire(struct conn *c)
     rec_close(at);
 }
 
+/* SET (CMD_PROP_ARGV3) with options, as Redis 7.0 propagates it: with an expiry (EX PX EXAT
+ * PXAT) its state, SET key value PXAT <ms>; else as it came, without its GETs. */
+static void log_set(struct conn *c)
+{
+    int gets = 0;
+
+    for (int i = 3; i < c->argc; i++) {
+        const struct slice *a = &c->argv[i];
+        if (util_eq_nocase(a->p, a->n, "ex") || util_eq_nocase(a->p, a->n, "px") ||
+            util_eq_nocase(a->p, a->n, "exat") || util_eq_nocase(a->p, a->n, "pxat")) {
+            log_state(c, c->db, c->argv[1].p, c->argv[1].n, 0);
+            return;
+        }
+        gets += util_eq_nocase(a->p, a->n, "get");
+    }
+    if (!gets) {
+        rec_command(c, c->db);
+        return;
+    }
+    size_t at = rec_open(c->db);
+    rec_arr(c->argc - gets);
+    for (int i = 0; i < c->argc; i++)
+        if (i < 3 || !util_eq_nocase(c->argv[i].p, c->argv[i].n, "get"))
+            rec_bulk(c->argv[i].p, c->argv[i].n);
+    rec_close(at);
+}
+
 /* Log the command c just ran, under its stripes, as its table entry says (cmd.h CMD_PROP_*):
  * it did not propagate itself. */
 static void log_command(struct conn *c, const struct cmd *cmd)
@@ -445,8 +472,10 @@ static void log_command(struct conn *c, const struct cmd *cmd)
     counted(buf_len(&tl.pend));
     if (f & CMD_PROP_EXPIRE)
         log_expire(c);
-    else if ((f & CMD_PROP_STATE) || ((f & CMD_PROP_ARGV3) && c->argc != 3))
+    else if (f & CMD_PROP_STATE)
         log_state(c, c->db, c->argv[1].p, c->argv[1].n, 0);
+    else if ((f & CMD_PROP_ARGV3) && c->argc != 3)
+        log_set(c);
     else
         rec_command(c, c->db);
 }

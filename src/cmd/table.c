@@ -598,8 +598,10 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         *clk = util_ticks();
         took = util_ticks_us(*clk - start);
         cmdstats_call(cmd, took, cmd_errors != 0);
-        if (TC_UNLIKELY(took >= cfg.slowlog_log_slower_than) &&
-            cfg.slowlog_log_slower_than >= 0 && !(cmd->flags & CMD_SKIP_SLOWLOG))
+        if (TC_UNLIKELY(c->blk != NULL) && block_defer_slowlog(c, took))
+            ; /* logged when it is unblocked, as Redis does */
+        else if (TC_UNLIKELY(took >= cfg.slowlog_log_slower_than) &&
+                 cfg.slowlog_log_slower_than >= 0 && !(cmd->flags & CMD_SKIP_SLOWLOG))
             slowlog_push(c, took);
         if (TC_UNLIKELY(cfg.latency_monitor_threshold > 0))
             latency_sample(cmd->flags & CMD_FAST ? "fast-command" : "command", took / 1000);

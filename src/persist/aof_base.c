@@ -170,11 +170,13 @@ static void w_stream(FILE *f, struct item *it, struct tstream *s)
                 w_bulk(f, p, n);
         } while (tstream_next(s, &pos));
     } else {
-        /* an empty stream: created by an entry trimmed at once, as Redis writes it */
+        /* an empty stream: created by an entry 0-1 trimmed at once, as Redis writes it (its
+         * last ID, 0-0 too, is the XSETID's below) */
+        struct sid one = {0, 1};
         w_head(f, "XADD", it, 5);
         w_s(f, "MAXLEN");
         w_s(f, "0");
-        w_id(f, &s->last_id);
+        w_id(f, &one);
         w_s(f, "x");
         w_s(f, "y");
     }
