@@ -1030,7 +1030,11 @@ _Atomic int repl_loading;
 
 void repl_update_gate(void)
 {
-    atomic_store(&store_evict_off, atomic_load(&repl_is_replica) && cfg.replica_ignore_maxmemory);
+    int replica = atomic_load(&repl_is_replica);
+
+    atomic_store(&store_evict_off, replica && cfg.replica_ignore_maxmemory);
+    if (atomic_exchange(&store_replica, replica) && !replica)
+        store_replica_forget(); /* a primary's active expiry covers every key now */
     atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0 ||
                                  atomic_load(&repl_loading));
 }
