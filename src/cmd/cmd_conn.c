@@ -425,6 +425,19 @@ int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
     return 0;
 }
 
+int cmd_pause_holds_primary(const char *name, size_t n)
+{
+    int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
+    const struct cmd *cmd;
+
+    if (!end || end <= util_now_ms())
+        return 0;
+    if (atomic_load_explicit(&pause_all, memory_order_relaxed))
+        return 1;
+    cmd = cmd_lookup(name, n);
+    return cmd && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE));
+}
+
 /* CLIENT PAUSE timeout [WRITE|ALL]: a longer pause extends the current one, and ALL stays ALL
  * until the pause ends (as Redis keeps the more restrictive kind). */
 static void client_pause(struct conn *c)

@@ -571,6 +571,38 @@ static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, si
         store_prefetch(s, h->key, nk);
 }
 
+/* Read what the primary sent into b (grown as needed). 0 when the link is gone. */
+static int read_more(int fd, uint64_t gen, struct sbuf *b)
+{
+    if (b->cap - b->n < 16384) {
+        size_t nc = b->cap ? b->cap * 2 : 65536;
+        if (b->pos) { /* compact first */
+            memmove(b->p, b->p + b->pos, b->n - b->pos);
+            b->n -= b->pos;
+            b->pos = 0;
+        }
+        if (b->cap - b->n < 16384) {
+            /* no client-query-buffer-limit for the primary's stream, as Redis (each
+             * argument is held to proto-max-bulk-len by the parse) */
+            char *np = realloc(b->p, nc);
+            if (!np)
+                return 0;
+            b->p = np;
+            b->cap = nc;
+        }
+    }
+    ssize_t r = lread(fd, b->p + b->n, b->cap - b->n);
+    if (r <= 0)
+        return 0;
+    L.last_io_ms = util_now_ms();
+    b->n += (size_t)r;
+    pthread_mutex_lock(&L.lock);
+    if (!stopped(gen))
+        L.read_off += (uint64_t)r;
+    pthread_mutex_unlock(&L.lock);
+    return 1;
+}
+
 static void stream_loop(int fd, uint64_t gen, void *ctx)
 {
     struct sbuf b = {0};
@@ -578,6 +610,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
     int64_t last_ack = 0;
     char id[41];
     uint64_t off;
+    int held = 0; /* the next command waits for a CLIENT PAUSE to end */
 
     repl_get_id(id, &off);
     send_ack(fd, off);
@@ -594,38 +627,15 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
             log_warn("MASTER timeout: no data nor PING received...");
             break;
         }
-        int k = wait_read(fd, 100);
+        int k = wait_read(fd, held ? 10 : 100);
         if (k < 0)
             break;
-        if (k == 0)
+        if (k == 0 && !held)
             continue;
-        if (b.cap - b.n < 16384) {
-            size_t nc = b.cap ? b.cap * 2 : 65536;
-            if (b.pos) { /* compact first */
-                memmove(b.p, b.p + b.pos, b.n - b.pos);
-                b.n -= b.pos;
-                b.pos = 0;
-            }
-            if (b.cap - b.n < 16384) {
-                /* no client-query-buffer-limit for the primary's stream, as Redis (each
-                 * argument is held to proto-max-bulk-len by the parse) */
-                char *np = realloc(b.p, nc);
-                if (!np)
-                    break;
-                b.p = np;
-                b.cap = nc;
-            }
-        }
-        ssize_t r = lread(fd, b.p + b.n, b.cap - b.n);
-        if (r <= 0)
+        if (k > 0 && !read_more(fd, gen, &b))
             break;
-        L.last_io_ms = util_now_ms();
-        b.n += (size_t)r;
-        pthread_mutex_lock(&L.lock);
-        if (!stopped(gen))
-            L.read_off += (uint64_t)r;
-        pthread_mutex_unlock(&L.lock);
         int bad = 0;
+        held = 0;
         size_t feed_from = b.pos; /* applied commands not yet passed on */
         int64_t now_ms = util_now_ms(), clk = -1;
         ah.n = ah.next = 0; /* the buffer moved: nothing parsed ahead is valid */
@@ -663,6 +673,13 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 feed_from = b.pos;
                 repl_get_id(id, &off);
                 send_ack(fd, off); /* the offset before this command, as Redis */
+            } else if (argc > 0 && TC_UNLIKELY(atomic_load_explicit(&cmd_pause_end,
+                                                                     memory_order_relaxed)) &&
+                       cmd_pause_holds_primary(argv[0], lens[0])) {
+                /* CLIENT PAUSE holds the primary's writes as a client's (Redis's master
+                 * client is postponed): read on, apply from here once the pause ends */
+                held = 1;
+                break;
             } else if (argc > 0) {
                 /* an unknown command: Redis's replica answers the primary an error it
                  * discards; the stream goes on */

@@ -117,3 +117,24 @@ def test_resetstat_zeroes_the_sync_counters(servers):
     cli(a).config_resetstat()
     st = info(a, "stats")
     assert (st["sync_full"], st["sync_partial_ok"], st["sync_partial_err"]) == (0, 0, 0)
+
+
+def test_client_pause_on_a_replica_holds_the_primarys_writes(servers):
+    """CLIENT PAUSE WRITE on a replica holds its primary's writes as a client's: the stream is
+    read (slave_read_repl_offset grows) but not applied until the pause ends."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("foo", "bar")
+    wait_for(lambda: in_sync(a, b), what="B")
+    before = info(b)["slave_repl_offset"]
+    cli(b).execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    cli(a).set("foo2", "bar2")
+    target = info(a)["master_repl_offset"]
+    wait_for(lambda: info(b)["slave_read_repl_offset"] == target, what="the read offset")
+    time.sleep(0.3)
+    assert info(b)["slave_repl_offset"] == before
+    assert cli(b).get("foo2") is None
+    cli(b).execute_command("CLIENT", "UNPAUSE")
+    wait_for(lambda: cli(b).get("foo2") == b"bar2", what="the write after the pause")
+    assert info(b)["slave_repl_offset"] == target
