@@ -275,6 +275,8 @@ static void config_set_many(struct conn *c)
             goto fail;
         if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
             acl_requirepass_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
+        if (!strcasecmp(name, "masterauth"))
+            repl_masterauth_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
     }
     /* tls-* settings take effect together (a new certificate with its key): one reload */
     for (int i = 0; i < n && config_tls_apply; i++) {
@@ -315,6 +317,8 @@ fail:
             oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
         if (!strcasecmp(name, "requirepass"))
             acl_requirepass_set(old[i], strlen(old[i]));
+        if (!strcasecmp(name, "masterauth"))
+            repl_masterauth_set(old[i], strlen(old[i]));
     }
     free(old);
     reply_errorf(c, "ERR %s", err);

@@ -80,6 +80,8 @@ void repl_tick(int64_t now_ms);
  * brought online) so the offset saved is the one the replicas hold; 0 when the shutdown
  * failed and the server goes on. */
 void repl_quiesce(int on);
+/* CONFIG SET masterauth: the password the link authenticates with, n bytes (binary safe). */
+void repl_masterauth_set(const char *p, size_t n);
 /* After CONFIG SET or a role change: whether cmd_call must ask repl_refuse. */
 void repl_update_gate(void);
 /* A replica's connection closed (cmd_resp_close). */

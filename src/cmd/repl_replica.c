@@ -236,23 +236,31 @@ static int read_line(int fd, char *out, size_t cap, int tmo_ms)
     }
 }
 
-static int send_cmd(int fd, int argc, const char **argv)
+/* Send a command; lens NULL: the arguments are C strings (else binary, lens[i] bytes). */
+static int send_cmd(int fd, int argc, const char **argv, const size_t *lens)
 {
     char buf[2048];
     size_t n = 0;
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, "*%d\r\n", argc);
-    for (int i = 0; i < argc && n < sizeof(buf); i++)
-        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "$%zu\r\n%s\r\n", strlen(argv[i]),
-                              argv[i]);
+    for (int i = 0; i < argc && n < sizeof(buf); i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "$%zu\r\n", len);
+        if (n + len + 2 > sizeof(buf))
+            return -1;
+        memcpy(buf + n, argv[i], len);
+        memcpy(buf + n + len, "\r\n", 2);
+        n += len + 2;
+    }
     if (n >= sizeof(buf))
         return -1;
     return lwrite(fd, buf, n, cfg.repl_timeout * 1000);
 }
 
-/* Send a command and read its one-line reply into out. */
-static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
+/* Send a command (lens as send_cmd's) and read its one-line reply into out. */
+static int exchange_n(int fd, int argc, const char **argv, const size_t *lens, char *out,
+                      size_t cap)
 {
-    if (send_cmd(fd, argc, argv))
+    if (send_cmd(fd, argc, argv, lens))
         return -1;
     do {
         int rc = read_line(fd, out, cap, cfg.repl_timeout * 1000);
@@ -262,6 +270,45 @@ static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
             return -1;
     } while (!out[0]); /* newlines: a primary's keep-alive */
     return 0;
+}
+
+static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
+{
+    return exchange_n(fd, argc, argv, NULL, out, cap);
+}
+
+/* masterauth as CONFIG SET gave it, every byte (a NUL included); until then the
+ * configuration's C string. Under mauth_lock. */
+static pthread_mutex_t mauth_lock = PTHREAD_MUTEX_INITIALIZER;
+static char mauth[sizeof(cfg.masterauth)];
+static size_t mauth_n;
+static int mauth_set;
+
+void repl_masterauth_set(const char *p, size_t n)
+{
+    pthread_mutex_lock(&mauth_lock);
+    if (n > sizeof(mauth))
+        n = sizeof(mauth);
+    memcpy(mauth, p, n);
+    mauth_n = n;
+    mauth_set = 1;
+    pthread_mutex_unlock(&mauth_lock);
+}
+
+static size_t masterauth_get(char *out, size_t cap)
+{
+    size_t n;
+
+    pthread_mutex_lock(&mauth_lock);
+    if (mauth_set) {
+        n = mauth_n < cap ? mauth_n : cap;
+        memcpy(out, mauth, n);
+        pthread_mutex_unlock(&mauth_lock);
+        return n;
+    }
+    pthread_mutex_unlock(&mauth_lock);
+    config_str(cfg.masterauth, out, cap);
+    return strlen(out);
 }
 
 static void failover_end(int ok, const char *why);
@@ -281,12 +328,14 @@ static int handshake(int fd, char id[41], uint64_t *off)
         log_warn("Error reply to PING from master: '%s'", line);
         return -1;
     }
-    char auth[512], user[128];
-    config_str(cfg.masterauth, auth, sizeof(auth));
+    char auth[sizeof(cfg.masterauth)], user[128];
+    size_t authn = masterauth_get(auth, sizeof(auth));
     config_str(cfg.masteruser, user, sizeof(user));
-    if (auth[0]) {
-        int r = user[0] ? exchange(fd, 3, (const char *[]){"AUTH", user, auth}, line, sizeof(line))
-                        : exchange(fd, 2, (const char *[]){"AUTH", auth}, line, sizeof(line));
+    if (authn) {
+        int r = user[0] ? exchange_n(fd, 3, (const char *[]){"AUTH", user, auth},
+                                     (const size_t[]){4, strlen(user), authn}, line, sizeof(line))
+                        : exchange_n(fd, 2, (const char *[]){"AUTH", auth},
+                                     (const size_t[]){4, authn}, line, sizeof(line));
         if (r || line[0] == '-') {
             log_warn("Unable to AUTH to MASTER: %s", r ? "no reply" : line);
             return -1;
@@ -493,7 +542,7 @@ static void send_ack(int fd, uint64_t off)
 {
     char num[32];
     snprintf(num, sizeof(num), "%llu", (unsigned long long)off);
-    send_cmd(fd, 3, (const char *[]){"REPLCONF", "ACK", num});
+    send_cmd(fd, 3, (const char *[]){"REPLCONF", "ACK", num}, NULL);
 }
 
 /* Apply the stream until the link breaks or the thread is stopped. */

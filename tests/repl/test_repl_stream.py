@@ -138,3 +138,17 @@ def test_client_pause_on_a_replica_holds_the_primarys_writes(servers):
     cli(b).execute_command("CLIENT", "UNPAUSE")
     wait_for(lambda: cli(b).get("foo2") == b"bar2", what="the write after the pause")
     assert info(b)["slave_repl_offset"] == target
+
+
+def test_masterauth_is_binary_safe(servers):
+    """CONFIG SET masterauth keeps every byte: a password with a NUL in it authenticates, its
+    prefix up to the NUL does not."""
+    a = servers.tc()
+    b = servers.tc()
+    cli(a).config_set("requirepass", b"abc\x00def")
+    cli(b).config_set("masterauth", b"abc")
+    cli(b).execute_command("REPLICAOF", "127.0.0.1", a.port)
+    time.sleep(1.5)
+    assert info(b)["master_link_status"] == "down"
+    cli(b).config_set("masterauth", b"abc\x00def")
+    wait_for(lambda: info(b)["master_link_status"] == "up", what="the link with the password")
