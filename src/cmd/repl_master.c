@@ -1367,6 +1367,30 @@ static const char *state_name(const struct rslave *s)
     }
 }
 
+int repl_lagging_replicas(int log)
+{
+    int n = 0, lagging = 0;
+    int64_t now = util_now_ms();
+
+    tc_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++) {
+        const struct rslave *s = R.slaves[i];
+        n++;
+        if (s->ack_off == R.offset)
+            continue;
+        lagging++;
+        if (log)
+            log_warn("Lagging replica %s:%d reported offset %lld behind master, lag=%ld, "
+                     "state=%s.", s->ip, s->port, (long long)(R.offset - s->ack_off),
+                     s->state == RS_ONLINE ? (long)((now - s->ack_ms) / 1000) : 0L,
+                     state_name(s));
+    }
+    tc_unlock(&R.lock);
+    if (log && n > 0)
+        log_notice("%d of %d replicas are in sync when shutting down.", n - lagging, n);
+    return lagging;
+}
+
 void repl_info(struct buf *b)
 {
     char line[512];

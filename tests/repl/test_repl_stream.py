@@ -152,3 +152,37 @@ def test_masterauth_is_binary_safe(servers):
     assert info(b)["master_link_status"] == "down"
     cli(b).config_set("masterauth", b"abc\x00def")
     wait_for(lambda: info(b)["master_link_status"] == "up", what="the link with the password")
+
+
+def test_shutdown_waits_for_a_lagging_replica_and_abort_answers_the_waiters(servers):
+    """SHUTDOWN with a replica behind waits (writes paused, shutdown_in_milliseconds in INFO,
+    the client blocked); SHUTDOWN ABORT answers the waiting clients with Redis's error and the
+    server goes on."""
+    import os
+    import signal
+    import socket
+
+    a = servers.tc("--shutdown-timeout", "30")
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("k", "1")
+    wait_for(lambda: in_sync(a, b), what="B")
+    os.kill(b.proc.pid, signal.SIGSTOP)
+    try:
+        cli(a).incr("k")
+        s1 = socket.create_connection(("127.0.0.1", a.port))
+        s1.sendall(b"SHUTDOWN\r\n")
+        wait_for(lambda: info(a, "clients")["blocked_clients"] == 1, what="SHUTDOWN to wait")
+        assert info(a, "server")["shutdown_in_milliseconds"] > 0
+        assert cli(a).execute_command("SHUTDOWN", "ABORT") in (True, b"OK")
+        s1.settimeout(10)
+        assert s1.recv(100) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert "shutdown_in_milliseconds" not in info(a, "server")
+        assert cli(a).incr("k") == 3  # writes go on
+        try:
+            cli(a).execute_command("SHUTDOWN", "ABORT")
+            assert False, "no error"
+        except redis.ResponseError as e:
+            assert str(e) == "No shutdown in progress."
+    finally:
+        os.kill(b.proc.pid, signal.SIGCONT)
