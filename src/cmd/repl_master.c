@@ -94,6 +94,7 @@ struct rslave {
     char ip[64];
     int capa_eof, capa_psync2, rdb_only, old_sync;
     int64_t soft_since_ms; /* over the soft output limit since */
+    int over_limit;        /* waiting for its RDB, over the output limit: its owner closes it */
     uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
                             * until the stream grows past this offset (as Redis checks on feed) */
     int nl_due;            /* a newline is due (keep-alive of a replica waiting for its RDB) */
@@ -594,17 +595,20 @@ static void pump_locked(struct rslave *s)
     }
 }
 
-static void check_limits(struct rslave *s, int64_t now)
+/* s's output of pend bytes is over client-output-buffer-limit's replica class: the hard
+ * limit at once, the soft one for its seconds. As Redis, a hard limit below repl-backlog-size
+ * counts as repl-backlog-size (the output shares the backlog's blocks, and a partial resync
+ * within the backlog must not be cut). */
+static int over_limits(struct rslave *s, size_t pend, int64_t now)
 {
-    size_t pend = conn_pending(s->c);
     long long hard = cfg.cobl[COBL_REPLICA][0], soft = cfg.cobl[COBL_REPLICA][1];
     int over = 0;
 
-    if (R.offset <= s->limit_from)
-        return;
-    if (hard && pend > (size_t)hard)
+    if (hard && hard < cfg.repl_backlog_size)
+        hard = cfg.repl_backlog_size;
+    if (hard && pend >= (size_t)hard)
         over = 1;
-    if (soft && pend > (size_t)soft) {
+    if (soft && pend >= (size_t)soft) {
         if (!s->soft_since_ms)
             s->soft_since_ms = now;
         else if (now - s->soft_since_ms >= cfg.cobl[COBL_REPLICA][2] * 1000)
@@ -612,12 +616,23 @@ static void check_limits(struct rslave *s, int64_t now)
     } else {
         s->soft_since_ms = 0;
     }
-    if (over) {
-        log_warn("Client id=%llu addr=%s laddr=%s fd=%d name=%s flags=S scheduled to be closed "
-                 "ASAP for overcoming of output buffer limits.",
-                 (unsigned long long)s->c->id, s->c->addr, s->c->laddr, s->c->fd, s->c->name);
-        s->c->flags |= CONN_CLOSE_ASAP;
-    }
+    return over;
+}
+
+static void close_over_limits(struct rslave *s)
+{
+    log_warn("Client id=%llu addr=%s laddr=%s fd=%d name=%s flags=S scheduled to be closed "
+             "ASAP for overcoming of output buffer limits.",
+             (unsigned long long)s->c->id, s->c->addr, s->c->laddr, s->c->fd, s->c->name);
+    s->c->flags |= CONN_CLOSE_ASAP;
+}
+
+static void check_limits(struct rslave *s, int64_t now)
+{
+    if (R.offset <= s->limit_from)
+        return;
+    if (over_limits(s, conn_pending(s->c), now))
+        close_over_limits(s);
 }
 
 static void sync_file_path(char *path, size_t cap)
@@ -724,6 +739,12 @@ void repl_before_sleep(struct worker *w)
         struct rslave *s = R.slaves[i];
         if (s->w != w || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
             continue;
+        if (s->over_limit) {
+            /* waiting for its RDB, the stream kept for it went over its limit (repl_tick) */
+            close_over_limits(s);
+            todo[nt++] = s->c;
+            continue;
+        }
         if (s->state == RS_SEND_FILE) {
             send_file_locked(s);
             todo[nt++] = s->c;
@@ -990,6 +1011,13 @@ void repl_tick(int64_t now)
         last_nl = now;
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
+        if (s->state == RS_WAIT_END && s->blk && !s->over_limit && R.offset + 1 > s->send_off &&
+            over_limits(s, (size_t)(R.offset + 1 - s->send_off), now)) {
+            /* the stream since its snapshot waits for it: its output, as Redis counts it */
+            s->over_limit = 1;
+            gen_bump_locked();
+            worker_wake(s->w);
+        }
         if (nl && (s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless))) {
             s->nl_due = 1;
             gen_bump_locked();

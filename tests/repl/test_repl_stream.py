@@ -186,3 +186,29 @@ def test_shutdown_waits_for_a_lagging_replica_and_abort_answers_the_waiters(serv
             assert str(e) == "No shutdown in progress."
     finally:
         os.kill(b.proc.pid, signal.SIGCONT)
+
+
+def test_replica_output_limit_below_backlog_size_counts_as_backlog_size(servers):
+    """client-output-buffer-limit replica below repl-backlog-size: the hard limit is taken as
+    repl-backlog-size (Redis's checkClientOutputBufferLimits), so a replica catching up on a few
+    MB of stream is not cut off."""
+    a = servers.tc()
+    b = servers.tc()
+    pa = cli(a)
+    pa.config_set("repl-backlog-size", "100mb")
+    pa.config_set("client-output-buffer-limit", "replica 256k 0 0")
+    follow(b, a)
+    import os
+    import signal
+
+    big = b"A" * (3 * 1024 * 1024)
+    os.kill(b.proc.pid, signal.SIGSTOP)  # its output piles up
+    try:
+        for _ in range(4):
+            pa.set("key", big)
+        time.sleep(0.5)
+    finally:
+        os.kill(b.proc.pid, signal.SIGCONT)
+    wait_for(lambda: in_sync(a, b), what="B after the big writes")
+    st = info(a, "stats")
+    assert st["sync_full"] == 1 and st["sync_partial_ok"] == 0  # never cut off
