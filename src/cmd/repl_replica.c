@@ -748,8 +748,16 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         pthread_mutex_unlock(&L.apply);
         if (fed)
             repl_wake_replicas();
-        if (b.pos == b.n)
+        if (b.pos == b.n) {
             b.pos = b.n = 0;
+            if (b.cap > (1u << 20)) {
+                /* a big command's buffer goes once it is applied, as Redis frees a master
+                 * client's large query buffer (the next read starts a small one) */
+                free(b.p);
+                b.p = NULL;
+                b.cap = 0;
+            }
+        }
         if (bad) {
             log_warn("Protocol error in the primary's stream; dropping the link");
             break;

@@ -212,3 +212,16 @@ def test_replica_output_limit_below_backlog_size_counts_as_backlog_size(servers)
     wait_for(lambda: in_sync(a, b), what="B after the big writes")
     st = info(a, "stats")
     assert st["sync_full"] == 1 and st["sync_partial_ok"] == 0  # never cut off
+
+
+def test_link_buffer_of_a_big_command_is_freed(servers):
+    """The replica's link buffer grown for a big command is freed once it is applied: the
+    replica's used_memory stays near its primary's."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("key", b"x" * (32 * 1024 * 1024))
+    wait_for(lambda: in_sync(a, b), what="B")
+    wait_for(lambda: info(b, "memory")["used_memory"] <=
+             info(a, "memory")["used_memory"] + 10 * 1024 * 1024, timeout=5,
+             what="the replica's memory to come down")
