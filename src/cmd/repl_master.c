@@ -27,7 +27,15 @@
 #include "persist/snapshot.h"
 #include "store/store.h"
 
-#define BLOCK_SIZE (64 * 1024)
+/* The stream's blocks: 64 KB, but no more than a quarter of repl-backlog-size (down to
+ * Redis's 16 KB), so that a small backlog is trimmed as Redis trims its own (the backlog
+ * drops whole blocks only). */
+static inline size_t block_size(void)
+{
+    long long q = cfg.repl_backlog_size / 4;
+    return q >= 64 * 1024 ? 64 * 1024 : q <= 16 * 1024 ? 16 * 1024 : (size_t)q;
+}
+#define BLOCK_SIZE block_size()
 #define MAX_REPLICAS 64
 
 _Atomic int repl_on;
@@ -461,14 +469,15 @@ static struct rblock *block_at(uint64_t off)
 static struct rblock *tail_for_new(void)
 {
     if (!R.tail || R.tail->len == R.tail->cap) {
-        struct rblock *b = blk_new(BLOCK_SIZE);
+        size_t cap = BLOCK_SIZE;
+        struct rblock *b = blk_new(cap);
         if (!b)
             return NULL;
         atomic_init(&b->refs, 1);
         b->next = NULL;
         b->start = R.offset + 1;
         b->len = 0;
-        b->cap = BLOCK_SIZE;
+        b->cap = cap;
         if (R.tail)
             R.tail->next = b;
         else
@@ -1571,6 +1580,16 @@ void repl_after_load(void)
     atomic_store(&repl_on, 1);
     cmd_prop_gone_install();
     log_notice("Replication ID %s and offset %llu restored from the RDB file", id, off);
+    if (!v[0]) {
+        /* the keys that expired while it was down go to the backlog as DELs, as Redis feeds
+         * them while it loads: a replica continuing from before them must see them */
+        const char *p;
+        size_t n;
+        persist_loaded_expired_dels(&p, &n, 0);
+        if (n)
+            repl_feed_raw(p, n);
+    }
+    persist_loaded_expired_dels(NULL, NULL, 1);
 }
 
 void repl_setup(struct srv *srv)

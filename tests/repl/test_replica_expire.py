@@ -5,7 +5,7 @@ fails on the bug it was written for (a replica that deleted expired keys on read
 
 import time
 
-from test_replication import cli, follow, in_sync, wait_for
+from test_replication import cli, follow, in_sync, info, wait_for
 
 
 def test_replica_hides_expired_keys_but_keeps_them(servers):
@@ -47,3 +47,25 @@ def test_writable_replica_write_recreates_and_own_ttl_expires(servers):
     assert pb.dbsize() == 3
     wait_for(lambda: pb.dbsize() == 2, timeout=5, what="the replica's own key to expire")
     assert pb.exists("k2") == 0 and pb.dbsize() == 2  # the primary's key still waits
+
+
+def test_restarted_primary_feeds_dels_of_keys_expired_while_down(servers, tmp_path):
+    """A primary restarted from its RDB (with the replication ID) skips the keys whose TTL
+    passed and feeds their DELs into the backlog it continues, so the replica that continues
+    with a partial resync drops them too; a small backlog is trimmed past them."""
+    a = servers.tc("--enable-debug-command", "yes", "--save", "3600 1", dir=str(tmp_path))
+    b = servers.tc()
+    follow(b, a)
+    pa, pb = cli(a), cli(b)
+    pa.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    for i in range(50):
+        pa.set("k%d" % i, "v", px=200)
+    pa.set("stay", "1")
+    wait_for(lambda: in_sync(a, b) and pb.dbsize() == 51, what="the keys on the replica")
+    a.stop()  # saves, after waiting for the replica to acknowledge everything
+    time.sleep(0.3)
+    a.start()
+    assert info(a, "persistence")["rdb_last_load_keys_expired"] == 50
+    wait_for(lambda: info(b)["master_link_status"] == "up" and pb.dbsize() == 1, timeout=20,
+             what="the DELs on the replica")
+    assert info(a, "stats")["sync_partial_ok"] == 1
