@@ -77,6 +77,12 @@ void block_wake_waiters(struct srv *srv);
 extern _Atomic int64_t cmd_pause_end;
 /* The end (ms) of a CLIENT PAUSE that holds c's command cmd back, or 0 (cmd_conn.c). */
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd);
+/* 1 when a CLIENT PAUSE in effect holds back the primary's command name (n bytes) on a
+ * replica's link: ALL holds everything, WRITE what may write or replicate (any thread). */
+int cmd_pause_holds_primary(const char *name, size_t n);
+/* SHUTDOWN waits for its replicas (on 1): writes wait, as under CLIENT PAUSE WRITE, until it
+ * ends or fails (0: the postponed commands run). CLIENT UNPAUSE does not end it. */
+void cmd_pause_shutdown(struct srv *srv, int on);
 
 /* The deadline (ms) of a timeout of ms milliseconds from now, 0 (none) for 0, and none
  * either when now + ms is past the clock's range (Redis 7.0's sum wraps negative, and such a

@@ -1,4 +1,5 @@
 /* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -407,12 +408,36 @@ _Atomic int64_t cmd_pause_end; /* ms; 0: no pause */
 static _Atomic int pause_all;     /* ALL (1) or WRITE (0) */
 
 
+static _Atomic int pause_shutdown; /* a SHUTDOWN waits for its replicas: writes wait */
+#define PAUSE_SHUTDOWN_END (INT64_MAX / 4)
+
+void cmd_pause_shutdown(struct srv *srv, int on)
+{
+    int64_t cur = atomic_load(&cmd_pause_end);
+
+    atomic_store(&pause_shutdown, on);
+    if (on) {
+        while (cur < PAUSE_SHUTDOWN_END &&
+               !atomic_compare_exchange_weak(&cmd_pause_end, &cur, PAUSE_SHUTDOWN_END))
+            ;
+        atomic_store(&store_expire_paused_until, PAUSE_SHUTDOWN_END);
+        return;
+    }
+    /* a CLIENT PAUSE set meanwhile ran into the shutdown's: both end here, as Redis */
+    if (atomic_compare_exchange_strong(&cmd_pause_end, &cur, 0))
+        atomic_store(&pause_all, 0);
+    atomic_store(&store_expire_paused_until, 0);
+    block_wake_postponed(srv);
+}
+
 int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
 {
     int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
 
     if (!end)
         return 0;
+    if (TC_UNLIKELY(atomic_load_explicit(&pause_shutdown, memory_order_relaxed)))
+        end = PAUSE_SHUTDOWN_END; /* writes wait until the shutdown ends or fails */
     if (end <= c->w->now_ms) {
         /* over: back to the one-load fast path for every later command */
         atomic_compare_exchange_strong(&cmd_pause_end, &end, 0);
@@ -427,6 +452,19 @@ int64_t cmd_pause_until(struct conn *c, const struct cmd *cmd)
         ((cmd->flags & CMD_TX_CONTROL) && tx_has_writes(c) && !strcmp(cmd->name, "exec")))
         return end;
     return 0;
+}
+
+int cmd_pause_holds_primary(const char *name, size_t n)
+{
+    int64_t end = atomic_load_explicit(&cmd_pause_end, memory_order_relaxed);
+    const struct cmd *cmd;
+
+    if (!end || end <= util_now_ms())
+        return 0;
+    if (atomic_load_explicit(&pause_all, memory_order_relaxed))
+        return 1;
+    cmd = cmd_lookup(name, n);
+    return cmd && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE));
 }
 
 /* CLIENT PAUSE timeout [WRITE|ALL]: a longer pause extends the current one, and ALL stays ALL
@@ -454,7 +492,7 @@ static void client_pause(struct conn *c)
     int64_t now = util_now_ms(), end = now + ms, cur = atomic_load(&cmd_pause_end);
     if (cur > now && atomic_load(&pause_all))
         all = 1;
-    if (end > cur)
+    if (end > cur && cur != PAUSE_SHUTDOWN_END)
         atomic_store(&cmd_pause_end, end);
     atomic_store(&pause_all, all);
     atomic_store(&store_expire_paused_until, atomic_load(&cmd_pause_end));
@@ -582,9 +620,10 @@ static void client_command(struct conn *c)
     } else if (arg_is(c, 1, "pause") && c->argc >= 3) {
         client_pause(c);
     } else if (arg_is(c, 1, "unpause") && c->argc == 2) {
-        atomic_store(&cmd_pause_end, 0);
+        int sd = atomic_load(&pause_shutdown); /* a shutdown's pause of writes stays */
+        atomic_store(&cmd_pause_end, sd ? PAUSE_SHUTDOWN_END : 0);
         atomic_store(&pause_all, 0);
-        atomic_store(&store_expire_paused_until, 0);
+        atomic_store(&store_expire_paused_until, sd ? PAUSE_SHUTDOWN_END : 0);
         block_wake_postponed(c->w->srv);
         reply_ok(c);
     } else if (arg_is(c, 1, "reply") && c->argc == 3) {

@@ -275,6 +275,8 @@ static void config_set_many(struct conn *c)
             goto fail;
         if (!strcasecmp(name, "requirepass")) /* every byte, a NUL included */
             acl_requirepass_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
+        if (!strcasecmp(name, "masterauth"))
+            repl_masterauth_set(c->argv[3 + 2 * i].p, c->argv[3 + 2 * i].n);
     }
     /* tls-* settings take effect together (a new certificate with its key): one reload */
     for (int i = 0; i < n && config_tls_apply; i++) {
@@ -315,6 +317,8 @@ fail:
             oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
         if (!strcasecmp(name, "requirepass"))
             acl_requirepass_set(old[i], strlen(old[i]));
+        if (!strcasecmp(name, "masterauth"))
+            repl_masterauth_set(old[i], strlen(old[i]));
     }
     free(old);
     reply_errorf(c, "ERR %s", err);
@@ -328,44 +332,73 @@ static void time_command(struct conn *c)
     reply_bulk_ll(c, us % 1000000);
 }
 
+/* A SHUTDOWN waiting for the replicas (repl_shutdown.c): it answers only when that shutdown
+ * failed or was aborted; otherwise the server exits and its connection closes. */
+static int shutdown_try(struct conn *c)
+{
+    if (!repl_shutdown_blocked_done())
+        return 0;
+    reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+    return 1;
+}
+
+/* (it waits with no deadline: called only where it cannot block) */
+static void shutdown_timeout(struct conn *c)
+{
+    reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+}
+
+static const struct block_spec shutdown_block_spec = {.try_fn = shutdown_try,
+                                                      .timeout_fn = shutdown_timeout, .acks = 1};
+
 static void shutdown_command(struct conn *c)
 {
-    int save = 0, nosave = 0, force = 0;
+    int flags = 0, abort_ = 0;
 
     for (int i = 1; i < c->argc; i++) {
-        if (!arg_is(c, i, "nosave") && !arg_is(c, i, "save") && !arg_is(c, i, "now") &&
-            !arg_is(c, i, "force") && !arg_is(c, i, "abort")) {
+        if (arg_is(c, i, "nosave"))
+            flags |= REPL_SHUT_NOSAVE;
+        else if (arg_is(c, i, "save"))
+            flags |= REPL_SHUT_SAVE;
+        else if (arg_is(c, i, "now"))
+            flags |= REPL_SHUT_NOW;
+        else if (arg_is(c, i, "force"))
+            flags |= REPL_SHUT_FORCE;
+        else if (arg_is(c, i, "abort"))
+            abort_ = 1;
+        else {
             reply_error(c, ERR_SYNTAX);
             return;
         }
-        if (arg_is(c, i, "abort")) {
-            reply_error(c, "ERR No shutdown in progress.");
-            return;
-        }
-        save |= arg_is(c, i, "save");
-        nosave |= arg_is(c, i, "nosave");
-        force |= arg_is(c, i, "force");
     }
-    if (save && nosave) {
+    if ((abort_ && flags) || ((flags & REPL_SHUT_SAVE) && (flags & REPL_SHUT_NOSAVE))) {
         reply_error(c, ERR_SYNTAX);
         return;
     }
-    if (atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) && !nosave) {
+    if (abort_) {
+        if (repl_shutdown_abort())
+            reply_error(c, "ERR No shutdown in progress.");
+        else
+            reply_ok(c);
+        return;
+    }
+    if (atomic_load_explicit(&cmd_script_busy, memory_order_relaxed) &&
+        !(flags & REPL_SHUT_NOSAVE)) {
         /* a script is past busy-reply-threshold: only SHUTDOWN NOSAVE, as Redis */
         reply_error(c, cmd_busy_error());
         return;
     }
-    log_warn("User requested shutdown...");
-    /* saved here so that a failure can be answered, as Redis does (FORCE exits anyway) */
-    repl_quiesce(1);
-    if (persist_shutdown(save, nosave) && !force) {
-        repl_quiesce(0);
+    switch (repl_shutdown_begin(flags, 0)) {
+    case REPL_SHUT_DONE:
+        /* like Redis, the client gets no reply: the connection closes */
+        c->flags |= CONN_CLOSE_ASAP;
+        return;
+    case REPL_SHUT_FAILED:
         reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
+    default:
+        block_until(c, cmd_current, 0); /* until the shutdown fails or is aborted */
     }
-    srv_request_shutdown(c->w->srv, 0);
-    /* like Redis, the client gets no reply: the connection closes */
-    c->flags |= CONN_CLOSE_ASAP;
 }
 
 /* ---- INFO ---- */
@@ -615,6 +648,9 @@ static void info_command(struct conn *c)
             P("executable:%s\r\n", srv->executable ? srv->executable : "");
             P("config_file:%s\r\n", srv->config_file ? srv->config_file : "");
             P("io_threads_active:%d\r\n", srv->nworkers > 1);
+            int64_t sd_ms = repl_shutdown_in_ms();
+            if (sd_ms >= 0)
+                P("shutdown_in_milliseconds:%lld\r\n", (long long)sd_ms);
             P("threads:%d\r\n", srv->nworkers);
             {
                 char wl[512];
@@ -632,7 +668,9 @@ static void info_command(struct conn *c)
         }
         if (want(sec, "clients", 1)) {
             P("# Clients\r\n");
-            P("connected_clients:%d\r\n", atomic_load(&srv->nclients));
+            /* as Redis: the replicas' connections are not counted */
+            int ncl = atomic_load(&srv->nclients) - repl_online_replicas();
+            P("connected_clients:%d\r\n", ncl > 0 ? ncl : 0);
             P("cluster_connections:0\r\n");
             P("maxclients:%d\r\n", cfg.maxclients);
             P("client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n");
@@ -964,7 +1002,7 @@ static struct cmd cmds[] = {
     {"wait", wait_command, 3, "noscript", "@connection", NULL, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", NULL, NULL, &wait_block_spec},
     {"swapdb", swapdb_command, 3, "write fast tc:allstripes", "@keyspace @dangerous", NULL, "server", "Swaps two Redis databases"},
     {"time", time_command, 1, "loading stale fast", "", NULL, "server", "Return the current server time"},
-    {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server"},
+    {"shutdown", shutdown_command, -1, "admin noscript loading stale no_multi allow_busy", "", NULL, "server", "Synchronously save the dataset to disk and then shut down the server", NULL, NULL, &shutdown_block_spec},
     {"memory", memory_command, -2, "", "", NULL, "server", "A container for memory diagnostics commands", memory_subs},
     {"slowlog", slowlog_command, -2, "", "", NULL, "server", "A container for slow log commands", slowlog_subs},
 };

@@ -514,15 +514,39 @@ static uint64_t *key_stripes(struct conn *c, const struct cmd *cmd)
 /* Run cmd and record its propagation: its explicit forms, or its rule's. The reports and
  * errors counted are this command's alone (a blocked client's retry, a nested form), then
  * added to the caller's. */
+static int note_replica_key(void *arg, int pos, unsigned flags)
+{
+    struct conn *c = arg;
+    struct skey k;
+
+    if (!(flags & KS_RO)) {
+        arg_key(c, pos, &k);
+        if (store_held && (store_held[k.stripe >> 6] >> (k.stripe & 63) & 1))
+            store_replica_note_locked(conn_store(c), &k); /* (its stripe is held) */
+    }
+    return 0;
+}
+
 static void run_logged(struct conn *c, const struct cmd *cmd)
 {
     unsigned long mods = cmd_mods;
     unsigned errs = cmd_errors;
+    /* a writable replica's own write deletes the expired keys it meets, as a primary's
+     * (Redis's LOOKUP_WRITE), and the keys it leaves with a TTL are its to expire */
+    int own = TC_UNLIKELY(atomic_load_explicit(&store_replica, memory_order_relaxed)) &&
+              !repl_applying && !cfg.replica_read_only && !store_expire_force;
 
     cmd_mods = 0;
     cmd_errors = 0;
     tl.explicit_ = 0;
+    if (TC_UNLIKELY(own))
+        store_expire_force = 1;
     cmd->fn(c);
+    if (TC_UNLIKELY(own)) {
+        store_expire_force = 0;
+        if (!cmd_errors)
+            cmd_keys(cmd, c->argc, c->argv, note_replica_key, c);
+    }
     if (!tl.explicit_)
         log_command(c, cmd);
     cmd_mods += mods;

@@ -80,6 +80,8 @@ void repl_tick(int64_t now_ms);
  * brought online) so the offset saved is the one the replicas hold; 0 when the shutdown
  * failed and the server goes on. */
 void repl_quiesce(int on);
+/* CONFIG SET masterauth: the password the link authenticates with, n bytes (binary safe). */
+void repl_masterauth_set(const char *p, size_t n);
 /* After CONFIG SET or a role change: whether cmd_call must ask repl_refuse. */
 void repl_update_gate(void);
 /* A replica's connection closed (cmd_resp_close). */
@@ -110,6 +112,27 @@ void repl_after_load(void);
 /* The link thread is between batches (trylock of its apply mutex) / done. */
 int repl_link_quiet_begin(void);
 void repl_link_quiet_end(void);
+
+/* SHUTDOWN's wait for lagging replicas (repl_shutdown.c, Redis 7.0's shutdown-timeout). */
+enum { REPL_SHUT_SAVE = 1, REPL_SHUT_NOSAVE = 2, REPL_SHUT_NOW = 4, REPL_SHUT_FORCE = 8 };
+enum { REPL_SHUT_DONE = 0, REPL_SHUT_WAITING = 1, REPL_SHUT_FAILED = -1 };
+/* Begin a shutdown with REPL_SHUT_* flags (SHUTDOWN's worker, or the main thread for a
+ * signal): REPL_SHUT_DONE (the save is done, the server exits: srv_request_shutdown was
+ * called), REPL_SHUT_FAILED (logged, cancelled: the server goes on) or REPL_SHUT_WAITING (it
+ * waits for the replicas, writes paused; also when a shutdown already waits). */
+int repl_shutdown_begin(int flags, int from_signal);
+/* The main thread, often while one waits: finish it once every replica acknowledged the
+ * stream or shutdown-timeout passed. */
+void repl_shutdown_tick(void);
+/* SHUTDOWN ABORT: 0 when a waiting shutdown was cancelled, -1 when none waited. */
+int repl_shutdown_abort(void);
+/* INFO's shutdown_in_milliseconds, or -1 when no shutdown waits. */
+int64_t repl_shutdown_in_ms(void);
+/* A blocked SHUTDOWN client: 1 when the shutdown it waited with failed or was aborted. */
+int repl_shutdown_blocked_done(void);
+/* Replicas that did not acknowledge the whole stream; log: log each (and the count in sync)
+ * as Redis's finishShutdown does. */
+int repl_lagging_replicas(int log);
 
 /* Shutdown (main thread, before the workers are joined): stop the link and wait for its
  * thread, kill a full sync's child. */

@@ -27,7 +27,15 @@
 #include "persist/snapshot.h"
 #include "store/store.h"
 
-#define BLOCK_SIZE (64 * 1024)
+/* The stream's blocks: 64 KB, but no more than a quarter of repl-backlog-size (down to
+ * Redis's 16 KB), so that a small backlog is trimmed as Redis trims its own (the backlog
+ * drops whole blocks only). */
+static inline size_t block_size(void)
+{
+    long long q = cfg.repl_backlog_size / 4;
+    return q >= 64 * 1024 ? 64 * 1024 : q <= 16 * 1024 ? 16 * 1024 : (size_t)q;
+}
+#define BLOCK_SIZE block_size()
 #define MAX_REPLICAS 64
 
 _Atomic int repl_on;
@@ -94,6 +102,7 @@ struct rslave {
     char ip[64];
     int capa_eof, capa_psync2, rdb_only, old_sync;
     int64_t soft_since_ms; /* over the soft output limit since */
+    int over_limit;        /* waiting for its RDB, over the output limit: its owner closes it */
     uint64_t limit_from;   /* a partial resync's backlog is not held against the output limit
                             * until the stream grows past this offset (as Redis checks on feed) */
     int nl_due;            /* a newline is due (keep-alive of a replica waiting for its RDB) */
@@ -460,14 +469,15 @@ static struct rblock *block_at(uint64_t off)
 static struct rblock *tail_for_new(void)
 {
     if (!R.tail || R.tail->len == R.tail->cap) {
-        struct rblock *b = blk_new(BLOCK_SIZE);
+        size_t cap = BLOCK_SIZE;
+        struct rblock *b = blk_new(cap);
         if (!b)
             return NULL;
         atomic_init(&b->refs, 1);
         b->next = NULL;
         b->start = R.offset + 1;
         b->len = 0;
-        b->cap = BLOCK_SIZE;
+        b->cap = cap;
         if (R.tail)
             R.tail->next = b;
         else
@@ -594,17 +604,20 @@ static void pump_locked(struct rslave *s)
     }
 }
 
-static void check_limits(struct rslave *s, int64_t now)
+/* s's output of pend bytes is over client-output-buffer-limit's replica class: the hard
+ * limit at once, the soft one for its seconds. As Redis, a hard limit below repl-backlog-size
+ * counts as repl-backlog-size (the output shares the backlog's blocks, and a partial resync
+ * within the backlog must not be cut). */
+static int over_limits(struct rslave *s, size_t pend, int64_t now)
 {
-    size_t pend = conn_pending(s->c);
     long long hard = cfg.cobl[COBL_REPLICA][0], soft = cfg.cobl[COBL_REPLICA][1];
     int over = 0;
 
-    if (R.offset <= s->limit_from)
-        return;
-    if (hard && pend > (size_t)hard)
+    if (hard && hard < cfg.repl_backlog_size)
+        hard = cfg.repl_backlog_size;
+    if (hard && pend >= (size_t)hard)
         over = 1;
-    if (soft && pend > (size_t)soft) {
+    if (soft && pend >= (size_t)soft) {
         if (!s->soft_since_ms)
             s->soft_since_ms = now;
         else if (now - s->soft_since_ms >= cfg.cobl[COBL_REPLICA][2] * 1000)
@@ -612,12 +625,23 @@ static void check_limits(struct rslave *s, int64_t now)
     } else {
         s->soft_since_ms = 0;
     }
-    if (over) {
-        log_warn("Client id=%llu addr=%s laddr=%s fd=%d name=%s flags=S scheduled to be closed "
-                 "ASAP for overcoming of output buffer limits.",
-                 (unsigned long long)s->c->id, s->c->addr, s->c->laddr, s->c->fd, s->c->name);
-        s->c->flags |= CONN_CLOSE_ASAP;
-    }
+    return over;
+}
+
+static void close_over_limits(struct rslave *s)
+{
+    log_warn("Client id=%llu addr=%s laddr=%s fd=%d name=%s flags=S scheduled to be closed "
+             "ASAP for overcoming of output buffer limits.",
+             (unsigned long long)s->c->id, s->c->addr, s->c->laddr, s->c->fd, s->c->name);
+    s->c->flags |= CONN_CLOSE_ASAP;
+}
+
+static void check_limits(struct rslave *s, int64_t now)
+{
+    if (R.offset <= s->limit_from)
+        return;
+    if (over_limits(s, conn_pending(s->c), now))
+        close_over_limits(s);
 }
 
 static void sync_file_path(char *path, size_t cap)
@@ -724,6 +748,12 @@ void repl_before_sleep(struct worker *w)
         struct rslave *s = R.slaves[i];
         if (s->w != w || (s->c->flags & (CONN_CLOSED | CONN_CLOSE_ASAP)))
             continue;
+        if (s->over_limit) {
+            /* waiting for its RDB, the stream kept for it went over its limit (repl_tick) */
+            close_over_limits(s);
+            todo[nt++] = s->c;
+            continue;
+        }
         if (s->state == RS_SEND_FILE) {
             send_file_locked(s);
             todo[nt++] = s->c;
@@ -990,6 +1020,13 @@ void repl_tick(int64_t now)
         last_nl = now;
     for (int i = 0; i < R.nslaves; i++) {
         struct rslave *s = R.slaves[i];
+        if (s->state == RS_WAIT_END && s->blk && !s->over_limit && R.offset + 1 > s->send_off &&
+            over_limits(s, (size_t)(R.offset + 1 - s->send_off), now)) {
+            /* the stream since its snapshot waits for it: its output, as Redis counts it */
+            s->over_limit = 1;
+            gen_bump_locked();
+            worker_wake(s->w);
+        }
         if (nl && (s->state == RS_WAIT_START || (s->state == RS_WAIT_END && !R.sn_diskless))) {
             s->nl_due = 1;
             gen_bump_locked();
@@ -1030,7 +1067,11 @@ _Atomic int repl_loading;
 
 void repl_update_gate(void)
 {
-    atomic_store(&store_evict_off, atomic_load(&repl_is_replica) && cfg.replica_ignore_maxmemory);
+    int replica = atomic_load(&repl_is_replica);
+
+    atomic_store(&store_evict_off, replica && cfg.replica_ignore_maxmemory);
+    if (atomic_exchange(&store_replica, replica) && !replica)
+        store_replica_forget(); /* a primary's active expiry covers every key now */
     atomic_store(&repl_gate, atomic_load(&repl_is_replica) || cfg.min_replicas_to_write > 0 ||
                                  atomic_load(&repl_loading));
 }
@@ -1373,6 +1414,30 @@ static const char *state_name(const struct rslave *s)
     }
 }
 
+int repl_lagging_replicas(int log)
+{
+    int n = 0, lagging = 0;
+    int64_t now = util_now_ms();
+
+    tc_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++) {
+        const struct rslave *s = R.slaves[i];
+        n++;
+        if (s->ack_off == R.offset)
+            continue;
+        lagging++;
+        if (log)
+            log_warn("Lagging replica %s:%d reported offset %lld behind master, lag=%ld, "
+                     "state=%s.", s->ip, s->port, (long long)(R.offset - s->ack_off),
+                     s->state == RS_ONLINE ? (long)((now - s->ack_ms) / 1000) : 0L,
+                     state_name(s));
+    }
+    tc_unlock(&R.lock);
+    if (log && n > 0)
+        log_notice("%d of %d replicas are in sync when shutting down.", n - lagging, n);
+    return lagging;
+}
+
 void repl_info(struct buf *b)
 {
     char line[512];
@@ -1525,6 +1590,16 @@ void repl_after_load(void)
     atomic_store(&repl_on, 1);
     cmd_prop_gone_install();
     log_notice("Replication ID %s and offset %llu restored from the RDB file", id, off);
+    if (!v[0]) {
+        /* the keys that expired while it was down go to the backlog as DELs, as Redis feeds
+         * them while it loads: a replica continuing from before them must see them */
+        const char *p;
+        size_t n;
+        persist_loaded_expired_dels(&p, &n, 0);
+        if (n)
+            repl_feed_raw(p, n);
+    }
+    persist_loaded_expired_dels(NULL, NULL, 1);
 }
 
 void repl_setup(struct srv *srv)

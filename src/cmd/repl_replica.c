@@ -236,23 +236,31 @@ static int read_line(int fd, char *out, size_t cap, int tmo_ms)
     }
 }
 
-static int send_cmd(int fd, int argc, const char **argv)
+/* Send a command; lens NULL: the arguments are C strings (else binary, lens[i] bytes). */
+static int send_cmd(int fd, int argc, const char **argv, const size_t *lens)
 {
     char buf[2048];
     size_t n = 0;
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, "*%d\r\n", argc);
-    for (int i = 0; i < argc && n < sizeof(buf); i++)
-        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "$%zu\r\n%s\r\n", strlen(argv[i]),
-                              argv[i]);
+    for (int i = 0; i < argc && n < sizeof(buf); i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "$%zu\r\n", len);
+        if (n + len + 2 > sizeof(buf))
+            return -1;
+        memcpy(buf + n, argv[i], len);
+        memcpy(buf + n + len, "\r\n", 2);
+        n += len + 2;
+    }
     if (n >= sizeof(buf))
         return -1;
     return lwrite(fd, buf, n, cfg.repl_timeout * 1000);
 }
 
-/* Send a command and read its one-line reply into out. */
-static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
+/* Send a command (lens as send_cmd's) and read its one-line reply into out. */
+static int exchange_n(int fd, int argc, const char **argv, const size_t *lens, char *out,
+                      size_t cap)
 {
-    if (send_cmd(fd, argc, argv))
+    if (send_cmd(fd, argc, argv, lens))
         return -1;
     do {
         int rc = read_line(fd, out, cap, cfg.repl_timeout * 1000);
@@ -262,6 +270,45 @@ static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
             return -1;
     } while (!out[0]); /* newlines: a primary's keep-alive */
     return 0;
+}
+
+static int exchange(int fd, int argc, const char **argv, char *out, size_t cap)
+{
+    return exchange_n(fd, argc, argv, NULL, out, cap);
+}
+
+/* masterauth as CONFIG SET gave it, every byte (a NUL included); until then the
+ * configuration's C string. Under mauth_lock. */
+static pthread_mutex_t mauth_lock = PTHREAD_MUTEX_INITIALIZER;
+static char mauth[sizeof(cfg.masterauth)];
+static size_t mauth_n;
+static int mauth_set;
+
+void repl_masterauth_set(const char *p, size_t n)
+{
+    pthread_mutex_lock(&mauth_lock);
+    if (n > sizeof(mauth))
+        n = sizeof(mauth);
+    memcpy(mauth, p, n);
+    mauth_n = n;
+    mauth_set = 1;
+    pthread_mutex_unlock(&mauth_lock);
+}
+
+static size_t masterauth_get(char *out, size_t cap)
+{
+    size_t n;
+
+    pthread_mutex_lock(&mauth_lock);
+    if (mauth_set) {
+        n = mauth_n < cap ? mauth_n : cap;
+        memcpy(out, mauth, n);
+        pthread_mutex_unlock(&mauth_lock);
+        return n;
+    }
+    pthread_mutex_unlock(&mauth_lock);
+    config_str(cfg.masterauth, out, cap);
+    return strlen(out);
 }
 
 static void failover_end(int ok, const char *why);
@@ -281,12 +328,14 @@ static int handshake(int fd, char id[41], uint64_t *off)
         log_warn("Error reply to PING from master: '%s'", line);
         return -1;
     }
-    char auth[512], user[128];
-    config_str(cfg.masterauth, auth, sizeof(auth));
+    char auth[sizeof(cfg.masterauth)], user[128];
+    size_t authn = masterauth_get(auth, sizeof(auth));
     config_str(cfg.masteruser, user, sizeof(user));
-    if (auth[0]) {
-        int r = user[0] ? exchange(fd, 3, (const char *[]){"AUTH", user, auth}, line, sizeof(line))
-                        : exchange(fd, 2, (const char *[]){"AUTH", auth}, line, sizeof(line));
+    if (authn) {
+        int r = user[0] ? exchange_n(fd, 3, (const char *[]){"AUTH", user, auth},
+                                     (const size_t[]){4, strlen(user), authn}, line, sizeof(line))
+                        : exchange_n(fd, 2, (const char *[]){"AUTH", auth},
+                                     (const size_t[]){4, authn}, line, sizeof(line));
         if (r || line[0] == '-') {
             log_warn("Unable to AUTH to MASTER: %s", r ? "no reply" : line);
             return -1;
@@ -493,7 +542,7 @@ static void send_ack(int fd, uint64_t off)
 {
     char num[32];
     snprintf(num, sizeof(num), "%llu", (unsigned long long)off);
-    send_cmd(fd, 3, (const char *[]){"REPLCONF", "ACK", num});
+    send_cmd(fd, 3, (const char *[]){"REPLCONF", "ACK", num}, NULL);
 }
 
 /* Apply the stream until the link breaks or the thread is stopped. */
@@ -571,6 +620,38 @@ static void ahead_fill(void *ctx, struct ahead *h, const char *p, size_t pos, si
         store_prefetch(s, h->key, nk);
 }
 
+/* Read what the primary sent into b (grown as needed). 0 when the link is gone. */
+static int read_more(int fd, uint64_t gen, struct sbuf *b)
+{
+    if (b->cap - b->n < 16384) {
+        size_t nc = b->cap ? b->cap * 2 : 65536;
+        if (b->pos) { /* compact first */
+            memmove(b->p, b->p + b->pos, b->n - b->pos);
+            b->n -= b->pos;
+            b->pos = 0;
+        }
+        if (b->cap - b->n < 16384) {
+            /* no client-query-buffer-limit for the primary's stream, as Redis (each
+             * argument is held to proto-max-bulk-len by the parse) */
+            char *np = realloc(b->p, nc);
+            if (!np)
+                return 0;
+            b->p = np;
+            b->cap = nc;
+        }
+    }
+    ssize_t r = lread(fd, b->p + b->n, b->cap - b->n);
+    if (r <= 0)
+        return 0;
+    L.last_io_ms = util_now_ms();
+    b->n += (size_t)r;
+    pthread_mutex_lock(&L.lock);
+    if (!stopped(gen))
+        L.read_off += (uint64_t)r;
+    pthread_mutex_unlock(&L.lock);
+    return 1;
+}
+
 static void stream_loop(int fd, uint64_t gen, void *ctx)
 {
     struct sbuf b = {0};
@@ -578,6 +659,7 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
     int64_t last_ack = 0;
     char id[41];
     uint64_t off;
+    int held = 0; /* the next command waits for a CLIENT PAUSE to end */
 
     repl_get_id(id, &off);
     send_ack(fd, off);
@@ -594,38 +676,15 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
             log_warn("MASTER timeout: no data nor PING received...");
             break;
         }
-        int k = wait_read(fd, 100);
+        int k = wait_read(fd, held ? 10 : 100);
         if (k < 0)
             break;
-        if (k == 0)
+        if (k == 0 && !held)
             continue;
-        if (b.cap - b.n < 16384) {
-            size_t nc = b.cap ? b.cap * 2 : 65536;
-            if (b.pos) { /* compact first */
-                memmove(b.p, b.p + b.pos, b.n - b.pos);
-                b.n -= b.pos;
-                b.pos = 0;
-            }
-            if (b.cap - b.n < 16384) {
-                /* no client-query-buffer-limit for the primary's stream, as Redis (each
-                 * argument is held to proto-max-bulk-len by the parse) */
-                char *np = realloc(b.p, nc);
-                if (!np)
-                    break;
-                b.p = np;
-                b.cap = nc;
-            }
-        }
-        ssize_t r = lread(fd, b.p + b.n, b.cap - b.n);
-        if (r <= 0)
+        if (k > 0 && !read_more(fd, gen, &b))
             break;
-        L.last_io_ms = util_now_ms();
-        b.n += (size_t)r;
-        pthread_mutex_lock(&L.lock);
-        if (!stopped(gen))
-            L.read_off += (uint64_t)r;
-        pthread_mutex_unlock(&L.lock);
         int bad = 0;
+        held = 0;
         size_t feed_from = b.pos; /* applied commands not yet passed on */
         int64_t now_ms = util_now_ms(), clk = -1;
         ah.n = ah.next = 0; /* the buffer moved: nothing parsed ahead is valid */
@@ -663,6 +722,13 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 feed_from = b.pos;
                 repl_get_id(id, &off);
                 send_ack(fd, off); /* the offset before this command, as Redis */
+            } else if (argc > 0 && TC_UNLIKELY(atomic_load_explicit(&cmd_pause_end,
+                                                                     memory_order_relaxed)) &&
+                       cmd_pause_holds_primary(argv[0], lens[0])) {
+                /* CLIENT PAUSE holds the primary's writes as a client's (Redis's master
+                 * client is postponed): read on, apply from here once the pause ends */
+                held = 1;
+                break;
             } else if (argc > 0) {
                 /* an unknown command: Redis's replica answers the primary an error it
                  * discards; the stream goes on */
@@ -682,8 +748,16 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
         pthread_mutex_unlock(&L.apply);
         if (fed)
             repl_wake_replicas();
-        if (b.pos == b.n)
+        if (b.pos == b.n) {
             b.pos = b.n = 0;
+            if (b.cap > (1u << 20)) {
+                /* a big command's buffer goes once it is applied, as Redis frees a master
+                 * client's large query buffer (the next read starts a small one) */
+                free(b.p);
+                b.p = NULL;
+                b.cap = 0;
+            }
+        }
         if (bad) {
             log_warn("Protocol error in the primary's stream; dropping the link");
             break;

@@ -192,6 +192,16 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
     return rc;
 }
 
+int aof_initial_rewrite_running(void)
+{
+    int r;
+
+    pthread_mutex_lock(&aof_lock);
+    r = atomic_load(&aof_on) && !aof_st.have_manifest && snapshot_running(&aof_st.sn);
+    pthread_mutex_unlock(&aof_lock);
+    return r;
+}
+
 void aof_shutdown(void)
 {
     pthread_mutex_lock(&aof_lock);

@@ -81,6 +81,9 @@ int aof_rewrite_request(void);
 int aof_set_enabled(int self, int on, char *err, size_t cap);
 /* Shutdown: stop a rewrite, write and fsync what is buffered. */
 void aof_shutdown(void);
+/* 1 while the AOF just turned on writes its first file (Redis's AOF_WAIT_REWRITE with its
+ * child running): SHUTDOWN without FORCE fails then ("Writing initial AOF, can't exit."). */
+int aof_initial_rewrite_running(void);
 /* INFO persistence: the aof_* fields. */
 void aof_info(struct buf *b);
 

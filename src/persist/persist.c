@@ -122,6 +122,19 @@ static struct {
 
 _Atomic int persist_repl_sync_running;
 
+static struct buf loaded_dels; /* DELs of the expired keys the start-up load skipped */
+
+void persist_loaded_expired_dels(const char **p, size_t *n, int release)
+{
+    if (release) {
+        buf_deinit(&loaded_dels);
+        memset(&loaded_dels, 0, sizeof(loaded_dels));
+        return;
+    }
+    *p = loaded_dels.data ? loaded_dels.data + loaded_dels.rpos : "";
+    *n = buf_len(&loaded_dels);
+}
+
 int persist_loaded_repl(char id[41], unsigned long long *off, int *db)
 {
     if (!loaded_repl.has)
@@ -387,7 +400,12 @@ static int load_boot(void)
         return aof;
     dump_path(path, sizeof(path));
     log_notice("Loading RDB from %s", path);
+    if (config_str_empty(cfg.replicaof))
+        rdb_load_expired_dels = &loaded_dels; /* a primary: its backlog gets their DELs */
     rc = rdb_load(persist_host.store, path, util_now_ms(), &info, err, sizeof(err));
+    rdb_load_expired_dels = NULL;
+    if (rc != 0 || info.has_repl != 3)
+        persist_loaded_expired_dels(NULL, NULL, 1);
     if (rc == 1) {
         log_notice("No RDB file found at %s: starting empty", path);
         return aof == 2 ? aof_boot_create() : 0;

@@ -123,6 +123,10 @@ extern _Atomic int persist_keep_gone_hook;
 
 /* The replication ID and offset of the RDB loaded at start-up (1), or 0 when it had none or
  * the AOF was loaded. */
+/* The start-up load of a primary's RDB with a replication ID: the DELs of the expired keys it
+ * skipped (RESP with SELECTs, *n bytes at *p), for the backlog that continues the ID; release:
+ * free them. */
+void persist_loaded_expired_dels(const char **p, size_t *n, int release);
 int persist_loaded_repl(char id[41], unsigned long long *off, int *db);
 
 /* LASTSAVE: unix seconds of the last successful save. */

@@ -116,6 +116,11 @@ int sock_write_all(int fd, const void *p, size_t n, int timeout_ms);
  * Main thread, before the workers start. */
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap);
+/* Set around the start-up rdb_load of a primary: each key skipped because its TTL passed
+ * adds a DEL to it (RESP, a SELECT before each change of database), for the backlog the file's
+ * replication ID continues in (Redis's RDBFLAGS_FEED_REPL). NULL otherwise. */
+struct buf;
+extern struct buf *rdb_load_expired_dels;
 /* Set around rdb_load by DEBUG RELOAD NOFLUSH (without MERGE): a key that exists fails the
  * load instead of being replaced. */
 extern int rdb_load_no_replace;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "persist/crc64.h"
@@ -797,6 +798,30 @@ int rdb_read_value(struct rd *r, unsigned t, int *otype, void **ptr, struct rstr
     return rd_fail(r, "Unsupported RDB object type (modules)");
 }
 
+struct buf *rdb_load_expired_dels;
+
+static void expired_del(int db, const struct rstr *key)
+{
+    static int last_db = -1;
+    struct buf *b = rdb_load_expired_dels;
+    char h[64];
+    int n;
+
+    if (!buf_len(b))
+        last_db = -1;
+    if (db != last_db) {
+        char d[16];
+        int dn = snprintf(d, sizeof(d), "%d", db);
+        n = snprintf(h, sizeof(h), "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", dn, d);
+        buf_append(b, h, (size_t)n);
+        last_db = db;
+    }
+    n = snprintf(h, sizeof(h), "*2\r\n$3\r\nDEL\r\n$%zu\r\n", key->n);
+    buf_append(b, h, (size_t)n);
+    buf_append(b, key->p, key->n);
+    buf_append(b, "\r\n", 2);
+}
+
 int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_info *info,
              char *err, size_t errcap)
 {
@@ -1018,6 +1043,8 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
         }
         if (exp && exp <= now && !rdb_load_preamble) {
             info->expired++;
+            if (rdb_load_expired_dels)
+                expired_del(db, &key);
             rdb_free_value(otype, ptr);
         } else if (otype != OBJ_STRING && (!ptr || rdb_value_empty(otype, ptr))) {
             /* an empty collection (a corrupt file): skipped as Redis skips it */

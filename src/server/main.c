@@ -412,15 +412,20 @@ int main(int argc, char **argv)
     log_notice("Ready to accept connections");
     repl_start_configured(); /* replicaof in the configuration */
     for (;;) {
-        struct timespec ts = {0, 100 * 1000 * 1000};
+        /* a shutdown waiting for its replicas is looked at every 10 ms (Redis's cron) */
+        struct timespec ts = {0, (repl_shutdown_in_ms() >= 0 ? 10 : 100) * 1000 * 1000};
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
+            int f = sig == SIGINT ? cfg.shutdown_on_sigint : cfg.shutdown_on_sigterm;
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-            if (persist_shutdown_signal())
-                continue; /* the save failed: Redis keeps running */
-            srv_request_shutdown(&srv, 0);
-            break;
+            /* (a failed save: Redis keeps running; lagging replicas: it waits for them) */
+            repl_shutdown_begin(((f & SHUTDOWN_ON_SIG_SAVE) ? REPL_SHUT_SAVE : 0) |
+                                    ((f & SHUTDOWN_ON_SIG_NOSAVE) ? REPL_SHUT_NOSAVE : 0) |
+                                    ((f & SHUTDOWN_ON_SIG_NOW) ? REPL_SHUT_NOW : 0) |
+                                    ((f & SHUTDOWN_ON_SIG_FORCE) ? REPL_SHUT_FORCE : 0),
+                                1);
         }
+        repl_shutdown_tick();
         if (atomic_load(&srv.shutdown))
             break;
     }

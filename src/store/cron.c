@@ -35,6 +35,12 @@ void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, u
         budget *= 10;
     if (!atomic_load_explicit(&store_active_expire, memory_order_relaxed))
         return;
+    if (atomic_load_explicit(&store_replica, memory_order_relaxed)) {
+        /* a replica's primary expires its keys (its DELs come in the stream) */
+        if (first == 0)
+            store_replica_expire(s, now_ms);
+        return;
+    }
     int64_t t0 = util_mono_us();
     sc->expire_effort = store_expire_cycle(s, first, step, now_ms, budget, &sc->expire_cursor);
     latency_sample("expire-cycle", (util_mono_us() - t0) / 1000);

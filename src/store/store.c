@@ -247,6 +247,8 @@ void store_prefetch(struct store *s, const struct skey *keys, int n)
 }
 
 _Atomic int64_t store_expire_paused_until;
+_Atomic int store_replica;
+_Thread_local int store_expire_force;
 static __thread int store_read_only_lookup; /* lookup() on behalf of a read */
 
 static struct item *lookup(struct store *s, const struct skey *k, int64_t now, uint32_t *posp)
@@ -261,6 +263,9 @@ static struct item *lookup(struct store *s, const struct skey *k, int64_t now, u
         return NULL;
     exp = item_expire(it);
     if (TC_UNLIKELY(exp) && exp <= now && TC_LIKELY(!store_no_expire)) {
+        if (TC_UNLIKELY(atomic_load_explicit(&store_replica, memory_order_relaxed)) &&
+            !store_expire_force)
+            return NULL; /* a replica: expired to readers, deleted by its primary's DEL */
         if (TC_UNLIKELY(store_read_only_lookup) &&
             atomic_load_explicit(&store_expire_paused_until, memory_order_relaxed) > now)
             return NULL; /* CLIENT PAUSE: expired to readers, deleted once the pause ends */
@@ -329,7 +334,15 @@ struct item *store_lookup_write_locked(struct store *s, const struct skey *k, in
 struct item *store_lookup_pos_locked(struct store *s, const struct skey *k, int64_t now,
                                      uint32_t *pos)
 {
-    return lookup(s, k, now, pos);
+    int force = store_expire_force;
+    struct item *it;
+
+    /* the caller inserts when it finds nothing: an expired key goes first, even on a
+     * replica, or the table would hold the key twice */
+    store_expire_force = 1;
+    it = lookup(s, k, now, pos);
+    store_expire_force = force;
+    return it;
 }
 
 /* Put it at pos in place of old (same key), with the bookkeeping of a swap. */
@@ -445,6 +458,8 @@ struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t 
         return NULL;
     exp = item_expire(it);
     if (exp && exp <= now && !store_no_expire) {
+        if (atomic_load_explicit(&store_replica, memory_order_relaxed) && !store_expire_force)
+            return NULL; /* a replica keeps it for its primary's DEL */
         COUNTER_ADD(st->expired, 1);
         store_gone(STORE_GONE_EXPIRED, k->db, k->p, k->n);
         remove_at(s, st, t, pos, it);
@@ -532,8 +547,9 @@ void store_expire_stripe(struct store *s, int db, uint32_t stripe, int64_t now)
     size_t used = 0;
     int more = 1;
 
-    if (!__atomic_load_n(&t->nvolatile, __ATOMIC_RELAXED) || store_no_expire)
-        return;
+    if (!__atomic_load_n(&t->nvolatile, __ATOMIC_RELAXED) || store_no_expire ||
+        (atomic_load_explicit(&store_replica, memory_order_relaxed) && !store_expire_force))
+        return; /* a replica's expired keys stay until its primary deletes them */
     store_lock(s, stripe);
     /* names first (deleting shifts and may shrink the table), then each through the lazy
      * path; a batch at a time when the names do not fit */
@@ -586,12 +602,16 @@ int store_random_key(struct store *s, int db, int64_t now, struct buf *out)
                 if (!it)
                     continue;
                 exp = item_expire(it);
-                if (exp && exp <= now) {
+                /* (a replica, after 100 draws, answers an expired key, as Redis's
+                 * dbRandomKey does when its primary is slow to delete them) */
+                if (exp && exp <= now &&
+                    !(tries >= 100 && atomic_load_explicit(&store_replica, memory_order_relaxed))) {
                     /* as Redis's RANDOMKEY: an expired key met is deleted (through the lazy
                      * path: counted, propagated as DEL), then another is drawn */
                     struct skey k;
-                    if (store_no_expire)
-                        continue;
+                    if (store_no_expire ||
+                        atomic_load_explicit(&store_replica, memory_order_relaxed))
+                        continue; /* a replica does not delete it: another is drawn */
                     store_key(s, &k, db, item_key(it), item_klen(it));
                     store_lookup_write_locked(s, &k, now);
                     break;

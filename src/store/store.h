@@ -96,6 +96,21 @@ extern _Atomic int store_active_expire;
 /* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
  * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
 extern _Atomic int64_t store_expire_paused_until;
+/* 1 while this server is a replica (set by replication): as Redis's expireIfNeeded there, a
+ * lookup answers a logically expired key as missing but leaves it, for the primary's DEL to
+ * remove, unless store_expire_force is set on the thread (a writable replica's own write
+ * command, or an insert through store_lookup_pos_locked). The active expiry sweeps only the
+ * keys a writable replica's own clients gave a TTL (store_replica_note_locked). */
+extern _Atomic int store_replica;
+extern _Thread_local int store_expire_force;
+/* A writable replica's own write left key k (its stripe held) with a TTL: remember it, so that
+ * store_replica_expire deletes it once expired (Redis's rememberSlaveKeyWithExpire). */
+void store_replica_note_locked(struct store *s, const struct skey *k);
+/* One worker's timer, on a replica: delete the remembered keys whose TTL passed, forget those
+ * gone or persistent (Redis's expireSlaveKeys). Takes each key's stripe in turn. */
+void store_replica_expire(struct store *s, int64_t now);
+/* Forget every remembered key (no longer a replica, or a flush). */
+void store_replica_forget(void);
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do

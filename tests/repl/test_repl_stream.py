@@ -117,3 +117,111 @@ def test_resetstat_zeroes_the_sync_counters(servers):
     cli(a).config_resetstat()
     st = info(a, "stats")
     assert (st["sync_full"], st["sync_partial_ok"], st["sync_partial_err"]) == (0, 0, 0)
+
+
+def test_client_pause_on_a_replica_holds_the_primarys_writes(servers):
+    """CLIENT PAUSE WRITE on a replica holds its primary's writes as a client's: the stream is
+    read (slave_read_repl_offset grows) but not applied until the pause ends."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("foo", "bar")
+    wait_for(lambda: in_sync(a, b), what="B")
+    before = info(b)["slave_repl_offset"]
+    cli(b).execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    cli(a).set("foo2", "bar2")
+    target = info(a)["master_repl_offset"]
+    wait_for(lambda: info(b)["slave_read_repl_offset"] == target, what="the read offset")
+    time.sleep(0.3)
+    assert info(b)["slave_repl_offset"] == before
+    assert cli(b).get("foo2") is None
+    cli(b).execute_command("CLIENT", "UNPAUSE")
+    wait_for(lambda: cli(b).get("foo2") == b"bar2", what="the write after the pause")
+    assert info(b)["slave_repl_offset"] == target
+
+
+def test_masterauth_is_binary_safe(servers):
+    """CONFIG SET masterauth keeps every byte: a password with a NUL in it authenticates, its
+    prefix up to the NUL does not."""
+    a = servers.tc()
+    b = servers.tc()
+    cli(a).config_set("requirepass", b"abc\x00def")
+    cli(b).config_set("masterauth", b"abc")
+    cli(b).execute_command("REPLICAOF", "127.0.0.1", a.port)
+    time.sleep(1.5)
+    assert info(b)["master_link_status"] == "down"
+    cli(b).config_set("masterauth", b"abc\x00def")
+    wait_for(lambda: info(b)["master_link_status"] == "up", what="the link with the password")
+
+
+def test_shutdown_waits_for_a_lagging_replica_and_abort_answers_the_waiters(servers):
+    """SHUTDOWN with a replica behind waits (writes paused, shutdown_in_milliseconds in INFO,
+    the client blocked); SHUTDOWN ABORT answers the waiting clients with Redis's error and the
+    server goes on."""
+    import os
+    import signal
+    import socket
+
+    a = servers.tc("--shutdown-timeout", "30")
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("k", "1")
+    wait_for(lambda: in_sync(a, b), what="B")
+    os.kill(b.proc.pid, signal.SIGSTOP)
+    try:
+        cli(a).incr("k")
+        s1 = socket.create_connection(("127.0.0.1", a.port))
+        s1.sendall(b"SHUTDOWN\r\n")
+        wait_for(lambda: info(a, "clients")["blocked_clients"] == 1, what="SHUTDOWN to wait")
+        assert info(a, "server")["shutdown_in_milliseconds"] > 0
+        assert cli(a).execute_command("SHUTDOWN", "ABORT") in (True, b"OK")
+        s1.settimeout(10)
+        assert s1.recv(100) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert "shutdown_in_milliseconds" not in info(a, "server")
+        assert cli(a).incr("k") == 3  # writes go on
+        try:
+            cli(a).execute_command("SHUTDOWN", "ABORT")
+            assert False, "no error"
+        except redis.ResponseError as e:
+            assert str(e) == "No shutdown in progress."
+    finally:
+        os.kill(b.proc.pid, signal.SIGCONT)
+
+
+def test_replica_output_limit_below_backlog_size_counts_as_backlog_size(servers):
+    """client-output-buffer-limit replica below repl-backlog-size: the hard limit is taken as
+    repl-backlog-size (Redis's checkClientOutputBufferLimits), so a replica catching up on a few
+    MB of stream is not cut off."""
+    a = servers.tc()
+    b = servers.tc()
+    pa = cli(a)
+    pa.config_set("repl-backlog-size", "100mb")
+    pa.config_set("client-output-buffer-limit", "replica 256k 0 0")
+    follow(b, a)
+    import os
+    import signal
+
+    big = b"A" * (3 * 1024 * 1024)
+    os.kill(b.proc.pid, signal.SIGSTOP)  # its output piles up
+    try:
+        for _ in range(4):
+            pa.set("key", big)
+        time.sleep(0.5)
+    finally:
+        os.kill(b.proc.pid, signal.SIGCONT)
+    wait_for(lambda: in_sync(a, b), what="B after the big writes")
+    st = info(a, "stats")
+    assert st["sync_full"] == 1 and st["sync_partial_ok"] == 0  # never cut off
+
+
+def test_link_buffer_of_a_big_command_is_freed(servers):
+    """The replica's link buffer grown for a big command is freed once it is applied: the
+    replica's used_memory stays near its primary's."""
+    a = servers.tc()
+    b = servers.tc()
+    follow(b, a)
+    cli(a).set("key", b"x" * (32 * 1024 * 1024))
+    wait_for(lambda: in_sync(a, b), what="B")
+    wait_for(lambda: info(b, "memory")["used_memory"] <=
+             info(a, "memory")["used_memory"] + 10 * 1024 * 1024, timeout=5,
+             what="the replica's memory to come down")

@@ -515,7 +515,9 @@ def test_primary_restarted_from_its_aof(servers, tmp_path):
 
 
 def test_replica_output_limit_drops_a_stuck_replica(servers):
-    p = servers.tc("--client-output-buffer-limit", "replica 256kb 0 0",
+    # (the soft limit: a hard limit below repl-backlog-size counts as repl-backlog-size, as in
+    # Redis, so a hard one could not drop it before the backlog had lost what it misses)
+    p = servers.tc("--client-output-buffer-limit", "replica 0 256kb 1",
                    "--repl-backlog-size", "64mb")
     r = servers.tc()
     follow(r, p)
