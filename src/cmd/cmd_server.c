@@ -297,6 +297,13 @@ static void config_set_many(struct conn *c)
     }
     free(old);
     repl_update_gate();
+    for (int i = 0; i < n; i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (!strcasecmp(name, "maxmemory-clients") || !strcasecmp(name, "maxmemory")) {
+            cmd_evict_clients_now(c); /* as Redis's applyClientMaxMemoryUsage */
+            break;
+        }
+    }
     reply_ok(c);
     return;
 fail:
@@ -722,7 +729,7 @@ static void info_command(struct conn *c)
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
-            P("evicted_clients:0\r\n");
+            P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);

@@ -1192,7 +1192,7 @@ static void sync_common(struct conn *c, int psync)
             s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
-            c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+            c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT | CONN_MEM_COUNTED);
             gen_bump_locked();
             tc_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
@@ -1212,7 +1212,7 @@ static void sync_common(struct conn *c, int psync)
     memcpy(id1, R.replid, 41);
     memcpy(id2, R.replid2, 41);
     tc_unlock(&R.lock);
-    c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+    c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT | CONN_MEM_COUNTED);
     log_notice("Replica %s asks for synchronization", c->addr);
     if (first) {
         atomic_store(&repl_on, 1);

@@ -213,6 +213,7 @@ static void persist_wire(struct srv *srv)
     };
     persist_setup(&h);
     srv->before_sleep = persist_before_sleep;
+    srv->evict_clients = cmd_evict_clients;
 }
 
 int main(int argc, char **argv)
@@ -304,6 +305,7 @@ int main(int argc, char **argv)
         .on_close = cmd_resp_close,
         .read_hint = cmd_resp_read_hint,
         .may_time_out = cmd_resp_may_time_out,
+        .mem = cmd_resp_mem,
     };
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,
