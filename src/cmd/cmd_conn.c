@@ -249,7 +249,7 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
         argvmem += (size_t)x->argc * sizeof(void *);
         totmem = conn_mem_usage(x, 0) + argvmem;
     } else if (c && x->w == c->w) { /* this thread's own connections: exact */
-        qbuf = buf_len(&x->rbuf);
+        qbuf = conn_qbuf(x);
         qfree = x->rbuf.cap - x->rbuf.wpos;
         obl = x->wbuf.wpos - x->wbuf.rpos;
         oll = x->nrefs - x->ref_sent;

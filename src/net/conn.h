@@ -234,9 +234,19 @@ void conn_mem_update(struct conn *c, size_t refbytes);
 
 /* Publish c's buffer sizes for CLIENT LIST (owner only; relaxed stores, no lock). The
  * fields marked shared are written with __atomic stores and read with __atomic loads. */
+/* The query buffer's use as CLIENT LIST's qbuf shows it: Redis moves a big argument (32 KiB
+ * or more) being read to the start of its buffer, the request's bytes before it parsed. */
+static inline size_t conn_qbuf(const struct conn *c)
+{
+    size_t n = c->rbuf.wpos - c->rbuf.rpos;
+    if (c->proto == PROTO_RESP && c->rp.bulklen >= 32768 && c->rp.pos <= n)
+        n -= c->rp.pos;
+    return n;
+}
+
 static inline void conn_publish(struct conn *c)
 {
-    __atomic_store_n(&c->pub_qbuf, c->rbuf.wpos - c->rbuf.rpos, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_qbuf, conn_qbuf(c), __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_qfree, c->rbuf.cap - c->rbuf.wpos, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_qcap, c->rbuf.cap, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_obl, c->wbuf.wpos, __ATOMIC_RELAXED);

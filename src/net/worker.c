@@ -350,15 +350,17 @@ static int prep_read(struct worker *w, struct conn *c)
         c->rbuf.rpos = c->rbuf.wpos = 0; /* the usual case: everything was consumed */
     } else if (w->srv->proto[c->proto].read_hint) {
         /* an incomplete request (a big argument): grow geometrically towards its size; from
-         * 32 KiB on (Redis's PROTO_MBULK_BIG_ARG) to exactly its size, as Redis sizes the
-         * query buffer of a big argument (client memory counts the capacity) */
+         * 32 KiB on (Redis's PROTO_MBULK_BIG_ARG) at once to exactly its size, as Redis sizes
+         * the query buffer of a big argument (client memory counts the capacity) */
         size_t need = w->srv->proto[c->proto].read_hint(c), have = buf_len(&c->rbuf);
         if (need > have) {
             size_t more = need - have;
             size_t step = have > READ_CHUNK ? have : READ_CHUNK;
             want = more < step ? more : step;
             exact = need >= BIG_ARG;
-            if (want < READ_CHUNK && !exact)
+            if (exact)
+                want = more; /* Redis makes room for the whole argument at once */
+            else if (want < READ_CHUNK)
                 want = READ_CHUNK;
         }
     }
