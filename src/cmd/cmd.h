@@ -245,6 +245,11 @@ size_t cmd_resp_mem(const struct conn *c);
 void cmd_evict_clients(struct worker *w);
 /* The same, run by c's command (CONFIG SET of maxmemory-clients or maxmemory). */
 void cmd_evict_clients_now(struct conn *c);
+/* INFO memory mem_clients_normal (normal and Pub/Sub clients) and mem_clients_slaves
+ * (replicas, monitors): the clients' memory as last accounted. */
+void cmd_clients_mem(struct srv *srv, size_t *normal, size_t *replicas);
+/* CONFIG RESETSTAT: evicted_clients back to 0. */
+void cmd_evicted_clients_reset(void);
 /* INFO stats evicted_clients. */
 uint64_t cmd_evicted_clients(void);
 /* may_time_out: subscribers and blocked clients are not idle (as Redis). */

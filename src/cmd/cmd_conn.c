@@ -415,6 +415,11 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
 static pthread_mutex_t evict_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t evicted_clients;
 
+void cmd_evicted_clients_reset(void)
+{
+    atomic_store_explicit(&evicted_clients, 0, memory_order_relaxed);
+}
+
 uint64_t cmd_evicted_clients(void)
 {
     return atomic_load_explicit(&evicted_clients, memory_order_relaxed);
@@ -496,6 +501,25 @@ static void evict_clients(struct srv *srv, struct conn *self)
 void cmd_evict_clients(struct worker *w)
 {
     evict_clients(w->srv, NULL);
+}
+
+void cmd_clients_mem(struct srv *srv, size_t *normal, size_t *replicas)
+{
+    size_t n = 0, r = 0;
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *x = w->conns; x; x = x->next) {
+            size_t acc = LOAD(x->mem_acc);
+            if (acc)
+                n += acc;
+            else if (x->proto == PROTO_RESP)
+                r += LOAD(x->mem); /* replicas and monitors: Redis's "slave" type */
+        }
+        pthread_mutex_unlock(&w->list_lock);
+    }
+    *normal = n;
+    *replicas = r;
 }
 
 /* CONFIG SET maxmemory-clients / maxmemory: as Redis, clients over the new limit go now. */

@@ -48,6 +48,16 @@ struct rblock {
 
 static _Atomic size_t blk_bytes; /* every block alive (INFO mem_total_replication_buffers) */
 
+size_t repl_not_counted_bytes(void)
+{
+    /* as Redis's freeMemoryGetNotCountedMemory: the replication buffer beyond the backlog
+     * (with an estimate of its blocks' headers) is the replicas' own, not the dataset's */
+    size_t mem = atomic_load_explicit(&blk_bytes, memory_order_relaxed);
+    long long bl = __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
+    size_t counted = (size_t)bl + ((size_t)bl / 16384 + 1) * (sizeof(struct rblock) + 16);
+    return mem > (size_t)bl && mem > counted ? mem - counted : 0;
+}
+
 static struct rblock *blk_new(size_t cap)
 {
     struct rblock *b = malloc(sizeof(*b) + cap);

@@ -40,6 +40,11 @@
 
 #define TWINCACHE_VERSION "0.1.0"
 
+static int64_t not_counted_for_evict(void)
+{
+    return (int64_t)repl_not_counted_bytes();
+}
+
 /* ---- the workers' timer (srv.on_tick, every 1000/hz ms on each worker) ---- */
 
 static struct store_cron *crons; /* one per worker, each touched by its worker only */
@@ -214,6 +219,7 @@ static void persist_wire(struct srv *srv)
     persist_setup(&h);
     srv->before_sleep = persist_before_sleep;
     srv->evict_clients = cmd_evict_clients;
+    store_not_counted_fn = not_counted_for_evict;
 }
 
 int main(int argc, char **argv)
