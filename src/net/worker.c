@@ -137,6 +137,16 @@ size_t srv_clients_mem(struct srv *srv)
     return sum > pend ? sum - pend : 0;
 }
 
+/* Client eviction when the clients' memory reached maxmemory-clients (one load when off). */
+static void evict_clients_check(struct worker *w)
+{
+    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED) && w->srv->evict_clients) {
+        size_t lim = conn_evict_limit();
+        if (lim && srv_clients_mem(w->srv) >= lim)
+            w->srv->evict_clients(w);
+    }
+}
+
 static void free_dead(struct worker *w)
 {
     while (w->dead) {
@@ -780,6 +790,9 @@ static void tick(struct worker *w)
 
     if (__atomic_load_n(&net_pause_cron, __ATOMIC_RELAXED))
         return;
+    /* clients over maxmemory-clients go before the timer evicts keys (Redis evicts clients
+     * before keys too) */
+    evict_clients_check(w);
     if (srv->on_tick)
         srv->on_tick(w);
     for (c = w->conns; c; c = next) {
@@ -993,11 +1006,7 @@ static void end_turn(struct worker *w)
     }
     /* as Redis's beforeSleep: clients over maxmemory-clients once the turn's output is
      * written and the output limits enforced (those take precedence); one load when off */
-    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED) && w->srv->evict_clients) {
-        size_t lim = conn_evict_limit();
-        if (lim && srv_clients_mem(w->srv) >= lim)
-            w->srv->evict_clients(w);
-    }
+    evict_clients_check(w);
     free_dead(w);
 }
 
