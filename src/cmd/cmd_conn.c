@@ -634,6 +634,15 @@ static void client_command(struct conn *c)
                 return;
             }
         }
+        /* as in Redis, where a client's memory is always current and over-limit clients are
+         * gone before the next command: this worker's clients account their buffers now
+         * (written to outside their own I/O, e.g. tracking redirections), then eviction */
+        if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED)) {
+            for (struct conn *x = c->w->conns; x; x = x->next)
+                if (x != c)
+                    conn_publish(x);
+            cmd_evict_clients_now(c);
+        }
         clients_visit(c, list_one, &a);
         reply_verbatim(c, a.out.data ? a.out.data : "", buf_len(&a.out));
         buf_deinit(&a.out);

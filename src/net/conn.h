@@ -56,7 +56,7 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 /* ... for a RESP client (CONN_PAUSE_AT_LIMIT): Redis never pauses, its clients' output grows
  * until an output limit or client eviction (maxmemory-clients) closes them; this only bounds
  * a client that pipelines and never reads when neither is set. */
-#define CONN_OUT_PAUSE_BYTES_RESP (64 * 1024 * 1024)
+#define CONN_OUT_PAUSE_BYTES_RESP (16 * 1024 * 1024)
 
 struct slice {
     const char *p;
@@ -285,7 +285,7 @@ extern int net_pause_cron;
 
 /* Output classes of client-output-buffer-limit. */
 enum { COBL_NORMAL = 0, COBL_REPLICA = 1, COBL_PUBSUB = 2 };
-/* Reply bytes past which c's input is not processed until its output drains: 4 MiB (64 MiB
+/* Reply bytes past which c's input is not processed until its output drains: 4 MiB (16 MiB
  * for RESP), or just above the normal client-output-buffer-limit when one is set
  * (CONN_PAUSE_AT_LIMIT: RESP), so that a client that sends and never reads meets that limit
  * and is disconnected, as in Redis. */
