@@ -113,3 +113,25 @@ def test_big_argument_query_buffer_is_sized_exactly(srv):
     assert int(row["tot-mem"]) < 4 * MB  # not rounded up to a power of two
     assert int(row["qbuf"]) + int(row["qbuf-free"]) >= 3 * MB
     s.close()
+
+
+@pytest.fixture
+def dsrv():
+    s = start_server(["--enable-debug-command", "yes"])
+    yield s
+    s.stop()
+
+
+def test_reply_buffer_resizing(dsrv):
+    """As Redis's clientsCronResizeOutputBuffer (DEBUG REPLYBUFFER): an idle client's reply
+    buffer shrinks towards 1 KiB, a busy one grows up to 16 KiB; CLIENT LIST rbs shows it."""
+    r = dsrv.client()
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100")
+    tc = dsrv.client()
+    tc.execute_command("CLIENT", "SETNAME", "rb")
+    wait_until(lambda: 1024 <= int(client_row(r, "rb")["rbs"]) < 2046, timeout=5)
+    r.set("bigval", "x" * 32768)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never")
+    wait_until(lambda: tc.get("bigval") and 16384 <= int(client_row(r, "rb")["rbs"]) < 32768,
+               timeout=5)
+    r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "reset")
