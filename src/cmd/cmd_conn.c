@@ -448,7 +448,8 @@ static void evict_clients(struct srv *srv, struct conn *self)
     struct evict_cand *v = NULL;
     size_t n = 0, cap = 0;
 
-    if (!lim || srv_clients_mem(srv) < lim)
+    /* not under held stripes (EXEC, a script): the next turn's end evicts */
+    if (!lim || store_held || srv_clients_mem(srv) < lim)
         return;
     pthread_mutex_lock(&evict_mu);
     for (int i = 0; i < srv->nworkers; i++)

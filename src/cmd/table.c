@@ -382,8 +382,9 @@ static int evict_before(struct conn *c)
 {
     int r;
 
-    /* as Redis's processCommand: clients over maxmemory-clients go before keys do */
-    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED))
+    /* as Redis's processCommand: clients over maxmemory-clients go before keys do (not
+     * under held stripes: EXEC, scripts; list locks are not taken under them) */
+    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED) && !store_held)
         cmd_evict_clients_now(c);
     tracking_now_conn = c;
     r = store_make_room(conn_store(c));
