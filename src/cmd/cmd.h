@@ -237,6 +237,21 @@ void cmd_resp_open(struct conn *c);
 void cmd_resp_input(struct conn *c);
 /* read_hint: the bytes the buffer must hold to complete the bulk argument being read. */
 size_t cmd_resp_read_hint(struct conn *c);
+/* srv_proto.mem of RESP: what the MULTI queue, WATCH, subscriptions and tracking prefixes
+ * of c use (client memory, as Redis's getClientMemoryUsage counts them). */
+size_t cmd_resp_mem(const struct conn *c);
+/* srv->evict_clients: close the largest evictable clients until the clients' memory is
+ * under maxmemory-clients (any worker; also CONFIG SET). */
+void cmd_evict_clients(struct worker *w);
+/* The same, run by c's command (CONFIG SET of maxmemory-clients or maxmemory). */
+void cmd_evict_clients_now(struct conn *c);
+/* INFO memory mem_clients_normal (normal and Pub/Sub clients) and mem_clients_slaves
+ * (replicas, monitors): the clients' memory as last accounted. */
+void cmd_clients_mem(struct srv *srv, size_t *normal, size_t *replicas);
+/* CONFIG RESETSTAT: evicted_clients back to 0. */
+void cmd_evicted_clients_reset(void);
+/* INFO stats evicted_clients. */
+uint64_t cmd_evicted_clients(void);
 /* may_time_out: subscribers and blocked clients are not idle (as Redis). */
 int cmd_resp_may_time_out(struct conn *c);
 /* Run one command (argv/argc set). Used by the RESP input and by MULTI/EXEC later. */

@@ -1,6 +1,7 @@
 /* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/tracking.h"
@@ -11,6 +12,7 @@
 #include "cmd/pubsub.h"
 #include "cmd/repl.h"
 #include "core/config.h"
+#include "core/log.h"
 
 
 static void ping_command(struct conn *c)
@@ -227,8 +229,8 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
     char flags[8];
     int nf = 0;
 
-    int64_t now = c->w->now_ms;
-    size_t qbuf, qfree, qcap, obl, ocap, omem;
+    int64_t now = c ? c->w->now_ms : util_now_ms();
+    size_t qbuf, qfree, obl, ocap, omem, totmem, argvmem = 0;
     unsigned oll;
     int nsub = atomic_load_explicit(&x->nsub, memory_order_relaxed);
     int npsub = atomic_load_explicit(&x->npsub, memory_order_relaxed);
@@ -240,25 +242,29 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
          * written yet */
         qbuf = x->rbuf.wpos;
         qfree = x->rbuf.cap - x->rbuf.wpos;
-        qcap = x->rbuf.cap;
         obl = oll = omem = 0;
         ocap = x->wbuf.cap;
-    } else if (x->w == c->w) { /* this thread's own connections: exact */
-        qbuf = buf_len(&x->rbuf);
+        /* as Redis's getClientMemoryUsage while the command runs: its arguments count */
+        for (int i = 0; i < x->argc; i++)
+            argvmem += x->argv[i].n;
+        argvmem += (size_t)x->argc * sizeof(void *);
+        totmem = conn_mem_usage(x, 0) + argvmem;
+    } else if (c && x->w == c->w) { /* this thread's own connections: exact */
+        qbuf = conn_qbuf(x);
         qfree = x->rbuf.cap - x->rbuf.wpos;
-        qcap = x->rbuf.cap;
         obl = x->wbuf.wpos - x->wbuf.rpos;
         oll = x->nrefs - x->ref_sent;
         omem = conn_pending(x);
         ocap = x->wbuf.cap;
+        totmem = conn_mem_usage(x, omem - obl);
     } else {
         qbuf = LOAD(x->pub_qbuf);
         qfree = LOAD(x->pub_qfree);
-        qcap = LOAD(x->pub_qcap);
         obl = LOAD(x->pub_obl);
         oll = LOAD(x->pub_oll);
         ocap = LOAD(x->pub_ocap);
         omem = LOAD(x->pub_omem);
+        totmem = LOAD(x->mem);
     }
     if (__atomic_load_n(&x->repl, __ATOMIC_RELAXED))
         flags[nf++] = 'S';
@@ -275,15 +281,15 @@ static int client_info(struct conn *c, struct conn *x, char *out, size_t cap)
     flags[nf] = '\0';
     return snprintf(out, cap,
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
-                    "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 "
-                    "multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
+                    "sub=%d psub=%d ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=%zu "
+                    "multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=r "
                     "cmd=%s%s%.*s user=%s redir=-1 resp=%d io-thread=%d\n",
                     (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name,
                     (long long)((now - x->ctime_ms) / 1000),
                     (long long)((now - LOAD(x->last_ms)) / 1000),
                     flags,
-                    LOAD(x->db), nsub, npsub, qbuf, qfree, ocap, obl, oll, omem,
-                    qcap + ocap + omem + sizeof(*x), cmd ? cmd : "NULL", subn ? "|" : "",
+                    LOAD(x->db), nsub, npsub, qbuf, qfree, argvmem, ocap, LOAD(x->wpeak), obl, oll, omem,
+                    totmem, cmd ? cmd : "NULL", subn ? "|" : "",
                     subn, subn ? sub : "", x->user ? x->user->name : "default", (int)LOAD(x->resp),
                     x->w->idx);
 }
@@ -349,7 +355,7 @@ static int list_one(struct conn *c, struct conn *x, void *arg)
 
     if (a->type != CT_ANY && client_type(x) != a->type)
         return 0;
-    /* Killed (CLIENT KILL, an ACL change, a replica dropped) but not yet closed by its own
+    /* Killed (CLIENT KILL, an ACL change, a replica dropped, client eviction) but not yet closed by its own
      * worker: Redis frees such a client before its reply, so it is gone from the list. */
     if (x != c && atomic_load_explicit(&x->kill, memory_order_relaxed))
         return 0;
@@ -400,6 +406,128 @@ static int kill_one(struct conn *c, struct conn *x, void *arg)
     }
     a->killed++;
     return 0;
+}
+
+/* ---- client eviction (maxmemory-clients) ---- */
+
+/* Taken by one evicting thread at a time, before the workers' list locks (every one, in
+ * ascending index order, held while it picks: the connections stay in their lists, so
+ * none is freed under it). Only when the clients' memory reached the limit. */
+static pthread_mutex_t evict_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t evicted_clients;
+
+void cmd_evicted_clients_reset(void)
+{
+    atomic_store_explicit(&evicted_clients, 0, memory_order_relaxed);
+}
+
+uint64_t cmd_evicted_clients(void)
+{
+    return atomic_load_explicit(&evicted_clients, memory_order_relaxed);
+}
+
+struct evict_cand {
+    struct conn *x;
+    size_t mem;
+};
+
+static int evict_cand_cmp(const void *a, const void *b)
+{
+    size_t ma = ((const struct evict_cand *)a)->mem, mb = ((const struct evict_cand *)b)->mem;
+    return ma < mb ? 1 : ma > mb ? -1 : 0;
+}
+
+/* As Redis's evictClients: while the memory of the normal and Pub/Sub clients is at or over
+ * the limit, close the largest evictable one (not CLIENT NO-EVICT). Redis keeps the clients
+ * in buckets by log2 of their memory and takes the top bucket first; here the candidates are
+ * sorted by their memory, largest first. A client of another worker is killed as CLIENT
+ * KILL does (its worker closes it on its wake-up); its memory counts as gone meanwhile
+ * (srv->evict_pending). */
+static void evict_clients(struct srv *srv, struct conn *self)
+{
+    size_t lim = conn_evict_limit();
+    struct evict_cand *v = NULL;
+    size_t n = 0, cap = 0;
+
+    /* not under held stripes (EXEC, a script): the next turn's end evicts */
+    if (!lim || store_held || srv_clients_mem(srv) < lim)
+        return;
+    pthread_mutex_lock(&evict_mu);
+    for (int i = 0; i < srv->nworkers; i++)
+        pthread_mutex_lock(&srv->workers[i].list_lock);
+    for (int i = 0; i < srv->nworkers; i++) {
+        for (struct conn *x = srv->workers[i].conns; x; x = x->next) {
+            size_t m = LOAD(x->mem_acc);
+            if (!m || LOAD(x->no_evict) || atomic_load(&x->kill) || LOAD(x->evict_amt))
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                struct evict_cand *nv = realloc(v, nc * sizeof(*nv));
+                if (!nv)
+                    break;
+                v = nv;
+                cap = nc;
+            }
+            v[n].x = x;
+            v[n++].mem = m;
+        }
+    }
+    if (n > 1)
+        qsort(v, n, sizeof(*v), evict_cand_cmp);
+    size_t i = 0;
+    while (srv_clients_mem(srv) >= lim) {
+        char line[1024];
+        if (i == n) {
+            log_warn("Over client maxmemory after evicting all evictable clients");
+            break;
+        }
+        struct conn *x = v[i++].x;
+        int k = client_info(self, x, line, sizeof(line));
+        if (k > (int)sizeof(line) - 1)
+            k = (int)sizeof(line) - 1;
+        if (k > 0 && line[k - 1] == '\n')
+            k--;
+        log_notice("Evicting client: %.*s", k, line);
+        __atomic_store_n(&x->evict_amt, v[i - 1].mem, __ATOMIC_RELAXED);
+        atomic_fetch_add_explicit(&srv->evict_pending, v[i - 1].mem, memory_order_relaxed);
+        atomic_store(&x->kill, 1);
+        worker_wake(x->w);
+        atomic_fetch_add_explicit(&evicted_clients, 1, memory_order_relaxed);
+    }
+    for (int j = srv->nworkers - 1; j >= 0; j--)
+        pthread_mutex_unlock(&srv->workers[j].list_lock);
+    pthread_mutex_unlock(&evict_mu);
+    free(v);
+}
+
+void cmd_evict_clients(struct worker *w)
+{
+    evict_clients(w->srv, NULL);
+}
+
+void cmd_clients_mem(struct srv *srv, size_t *normal, size_t *replicas)
+{
+    size_t n = 0, r = 0;
+    for (int i = 0; i < srv->nworkers; i++) {
+        struct worker *w = &srv->workers[i];
+        pthread_mutex_lock(&w->list_lock);
+        for (struct conn *x = w->conns; x; x = x->next) {
+            size_t acc = LOAD(x->mem_acc);
+            if (acc)
+                n += acc;
+            else if (x->proto == PROTO_RESP)
+                r += LOAD(x->mem); /* replicas and monitors: Redis's "slave" type */
+        }
+        pthread_mutex_unlock(&w->list_lock);
+    }
+    *normal = n;
+    *replicas = r;
+}
+
+/* CONFIG SET maxmemory-clients / maxmemory: as Redis, clients over the new limit go now. */
+void cmd_evict_clients_now(struct conn *c)
+{
+    evict_clients(c->w->srv, c);
 }
 
 /* ---- CLIENT PAUSE / UNPAUSE ---- */
@@ -544,6 +672,15 @@ static void client_command(struct conn *c)
                 reply_error(c, ERR_SYNTAX);
                 return;
             }
+        }
+        /* as in Redis, where a client's memory is always current and over-limit clients are
+         * gone before the next command: this worker's clients account their buffers now
+         * (written to outside their own I/O, e.g. tracking redirections), then eviction */
+        if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED)) {
+            for (struct conn *x = c->w->conns; x; x = x->next)
+                if (x != c)
+                    conn_publish(x);
+            cmd_evict_clients_now(c);
         }
         clients_visit(c, list_one, &a);
         reply_verbatim(c, a.out.data ? a.out.data : "", buf_len(&a.out));

@@ -481,6 +481,33 @@ static void debug_command(struct conn *c)
             return;
         atomic_store(&store_active_expire, on != 0);
         reply_ok(c);
+    } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
+        long long on;
+        if (arg_ll(c, 2, &on, NULL))
+            return;
+        __atomic_store_n(&net_pause_cron, on != 0, __ATOMIC_RELAXED);
+        reply_ok(c);
+    } else if (arg_is(c, 1, "replybuffer") && c->argc == 4) {
+        if (arg_is(c, 2, "peak-reset-time")) {
+            long long ms;
+            if (arg_is(c, 3, "never")) {
+                ms = -1;
+            } else if (arg_is(c, 3, "reset")) {
+                ms = 5000;
+            } else if (arg_ll(c, 3, &ms, NULL)) {
+                return;
+            }
+            __atomic_store_n(&net_reply_peak_reset_ms, ms, __ATOMIC_RELAXED);
+        } else if (arg_is(c, 2, "resizing")) {
+            long long on;
+            if (arg_ll(c, 3, &on, NULL))
+                return;
+            __atomic_store_n(&net_reply_resizing, on != 0, __ATOMIC_RELAXED);
+        } else {
+            reply_error(c, "ERR Wrong option");
+            return;
+        }
+        reply_ok(c);
     } else if (arg_is(c, 1, "populate") && c->argc >= 3 && c->argc <= 5) {
         debug_populate(c);
     } else if (arg_is(c, 1, "reload")) {
@@ -519,6 +546,8 @@ static void debug_command(struct conn *c)
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>. If <prefix> is specified then",
             "    it is used instead of the 'key' prefix.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
             "PROTOCOL <type>",
             "    Reply with a test value of the specified type. <type> can be: string,",
             "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -537,6 +566,12 @@ static void debug_command(struct conn *c)
             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
             "      file to the database.",
             "QUICKLIST-PACKED-THRESHOLD <size>",
+            "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+            "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+            "    In case NEVER is provided the last observed peak will never be reset",
+            "    In case RESET is provided the peak reset time will be restored to the default value",
+            "REPLYBUFFER RESIZING <0|1>",
+            "    Enable or disable the replay buffer resize cron job",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",

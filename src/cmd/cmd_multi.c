@@ -31,6 +31,7 @@ struct tx {
     int nq;
     struct watched **w;
     int nw, capw;
+    size_t wmem;             /* bytes of the watched entries */
 };
 
 static struct tx *tx_of(struct conn *c)
@@ -44,6 +45,7 @@ static void unwatch_all(struct tx *t)
 {
     for (int i = 0; i < t->nw; i++)
         free(t->w[i]);
+    t->wmem = 0;
     if (t->nw)
         atomic_fetch_sub(&tx_watched_keys, t->nw);
     t->nw = 0;
@@ -72,6 +74,14 @@ void tx_reset(struct conn *c)
     buf_deinit(&t->q);
     free(t);
     c->tx = NULL;
+}
+
+size_t tx_mem(const struct conn *c)
+{
+    const struct tx *t = c->tx;
+    /* as Redis's multiStateMemOverhead: the queued arguments' bytes (not the queue's
+     * capacity) and the watched keys */
+    return sizeof(*t) + t->q.wpos + (size_t)t->capw * sizeof(*t->w) + t->wmem;
 }
 
 void tx_flag_error(struct conn *c)
@@ -250,6 +260,7 @@ static void watch_command(struct conn *c)
         w->cas = it ? store_cas_locked(s, &k, &it) : 0;
         store_unlock(s, k.stripe);
         t->w[t->nw++] = w;
+        t->wmem += sizeof(*w) + w->klen;
         atomic_fetch_add(&tx_watched_keys, 1);
     }
     reply_ok(c);

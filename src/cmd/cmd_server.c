@@ -299,6 +299,13 @@ static void config_set_many(struct conn *c)
     }
     free(old);
     repl_update_gate();
+    for (int i = 0; i < n; i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (!strcasecmp(name, "maxmemory-clients") || !strcasecmp(name, "maxmemory")) {
+            cmd_evict_clients_now(c); /* as Redis's applyClientMaxMemoryUsage */
+            break;
+        }
+    }
     reply_ok(c);
     return;
 fail:
@@ -735,11 +742,16 @@ static void info_command(struct conn *c)
             P("maxmemory_policy:%s\r\n", config_policy_name(cfg.maxmemory_policy));
             P("mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
             P("mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
-            /* what maxmemory does not count: nothing here (the AOF's and the replicas'
-             * buffers are outside used_memory's keyspace figure) */
-            P("mem_not_counted_for_evict:0\r\n");
+            /* what maxmemory does not count: the replicas' output beyond the backlog (the
+             * AOF's buffer is counted) */
+            P("mem_not_counted_for_evict:%zu\r\n", repl_not_counted_bytes());
             P("mem_allocator:%s\r\n", alloc_name());
             repl_info_memory(&b);
+            {
+                size_t cn, cr;
+                cmd_clients_mem(c->w->srv, &cn, &cr);
+                P("mem_clients_slaves:%zu\r\nmem_clients_normal:%zu\r\n", cr, cn);
+            }
             /* no defragmenter, and values are freed at once (UNLINK and FLUSHALL ASYNC too) */
             P("active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
             if (cmd_info_memory_hook)
@@ -760,7 +772,7 @@ static void info_command(struct conn *c)
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
-            P("evicted_clients:0\r\n");
+            P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
@@ -872,6 +884,7 @@ static void config_command(struct conn *c)
         store_reset_stats(srv->store);
         cmdstats_reset();
         repl_reset_stats();
+        cmd_evicted_clients_reset();
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */

@@ -7,6 +7,7 @@
 #ifndef TC_MULTI_H
 #define TC_MULTI_H
 
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@ void tx_flag_error(struct conn *c);
 void tx_touch_keys(struct conn *c, const struct cmd *cmd);
 /* Forget the transaction and the watched keys (RESET, connection close). */
 void tx_reset(struct conn *c);
+/* Bytes of c's MULTI queue and watched keys (client memory; owner only). */
+size_t tx_mem(const struct conn *c);
 void cmd_multi_setup(void);
 
 

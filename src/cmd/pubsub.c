@@ -38,6 +38,16 @@ struct ps_conn {
     int nv[PS_KINDS], cap[PS_KINDS];
 };
 
+size_t pubsub_mem(const struct conn *c)
+{
+    const struct ps_conn *pc = c->ps;
+    size_t m = sizeof(*pc);
+    /* as Redis's pubsubMemOverhead: the per-client entries, not the names (shared) */
+    for (int k = 0; k < PS_KINDS; k++)
+        m += (size_t)pc->cap[k] * sizeof(*pc->v[k]) + (size_t)pc->nv[k] * sizeof(struct ps_name);
+    return m;
+}
+
 static const char *const kind_sub[PS_KINDS] = {"subscribe", "psubscribe", "ssubscribe"};
 static const char *const kind_unsub[PS_KINDS] = {"unsubscribe", "punsubscribe", "sunsubscribe"};
 

@@ -16,6 +16,8 @@ struct srv;
 int pubsub_count(const struct conn *c);
 /* Drop every subscription of c (RESET, close). Owner only. */
 void pubsub_reset(struct conn *c);
+/* Bytes of c's subscriptions (client memory; owner only). */
+size_t pubsub_mem(const struct conn *c);
 /* INFO: channels with subscribers, distinct patterns (any thread). */
 long pubsub_nchannels(void);
 long pubsub_npatterns(void);

@@ -94,6 +94,9 @@ void repl_reset_stats(void);
 /* INFO memory: mem_replication_backlog, mem_total_replication_buffers (the blocks of the
  * stream alive, shared by the backlog and every replica's output). */
 void repl_info_memory(struct buf *b);
+/* Bytes of the replication buffer beyond the backlog: the replicas' output, which maxmemory
+ * does not count (INFO mem_not_counted_for_evict). Any thread, lock-free. */
+size_t repl_not_counted_bytes(void);
 /* ROLE's reply. */
 void repl_role(struct conn *c);
 /* Replicas acknowledging at least c's last write (WAIT). */

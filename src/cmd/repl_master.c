@@ -56,6 +56,16 @@ struct rblock {
 
 static _Atomic size_t blk_bytes; /* every block alive (INFO mem_total_replication_buffers) */
 
+size_t repl_not_counted_bytes(void)
+{
+    /* as Redis's freeMemoryGetNotCountedMemory: the replication buffer beyond the backlog
+     * (with an estimate of its blocks' headers) is the replicas' own, not the dataset's */
+    size_t mem = atomic_load_explicit(&blk_bytes, memory_order_relaxed);
+    long long bl = __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
+    size_t counted = (size_t)bl + ((size_t)bl / 16384 + 1) * (sizeof(struct rblock) + 16);
+    return mem > (size_t)bl && mem > counted ? mem - counted : 0;
+}
+
 static struct rblock *blk_new(size_t cap)
 {
     struct rblock *b = malloc(sizeof(*b) + cap);
@@ -1243,7 +1253,7 @@ static void sync_common(struct conn *c, int psync)
             s->limit_from = R.offset;
             R.sync_partial_ok++;
             uint64_t backlog = R.offset + 1 - (uint64_t)off;
-            c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+            c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT | CONN_MEM_COUNTED);
             gen_bump_locked();
             tc_unlock(&R.lock);
             log_notice("Partial resynchronization request from %s accepted. Sending %llu bytes "
@@ -1263,7 +1273,7 @@ static void sync_common(struct conn *c, int psync)
     memcpy(id1, R.replid, 41);
     memcpy(id2, R.replid2, 41);
     tc_unlock(&R.lock);
-    c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT);
+    c->flags &= ~(CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT | CONN_MEM_COUNTED);
     log_notice("Replica %s asks for synchronization", c->addr);
     if (first) {
         atomic_store(&repl_on, 1);

@@ -382,6 +382,10 @@ static int evict_before(struct conn *c)
 {
     int r;
 
+    /* as Redis's processCommand: clients over maxmemory-clients go before keys do (not
+     * under held stripes: EXEC, scripts; list locks are not taken under them) */
+    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED) && !store_held)
+        cmd_evict_clients_now(c);
     tracking_now_conn = c;
     r = store_make_room(conn_store(c));
     tracking_now_conn = NULL;
@@ -634,6 +638,20 @@ void cmd_resp_open(struct conn *c)
     c->rp.unauth = !c->authed;
     resp_parser_reset(&c->rp);
     c->flags |= CONN_OUT_LIMIT | CONN_PAUSE_AT_LIMIT; /* pubsub.c clears the first meanwhile */
+    if (c->fd >= 0)
+        c->flags |= CONN_MEM_COUNTED; /* replication clears it for a replica */
+}
+
+size_t cmd_resp_mem(const struct conn *c)
+{
+    size_t m = 0;
+    if (c->tx)
+        m += tx_mem(c);
+    if (c->ps)
+        m += pubsub_mem(c);
+    if (c->trk)
+        m += tracking_mem(c);
+    return m;
 }
 
 size_t cmd_resp_read_hint(struct conn *c)

@@ -68,6 +68,13 @@ struct tstate {
     int npfx;
 };
 
+size_t tracking_mem(const struct conn *c)
+{
+    const struct tstate *ts = c->trk;
+    /* as Redis: an estimate of the prefix tree's nodes (one per prefix here) */
+    return sizeof(*ts) + (size_t)ts->npfx * (sizeof(char *) + sizeof(size_t) + 4 * sizeof(void *));
+}
+
 _Atomic long tracking_nclients;
 __thread struct conn *tracking_now_conn;
 __thread uint64_t tracking_writer;

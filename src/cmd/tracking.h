@@ -53,6 +53,8 @@ void tracking_after_command(struct conn *c, const struct cmd *cmd);
 void tracking_remember_caller_keys(struct conn *c, const struct cmd *cmd);
 /* c closes (owner): tracking off. */
 void tracking_close(struct conn *c);
+/* Bytes of c's tracking state and BCAST prefixes (client memory; owner only). */
+size_t tracking_mem(const struct conn *c);
 /* CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO (argv[1] names it). */
 void tracking_client_command(struct conn *c);
 /* Remember srv (main thread, before the workers start). */

@@ -25,6 +25,23 @@ int buf_reserve_slow(struct buf *b, size_t n)
     return 0;
 }
 
+int buf_reserve_exact(struct buf *b, size_t n)
+{
+    char *p;
+
+    if (b->cap - b->wpos >= n)
+        return 0;
+    buf_compact(b);
+    if (b->cap - b->wpos >= n)
+        return 0;
+    p = realloc(b->data, b->wpos + n);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = b->wpos + n;
+    return 0;
+}
+
 void buf_compact(struct buf *b)
 {
     size_t n = b->wpos - b->rpos;

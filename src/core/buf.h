@@ -25,6 +25,10 @@ static inline int buf_reserve(struct buf *b, size_t n)
     return b->cap - b->wpos >= n ? 0 : buf_reserve_slow(b, n);
 }
 
+/* Make room for exactly n more bytes after wpos (compacting first; no rounding up): a buffer
+ * sized to what it must hold, as Redis sizes a query buffer for a big argument. 0 or -1. */
+int buf_reserve_exact(struct buf *b, size_t n);
+
 /* Append n bytes. Returns 0 or -1 (out of memory). */
 static inline int buf_append(struct buf *b, const void *p, size_t n)
 {

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "net/conn.h"
+#include "net/worker.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -199,5 +200,29 @@ void conn_format_addr(int fd, int peer, char *out, size_t cap)
         snprintf(out, cap, "%s:%d", ip, ntohs(s->sin6_port));
     } else {
         snprintf(out, cap, "/unix:0");
+    }
+}
+
+size_t conn_mem_usage(const struct conn *c, size_t refbytes)
+{
+    size_t m = sizeof(*c) + c->rbuf.cap + c->wbuf.cap + refbytes +
+               (size_t)c->refs_cap * sizeof(struct oref) +
+               ((size_t)c->argv_cap + c->rp.argv_cap) * sizeof(struct slice);
+    size_t (*extra)(const struct conn *) = c->w->srv->proto[c->proto].mem;
+
+    return extra ? m + extra(c) : m;
+}
+
+void conn_mem_update(struct conn *c, size_t refbytes)
+{
+    size_t m = conn_mem_usage(c, refbytes);
+    size_t acc =
+        (c->flags & (CONN_MEM_COUNTED | CONN_CLOSED | CONN_MONITOR)) == CONN_MEM_COUNTED ? m : 0;
+
+    __atomic_store_n(&c->mem, m, __ATOMIC_RELAXED);
+    if (acc != c->mem_acc) {
+        struct worker *w = c->w;
+        __atomic_store_n(&w->cmem, w->cmem - c->mem_acc + acc, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->mem_acc, acc, __ATOMIC_RELAXED);
     }
 }

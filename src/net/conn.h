@@ -47,9 +47,16 @@ enum conn_proto { PROTO_RESP = 0, PROTO_MC = 1 };
 #define CONN_IO_PENDING 0x8000    /* a batched read or send of this turn completed but its
                                    * result is not applied yet (worker_serve_busy skips it) */
 #define CONN_PUBSUB_LIMIT 0x10000 /* the pubsub client-output-buffer-limit applies (subscribed) */
+#define CONN_MEM_COUNTED 0x20000  /* a normal or Pub/Sub client: its memory counts towards
+                                   * maxmemory-clients and it may be evicted (not a replica,
+                                   * not a monitor: Redis's clientEvictionAllowed types) */
 
 /* Input is not processed while more than this many reply bytes wait to be written. */
 #define CONN_OUT_PAUSE_BYTES (4 * 1024 * 1024)
+/* ... for a RESP client (CONN_PAUSE_AT_LIMIT): Redis never pauses, its clients' output grows
+ * until an output limit or client eviction (maxmemory-clients) closes them; this only bounds
+ * a client that pipelines and never reads when neither is set. */
+#define CONN_OUT_PAUSE_BYTES_RESP (16 * 1024 * 1024)
 
 struct slice {
     const char *p;
@@ -130,9 +137,20 @@ struct conn {
     size_t pub_qbuf, pub_qfree, pub_qcap, pub_obl, pub_ocap, pub_omem;
     uint32_t pub_oll;
     size_t qpeak;          /* the input buffer's largest use since the last timer pass */
+    /* Client memory (maxmemory-clients; Redis's getClientMemoryUsage): mem is the client's
+     * total as of its last conn_publish (shared: CLIENT LIST tot-mem, client eviction);
+     * mem_acc is the part of it counted in its worker's cmem (owner only; 0 for replicas and
+     * monitors, which Redis does not count either); evict_amt is what client eviction added
+     * to srv->evict_pending when it picked this client (shared: set under the worker's list
+     * lock, taken back by the owner when it closes it). */
+    size_t mem, mem_acc, evict_amt;
+    /* the output buffer's peak use (Redis's buf_peak: a turn's output, at most wbuf.cap)
+     * since wpeak_ms, for its resizing at the timer (shared: CLIENT LIST rbp) */
+    size_t wpeak;
+    int64_t wpeak_ms;
     uint8_t reply_mode;    /* CLIENT REPLY (cmd layer): 0 on, 1 off, 2 skip the next reply,
                             * 3 skipping this one */
-    uint8_t no_evict;      /* CLIENT NO-EVICT (cmd layer; no client eviction exists yet) */
+    uint8_t no_evict;      /* shared: CLIENT NO-EVICT (cmd layer): never picked by client eviction */
     uint8_t no_touch;      /* CLIENT NO-TOUCH (cmd layer): reads leave access times alone */
     uint8_t ldb;           /* SCRIPT DEBUG (script layer): 0 off, 1 YES (forked), 2 SYNC */
     uint8_t in_script;     /* a script's own client (script layer; Redis's CLIENT_SCRIPT) */
@@ -206,28 +224,76 @@ static inline void conn_udp_cut(struct conn *c)
 /* Format "ip:port" of a socket address. */
 void conn_format_addr(int fd, int peer, char *out, size_t cap);
 
+/* c's memory as Redis counts a client's (getClientMemoryUsage): the input buffer, the
+ * argument vectors, the output buffer and its references (refbytes: the referenced bytes
+ * still to send, which Redis would hold as copies), the struct itself and what the protocol
+ * layer keeps for it (srv_proto.mem: MULTI queue, WATCH, subscriptions, tracking prefixes). */
+size_t conn_mem_usage(const struct conn *c, size_t refbytes);
+/* Account c's memory anew in its worker's cmem (owner only): a few adds, no lock. */
+void conn_mem_update(struct conn *c, size_t refbytes);
+
 /* Publish c's buffer sizes for CLIENT LIST (owner only; relaxed stores, no lock). The
  * fields marked shared are written with __atomic stores and read with __atomic loads. */
+/* The query buffer's use as CLIENT LIST's qbuf shows it: Redis moves a big argument (32 KiB
+ * or more) being read to the start of its buffer, the request's bytes before it parsed. */
+static inline size_t conn_qbuf(const struct conn *c)
+{
+    size_t n = c->rbuf.wpos - c->rbuf.rpos;
+    if (c->proto == PROTO_RESP && c->rp.bulklen >= 32768 && c->rp.pos <= n)
+        n -= c->rp.pos;
+    return n;
+}
+
 static inline void conn_publish(struct conn *c)
 {
-    __atomic_store_n(&c->pub_qbuf, c->rbuf.wpos - c->rbuf.rpos, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pub_qbuf, conn_qbuf(c), __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_qfree, c->rbuf.cap - c->rbuf.wpos, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_qcap, c->rbuf.cap, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_obl, c->wbuf.wpos, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_ocap, c->wbuf.cap, __ATOMIC_RELAXED);
     __atomic_store_n(&c->pub_oll, c->nrefs, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->pub_omem, conn_pending(c), __ATOMIC_RELAXED);
+    size_t omem = conn_pending(c);
+    __atomic_store_n(&c->pub_omem, omem, __ATOMIC_RELAXED);
+    if (omem > c->wpeak)
+        __atomic_store_n(&c->wpeak, omem < c->wbuf.cap ? omem : c->wbuf.cap, __ATOMIC_RELAXED);
+    conn_mem_update(c, omem - (c->wbuf.wpos - c->wbuf.rpos));
 }
+
+/* The client eviction limit in bytes (maxmemory-clients, as a size or a percentage of
+ * maxmemory), 0: no client eviction. As Redis, never under 128 KiB. */
+static inline size_t conn_evict_limit(void)
+{
+    long long mc = __atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED);
+    long long mm = __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED);
+    size_t lim;
+
+    if (mc < 0 && mm > 0)
+        lim = (size_t)((double)mm * -(double)mc / 100);
+    else if (mc > 0)
+        lim = (size_t)mc;
+    else
+        return 0;
+    return lim < 128 * 1024 ? 128 * 1024 : lim;
+}
+
+/* DEBUG REPLYBUFFER (as Redis's): the timer resizes idle output buffers (1: on), and the
+ * buffers' peak use is reset every net_reply_peak_reset_ms (-1: never). Relaxed atomics. */
+extern int net_reply_resizing;
+extern long long net_reply_peak_reset_ms;
+/* DEBUG PAUSE-CRON: the workers' timers do nothing while set (relaxed atomic). */
+extern int net_pause_cron;
 
 /* Output classes of client-output-buffer-limit. */
 enum { COBL_NORMAL = 0, COBL_REPLICA = 1, COBL_PUBSUB = 2 };
-/* Reply bytes past which c's input is not processed until its output drains: 4 MiB, or just
- * above the normal client-output-buffer-limit when one is set (CONN_PAUSE_AT_LIMIT: RESP), so
- * that a client that sends and never reads meets that limit and is disconnected, as in Redis. */
+/* Reply bytes past which c's input is not processed until its output drains: 4 MiB (16 MiB
+ * for RESP), or just above the normal client-output-buffer-limit when one is set
+ * (CONN_PAUSE_AT_LIMIT: RESP), so that a client that sends and never reads meets that limit
+ * and is disconnected, as in Redis. */
 static inline size_t conn_pause_bytes(const struct conn *c)
 {
     size_t p = CONN_OUT_PAUSE_BYTES;
     if (c->flags & CONN_PAUSE_AT_LIMIT) {
+        p = CONN_OUT_PAUSE_BYTES_RESP;
         long long hard = __atomic_load_n(&cfg.cobl[COBL_NORMAL][0], __ATOMIC_RELAXED);
         long long soft = __atomic_load_n(&cfg.cobl[COBL_NORMAL][1], __ATOMIC_RELAXED);
         long long m = hard > soft ? hard : soft;

@@ -25,6 +25,7 @@
 #include "net/udp.h"
 
 #define READ_CHUNK 16384
+#define BIG_ARG 32768
 
 void worker_wake(struct worker *w)
 {
@@ -83,6 +84,14 @@ void worker_close_conn(struct worker *w, struct conn *c)
     w->nconns--;
     pthread_mutex_unlock(&w->list_lock);
     atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
+    /* its memory leaves the clients' total (and what eviction counted as on its way out) */
+    if (c->mem_acc) {
+        __atomic_store_n(&w->cmem, w->cmem - c->mem_acc, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->mem_acc, 0, __ATOMIC_RELAXED);
+    }
+    size_t ea = __atomic_load_n(&c->evict_amt, __ATOMIC_RELAXED);
+    if (ea)
+        atomic_fetch_sub_explicit(&srv->evict_pending, ea, memory_order_relaxed);
     if (srv->proto[c->proto].on_close)
         srv->proto[c->proto].on_close(c);
     /* on_close removed c from the registries that post to it: drop what is still queued */
@@ -117,6 +126,25 @@ void worker_close_conn(struct worker *w, struct conn *c)
     c->prev = NULL;
     c->next = w->dead;
     w->dead = c;
+}
+
+size_t srv_clients_mem(struct srv *srv)
+{
+    size_t sum = 0, pend = atomic_load_explicit(&srv->evict_pending, memory_order_relaxed);
+
+    for (int i = 0; i < srv->nworkers; i++)
+        sum += __atomic_load_n(&srv->workers[i].cmem, __ATOMIC_RELAXED);
+    return sum > pend ? sum - pend : 0;
+}
+
+/* Client eviction when the clients' memory reached maxmemory-clients (one load when off). */
+static void evict_clients_check(struct worker *w)
+{
+    if (__atomic_load_n(&cfg.maxmemory_clients, __ATOMIC_RELAXED) && w->srv->evict_clients) {
+        size_t lim = conn_evict_limit();
+        if (lim && srv_clients_mem(w->srv) >= lim)
+            w->srv->evict_clients(w);
+    }
 }
 
 static void free_dead(struct worker *w)
@@ -326,21 +354,27 @@ static void deliver_mailbox(struct worker *w)
 static int prep_read(struct worker *w, struct conn *c)
 {
     size_t want = READ_CHUNK;
+    int exact = 0;
 
     if (c->rbuf.rpos == c->rbuf.wpos) {
         c->rbuf.rpos = c->rbuf.wpos = 0; /* the usual case: everything was consumed */
     } else if (w->srv->proto[c->proto].read_hint) {
-        /* an incomplete request (a big argument): grow geometrically towards its size */
+        /* an incomplete request (a big argument): grow geometrically towards its size; from
+         * 32 KiB on (Redis's PROTO_MBULK_BIG_ARG) at once to exactly its size, as Redis sizes
+         * the query buffer of a big argument (client memory counts the capacity) */
         size_t need = w->srv->proto[c->proto].read_hint(c), have = buf_len(&c->rbuf);
         if (need > have) {
             size_t more = need - have;
             size_t step = have > READ_CHUNK ? have : READ_CHUNK;
             want = more < step ? more : step;
-            if (want < READ_CHUNK)
+            exact = need >= BIG_ARG;
+            if (exact)
+                want = more; /* Redis makes room for the whole argument at once */
+            else if (want < READ_CHUNK)
                 want = READ_CHUNK;
         }
     }
-    if (buf_reserve(&c->rbuf, want)) {
+    if (exact ? buf_reserve_exact(&c->rbuf, want) : buf_reserve(&c->rbuf, want)) {
         worker_close_conn(w, c);
         return -1;
     }
@@ -712,6 +746,41 @@ static void qbuf_resize(struct worker *w, struct conn *c)
     }
 }
 
+int net_reply_resizing = 1;
+long long net_reply_peak_reset_ms = 5000;
+int net_pause_cron;
+
+/* As Redis's clientsCronResizeOutputBuffer: an empty output buffer whose peak use stayed
+ * under half its size shrinks to that peak (at least 1 KiB); one filled to the brim grows
+ * twice as big, up to 16 KiB. The peak is reset every net_reply_peak_reset_ms. */
+#define REPLY_MIN_BYTES 1024
+#define REPLY_CHUNK_BYTES 16384
+static void wbuf_resize(struct worker *w, struct conn *c)
+{
+    struct buf *b = &c->wbuf;
+    size_t peak = c->wpeak, nsize = 0;
+    long long reset = __atomic_load_n(&net_reply_peak_reset_ms, __ATOMIC_RELAXED);
+
+    if (!__atomic_load_n(&net_reply_resizing, __ATOMIC_RELAXED))
+        return;
+    if (b->cap / 2 >= REPLY_MIN_BYTES && peak < b->cap / 2)
+        nsize = peak + 1 > REPLY_MIN_BYTES ? peak + 1 : REPLY_MIN_BYTES;
+    else if (b->cap && b->cap * 2 < REPLY_CHUNK_BYTES * 2 && peak >= b->cap)
+        nsize = b->cap * 2 < REPLY_CHUNK_BYTES ? b->cap * 2 : REPLY_CHUNK_BYTES;
+    if (reset >= 0 && w->now_ms - c->wpeak_ms >= reset) {
+        __atomic_store_n(&c->wpeak, b->wpos - b->rpos, __ATOMIC_RELAXED);
+        c->wpeak_ms = w->now_ms;
+    }
+    if (nsize && b->rpos == b->wpos && c->nrefs == 0) {
+        char *p = realloc(b->data, nsize);
+        if (p) {
+            b->data = p;
+            b->cap = nsize;
+            b->rpos = b->wpos = 0;
+        }
+    }
+}
+
 /* Every 1000/hz ms: the server's timers (on_tick), idle timeouts and the soft output limit
  * of paused clients, listeners back after running out of fds, the ops samples. */
 static void tick(struct worker *w)
@@ -719,6 +788,11 @@ static void tick(struct worker *w)
     struct srv *srv = w->srv;
     struct conn *c, *next;
 
+    if (__atomic_load_n(&net_pause_cron, __ATOMIC_RELAXED))
+        return;
+    /* clients over maxmemory-clients go before the timer evicts keys (Redis evicts clients
+     * before keys too) */
+    evict_clients_check(w);
     if (srv->on_tick)
         srv->on_tick(w);
     for (c = w->conns; c; c = next) {
@@ -740,6 +814,8 @@ static void tick(struct worker *w)
             worker_close_conn(w, c);
         else {
             qbuf_resize(w, c);
+            if (c->proto == PROTO_RESP)
+                wbuf_resize(w, c);
             conn_publish(c); /* CLIENT LIST on other workers: the sizes as of now */
         }
     }
@@ -928,6 +1004,9 @@ static void end_turn(struct worker *w)
                 w->flushq[j++] = w->flushq[i];
         w->nflush = j;
     }
+    /* as Redis's beforeSleep: clients over maxmemory-clients once the turn's output is
+     * written and the output limits enforced (those take precedence); one load when off */
+    evict_clients_check(w);
     free_dead(w);
 }
 
@@ -1021,8 +1100,12 @@ static void *worker_main(void *arg)
                     on_readable(w, c);
             }
         }
-        if (nrecv == 1)
-            on_readable(w, recvq[0]); /* one read(2) costs less than one submission */
+        if (nrecv == 1) {
+            /* one read(2) costs less than one submission; a kill handled after its event
+             * (an eviction, CLIENT KILL) may have closed it */
+            if (!(recvq[0]->flags & CONN_CLOSED))
+                on_readable(w, recvq[0]);
+        }
         else if (nrecv)
             recv_batch(w, recvq, nrecv);
         if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))

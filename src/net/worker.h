@@ -51,6 +51,9 @@ struct srv_proto {
     /* optional, called at a tick when c has been idle for more than cfg.timeout seconds:
      * 1 closes it (0: c is waiting for something, not idle). NULL: no idle timeout. */
     int (*may_time_out)(struct conn *c);
+    /* optional: bytes the protocol layer keeps for c beyond its buffers (client memory,
+     * CLIENT LIST tot-mem); must be cheap (it runs after every I/O turn of c) */
+    size_t (*mem)(const struct conn *c);
 };
 #define SRV_MAX_PROTO 4
 
@@ -85,6 +88,8 @@ struct worker {
     int draining;              /* shutdown: no more input events, replies are being flushed */
     int accept_paused;         /* out of fds: listeners left out of epoll until the next tick */
     struct worker_stats st;    /* written by this worker only, read racily by INFO */
+    size_t cmem;               /* one writer (this worker), relaxed atomic stores: memory of
+                                * its normal and Pub/Sub clients (conn_mem_update) */
     struct skey *keys;         /* cmd layer: scratch array for multi-key commands */
     int keys_cap;
     char scratch[256];         /* cmd layer: scratch bytes */
@@ -172,7 +177,15 @@ struct srv {
      * worker_release_held. While connections stay held it is called again, up to 16 times a
      * turn (released input can run commands that hold output again). */
     void (*before_sleep)(struct worker *w);
+    /* client eviction (maxmemory-clients): run by a worker at the end of a loop turn in which
+     * the clients' memory (srv_clients_mem) reached the limit; it picks clients to close
+     * (the cmd layer: CLIENT LIST's lines for the log) */
+    void (*evict_clients)(struct worker *w);
+    _Atomic size_t evict_pending;  /* memory of clients picked for eviction, not closed yet */
 };
+/* The memory of every worker's normal and Pub/Sub clients, less what client eviction already
+ * picked (any thread; relaxed loads, one per worker). */
+size_t srv_clients_mem(struct srv *srv);
 
 /* Create the workers and their listeners (each protocol's port on every bind address, the
  * unix socket). Returns 0 or -1 with a logged reason. Runs on the main thread before workers

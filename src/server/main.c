@@ -40,6 +40,11 @@
 
 #define TWINCACHE_VERSION "0.1.0"
 
+static int64_t not_counted_for_evict(void)
+{
+    return (int64_t)repl_not_counted_bytes();
+}
+
 /* ---- the workers' timer (srv.on_tick, every 1000/hz ms on each worker) ---- */
 
 static struct store_cron *crons; /* one per worker, each touched by its worker only */
@@ -217,6 +222,8 @@ static void persist_wire(struct srv *srv)
     };
     persist_setup(&h);
     srv->before_sleep = persist_before_sleep;
+    srv->evict_clients = cmd_evict_clients;
+    store_not_counted_fn = not_counted_for_evict;
 }
 
 int main(int argc, char **argv)
@@ -308,6 +315,7 @@ int main(int argc, char **argv)
         .on_close = cmd_resp_close,
         .read_hint = cmd_resp_read_hint,
         .may_time_out = cmd_resp_may_time_out,
+        .mem = cmd_resp_mem,
     };
     srv.proto[PROTO_MC] = (struct srv_proto){
         .port = cfg.memcache_port,

@@ -108,6 +108,17 @@ static void update_step(long long max)
         atomic_store_explicit(&store_mem_step, step, memory_order_relaxed);
 }
 
+int64_t (*store_not_counted_fn)(void);
+
+/* The used memory maxmemory is enforced on: without what Redis does not count (replicas'
+ * output beyond the backlog). */
+static int64_t used_counted(void)
+{
+    int64_t u = store_used_for_limit();
+    int64_t (*fn)(void) = store_not_counted_fn;
+    return fn ? u - fn() : u;
+}
+
 int64_t store_used_for_limit(void)
 {
     /* before the timer's first measure (a server just started, a test setting maxmemory 1
@@ -275,7 +286,7 @@ int store_make_room(struct store *s)
      * in Redis's exact count; at most 100 allocator reads a second) */
     if (util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000)
         measure_now();
-    if (store_used_for_limit() <= max)
+    if (used_counted() <= max)
         return 0;
     /* over: eviction destroys data, so first make sure with a fresh measure (the last may
      * still hold buffers of clients gone since): after a large buffer was freed, else at
@@ -285,7 +296,7 @@ int store_make_room(struct store *s)
         util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000) {
         atomic_store_explicit(&frees_seen, frees, memory_order_relaxed);
         measure_now();
-        if (store_used_for_limit() <= max)
+        if (used_counted() <= max)
             return 0;
     }
     if (policy == MM_NOEVICTION)
@@ -295,7 +306,7 @@ int store_make_room(struct store *s)
     /* Evict a little below the limit: the keyspace total is published in steps per thread
      * and the overhead is sampled, so aim under the line rather than on it. */
     long long target = max - (max / 100 < 1024 * 1024 ? max / 100 : 1024 * 1024);
-    for (int evicted = 0; store_used_for_limit() > target; evicted++) {
+    for (int evicted = 0; used_counted() > target; evicted++) {
         if (!evict_one(s, policy, volatile_only))
             return -1;
         if (evicted > 100000)

@@ -341,6 +341,9 @@ uint32_t store_idle_seconds(struct item *it);
 int store_make_room(struct store *s);
 /* Memory the limit is checked against: keyspace bytes plus the last measured overhead. */
 int64_t store_used_for_limit(void);
+/* Set at start-up (before the workers): bytes in used memory maxmemory does not count
+ * (Redis's mem_not_counted_for_evict: replicas' output); any thread, cheap. NULL: none. */
+extern int64_t (*store_not_counted_fn)(void);
 /* Refresh the overhead estimate (allocator total minus keyspace bytes); called by a timer. */
 void store_measure_overhead(int64_t allocator_total);
 
