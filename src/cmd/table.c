@@ -813,6 +813,14 @@ void cmd_resp_input(struct conn *c)
         call(c, &clk);
         c->frame = NULL;
         c->argc = 0;
+        if (TC_UNLIKELY(c->argv_cap > 1024)) {
+            /* as Redis frees a command's argv: the argument arrays of a huge command (16
+             * bytes an argument, twice) do not stay with the connection */
+            free(c->argv);
+            c->argv = NULL;
+            c->argv_cap = 0;
+            resp_parser_deinit(&c->rp);
+        }
         if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
             /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
             log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "
