@@ -6,6 +6,7 @@
 
 #include "cmd/notify.h"
 #include "cmd/cmd.h"
+#include "cmd/propagate.h"
 #include "cmd/keyset.h"
 #include "core/config.h"
 #include "store/strval.h"
@@ -92,6 +93,10 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
         return;
     }
     cmd_modified(c, &k, it);
+    /* SET ... KEEPTTL goes as it came, as Redis propagates it (the state form otherwise) */
+    if ((flags & (SET_KEEPTTL | SET_GET)) == SET_KEEPTTL && !item_mcflags(it) &&
+        !item_cas_field(it))
+        cmd_propagate(c, c->argc, c->argv);
     if (!old)
         notify_event(NOTIFY_NEW, "new", &k);
     notify_event(NOTIFY_STRING, "set", &k);
@@ -418,6 +423,15 @@ static void incrbyfloat_command(struct conn *c)
         goto out;
     }
     cmd_modified(c, &k, it);
+    /* as Redis 7.0: SET key value KEEPTTL (an item with memcached flags or a CAS keeps the
+     * state form, TC.MCSET) */
+    if (!item_mcflags(it) && !item_cas_field(it) && cmd_prop_begin(c, 4)) {
+        cmd_prop_arg(c, "SET", 3);
+        cmd_prop_arg(c, k.p, k.n);
+        cmd_prop_arg(c, buf, (size_t)n);
+        cmd_prop_arg(c, "KEEPTTL", 7);
+        cmd_prop_end(c);
+    }
     if (isnew)
         notify_event(NOTIFY_NEW, "new", &k);
     notify_event(NOTIFY_STRING, "incrbyfloat", &k);
