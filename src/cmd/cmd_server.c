@@ -118,6 +118,9 @@ static void flushall_command(struct conn *c)
     store_flush_lazy(conn_store(c), -1, lazy);
     tracking_flush();
     block_signal_flush(-1);
+    /* as Redis: the change counts before the save with save rules, which resets the counter */
+    STAT_INC(c->w->st.dirty);
+    cmd_dirty_counted = 1;
     persist_flushall();
     reply_ok(c);
 }

@@ -174,10 +174,13 @@ __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 __thread const char *cmd_last_error;
 
+__thread int cmd_dirty_counted;
+
 void cmd_modified_reset(void)
 {
     cmd_mods = 0;
     cmd_errors = 0;
+    cmd_dirty_counted = 0;
 }
 
 static int invalidate_cb(void *arg, int pos, unsigned flags)
@@ -194,7 +197,10 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
         return cmd_mods != 0;
     if (cmd_errors)
         return 0; /* refused: it changed nothing (as the propagation assumes too) */
-    STAT_INC(c->w->st.dirty);
+    if (TC_LIKELY(!cmd_dirty_counted))
+        STAT_INC(c->w->st.dirty);
+    else
+        cmd_dirty_counted = 0;
     if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0) &&
         !(cmd->flags & CMD_KEEP_WATCH))
         tx_touch_keys(c, cmd);
@@ -579,6 +585,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         return;
     cmd_mods = 0;
     cmd_errors = 0;
+    cmd_dirty_counted = 0;
     cmd_current = cmd;
     tracking_writer = c->id;
     /* MONITOR's state is read once: a monitor attaching meanwhile sees the next command */

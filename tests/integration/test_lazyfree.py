@@ -132,3 +132,22 @@ def test_memory_returns_after_unlink_of_huge_command(server, lr):
         wait_until(lambda: mem(lr)["used_memory"] < orig * 2, what="memory reclaimed")
     finally:
         s.close()
+
+
+def test_flushall_with_save_rules_leaves_no_changes(start_extra_server, tmp_path):
+    """FLUSHALL with save rules saves, and its own change is counted before that save, so
+    rdb_changes_since_last_save is 0 after it (the Redis unit/other test); without save rules
+    the change stays counted."""
+    srv = start_extra_server("--dir", str(tmp_path))
+    c = srv.client()
+    c.set("key", "value")
+    c.flushall()
+    assert c.info("persistence")["rdb_changes_since_last_save"] > 0
+    c.config_set("save", "3600 1 300 100 60 10000")
+    c.set("key", "value")
+    c.flushall()
+    assert c.info("persistence")["rdb_changes_since_last_save"] == 0
+    c.set("key", "value")
+    assert c.info("persistence")["rdb_changes_since_last_save"] == 1
+    c.config_set("save", "")
+    c.close()
