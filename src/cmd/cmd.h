@@ -350,6 +350,9 @@ static inline void reply_push_end(struct conn *c)
 /* Error replies of the running command: a write that answered an error changed nothing and
  * is not propagated (cmd_call resets it with cmd_modified_reset). */
 extern __thread unsigned cmd_errors;
+/* Set by a handler that counted its own change in the dirty counter (FLUSHALL, before the
+ * save that resets it): cmd_after_write then does not count it again, and clears it. */
+extern __thread int cmd_dirty_counted;
 extern __thread const char *cmd_last_error; /* its text or format: the code is its first word */
 #define reply_error(c, s)                                                                        \
     (cmd_errors++, cmd_last_error = (s), reply_check((c), resp_add_error(&(c)->wbuf, (s))))

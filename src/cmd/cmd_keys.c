@@ -21,12 +21,14 @@ static void del_command(struct conn *c)
     struct store *s = conn_store(c);
     int n = c->argc - 1, deleted = 0;
     struct skey *keys = keyset_resolve(c, 1, 1, n);
+    /* UNLINK frees costly values in the background, DEL as lazyfree-lazy-user-del says */
+    int lazy = c->argv[0].n == 6 ? 1 : cfg.lazyfree_lazy_user_del; /* "unlink" */
 
     if (!keys)
         return;
     store_lock_keys(s, keys, n);
     for (int i = 0; i < n; i++)
-        if (store_delete_locked(s, &keys[i], conn_now(c))) {
+        if (store_delete_lazy_locked(s, &keys[i], conn_now(c), lazy)) {
             cmd_modified(c, &keys[i], NULL);
             notify_event(NOTIFY_GENERIC, "del", &keys[i]);
             deleted++;

@@ -140,10 +140,13 @@ int tx_maybe_queue(struct conn *c, const struct cmd *cmd)
         }
     }
     t->nq++;
-    if (cmd_flags_of(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE))
+    /* a script's flags are its shebang's (as Redis's getCommandFlags): EXEC is checked with
+     * them (READONLY on a replica, OOM, stale) */
+    uint64_t fl = cmd_flags_of(c, cmd);
+    if (fl & (CMD_WRITE | CMD_MAY_REPLICATE))
         t->writes = 1;
-    t->qany |= cmd->flags;
-    t->qall &= cmd->flags;
+    t->qany |= fl;
+    t->qall &= fl;
     reply_lit(c, "+QUEUED\r\n");
     return 1;
 }

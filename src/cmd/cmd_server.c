@@ -23,6 +23,7 @@
 #include "core/config.h"
 #include "core/oom.h"
 #include "persist/persist.h"
+#include "store/lazyfree.h"
 #include "store/slab.h"
 #include "core/log.h"
 #include "store/strval.h"
@@ -85,20 +86,25 @@ static void dbsize_command(struct conn *c)
     reply_int(c, (long long)store_dbsize(conn_store(c), c->db));
 }
 
+/* 1: free in the background (ASYNC, or no argument with lazyfree-lazy-user-flush), 0: at
+ * once, -1: a syntax error was answered. */
 static int flush_args(struct conn *c)
 {
     if (c->argc > 2 || (c->argc == 2 && !arg_is(c, 1, "async") && !arg_is(c, 1, "sync"))) {
         reply_error(c, ERR_SYNTAX);
         return -1;
     }
-    return 0;
+    if (c->argc == 2)
+        return arg_is(c, 1, "async");
+    return cfg.lazyfree_lazy_user_flush != 0;
 }
 
 static void flushdb_command(struct conn *c)
 {
-    if (flush_args(c))
+    int lazy = flush_args(c);
+    if (lazy < 0)
         return;
-    store_flush(conn_store(c), c->db);
+    store_flush_lazy(conn_store(c), c->db, lazy);
     tracking_flush();
     block_signal_flush(c->db);
     reply_ok(c);
@@ -106,11 +112,15 @@ static void flushdb_command(struct conn *c)
 
 static void flushall_command(struct conn *c)
 {
-    if (flush_args(c))
+    int lazy = flush_args(c);
+    if (lazy < 0)
         return;
-    store_flush(conn_store(c), -1);
+    store_flush_lazy(conn_store(c), -1, lazy);
     tracking_flush();
     block_signal_flush(-1);
+    /* as Redis: the change counts before the save with save rules, which resets the counter */
+    STAT_INC(c->w->st.dirty);
+    cmd_dirty_counted = 1;
     persist_flushall();
     reply_ok(c);
 }
@@ -752,8 +762,10 @@ static void info_command(struct conn *c)
                 cmd_clients_mem(c->w->srv, &cn, &cr);
                 P("mem_clients_slaves:%zu\r\nmem_clients_normal:%zu\r\n", cr, cn);
             }
-            /* no defragmenter, and values are freed at once (UNLINK and FLUSHALL ASYNC too) */
-            P("active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n");
+            /* no defragmenter; values the lazy free thread has not freed yet, and those it did */
+            P("active_defrag_running:0\r\nlazyfree_pending_objects:%llu\r\n",
+              (unsigned long long)lazyfree_pending());
+            P("lazyfreed_objects:%llu\r\n", (unsigned long long)lazyfree_freed());
             if (cmd_info_memory_hook)
                 cmd_info_memory_hook(&b);
             P("\r\n");

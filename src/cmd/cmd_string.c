@@ -93,6 +93,10 @@ static void set_generic(struct conn *c, int flags, int64_t when, int ki, int vi,
         return;
     }
     cmd_modified(c, &k, it);
+    /* SET ... KEEPTTL goes as it came, as Redis propagates it (the state form otherwise) */
+    if ((flags & (SET_KEEPTTL | SET_GET)) == SET_KEEPTTL && !item_mcflags(it) &&
+        !item_cas_field(it))
+        cmd_propagate(c, c->argc, c->argv);
     if (!old)
         notify_event(NOTIFY_NEW, "new", &k);
     notify_event(NOTIFY_STRING, "set", &k);

@@ -27,7 +27,13 @@
 #include "store/store.h"
 #include "proto/mc.h"
 
-/* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ---- */
+/* ---- records: [int32 db][uint32 len][RESP] in a thread-local buffer ----
+ * The length's two top bits name a consumer the record is not for (a script's
+ * redis.set_repl(REPL_AOF / REPL_REPLICA)); commit gives each consumer its own records. */
+
+#define REC_NO_AOF 0x80000000u
+#define REC_NO_REPL 0x40000000u
+#define REC_LEN 0x3fffffffu
 
 _Thread_local struct skey cmd_key_memo;
 
@@ -46,7 +52,15 @@ static _Thread_local struct {
     size_t dfr_n;
     int dfr_db;
     int own;           /* the top-level command runs under stripes aof_exec took for it */
+    uint32_t mark;     /* REC_NO_* given to the records opened now (cmd_prop_target) */
+    int marked;        /* pend holds a marked record */
+    struct buf scratch; /* one consumer's records, when pend holds marked ones */
 } tl;
+
+void cmd_prop_target(int aof, int repl)
+{
+    tl.mark = (aof ? 0 : REC_NO_AOF) | (repl ? 0 : REC_NO_REPL);
+}
 
 int cmd_prop_may_block(void)
 {
@@ -58,9 +72,11 @@ static void rec_undefer(void);
 static size_t rec_open(int db)
 {
     int32_t d = db;
-    uint32_t z = 0;
+    uint32_t z = tl.mark;
     if (TC_UNLIKELY(tl.dfr != NULL))
         rec_undefer(); /* a record after the deferred frame: the frame goes first */
+    if (TC_UNLIKELY(z != 0))
+        tl.marked = 1;
     size_t at = buf_len(&tl.pend);
     if (buf_reserve(&tl.pend, 8))
         return at;
@@ -72,9 +88,12 @@ static size_t rec_open(int db)
 
 static void rec_close(size_t at)
 {
-    uint32_t len = (uint32_t)(buf_len(&tl.pend) - at - 8);
-    if (at + 8 <= buf_len(&tl.pend))
+    uint32_t len = (uint32_t)(buf_len(&tl.pend) - at - 8), h;
+    if (at + 8 <= buf_len(&tl.pend)) {
+        memcpy(&h, tl.pend.data + tl.pend.rpos + at + 4, 4);
+        len |= h & ~REC_LEN; /* the record's marks */
         memcpy(tl.pend.data + tl.pend.rpos + at + 4, &len, 4);
+    }
 }
 
 /* "<type><n>\r\n" at d (room for 24 bytes); returns its length. */
@@ -255,7 +274,7 @@ static int records_from(size_t start)
     while (start + 8 <= end) {
         uint32_t len;
         memcpy(&len, tl.pend.data + tl.pend.rpos + start + 4, 4);
-        start += 8 + len;
+        start += 8 + (len & REC_LEN);
         n++;
     }
     return n;
@@ -305,9 +324,66 @@ void cmd_prop_none(struct conn *c)
         tl.explicit_ = 1;
 }
 
+/* The records of pend not marked skip, their marks cleared, into tl.scratch. */
+static void rec_filter(uint32_t skip)
+{
+    const char *p = tl.pend.data + tl.pend.rpos, *end = p + buf_len(&tl.pend);
+
+    tl.scratch.rpos = tl.scratch.wpos = 0;
+    while (p + 8 <= end) {
+        uint32_t h, len;
+        memcpy(&h, p + 4, 4);
+        len = h & REC_LEN;
+        if (!(h & skip)) {
+            if (buf_reserve(&tl.scratch, 8 + (size_t)len))
+                break;
+            char *d = tl.scratch.data + tl.scratch.wpos;
+            memcpy(d, p, 4);
+            memcpy(d + 4, &len, 4);
+            memcpy(d + 8, p + 8, len);
+            tl.scratch.wpos += 8 + (size_t)len;
+        }
+        p += 8 + (size_t)len;
+    }
+}
+
+/* commit when some records are for one consumer only: each gets its own. */
+static void commit_marked(struct conn *c)
+{
+    tl.marked = 0;
+    if (atomic_load_explicit(&aof_on, memory_order_relaxed)) {
+        rec_filter(REC_NO_AOF);
+        if (buf_len(&tl.scratch)) {
+            aof_log_append(tl.scratch.data + tl.scratch.rpos, buf_len(&tl.scratch));
+            if (c)
+                conn_hold_output(c);
+        }
+    }
+    if (atomic_load_explicit(&repl_on, memory_order_relaxed)) {
+        rec_filter(REC_NO_REPL);
+        if (buf_len(&tl.scratch)) {
+            uint64_t off = repl_feed(tl.scratch.data + tl.scratch.rpos, buf_len(&tl.scratch));
+            if (c && off)
+                c->woff = off;
+        }
+    }
+    tl.pend.rpos = tl.pend.wpos = 0;
+    tl.scratch.rpos = tl.scratch.wpos = 0;
+    if (tl.scratch.cap > (1 << 20))
+        buf_shrink(&tl.scratch, 1 << 16);
+}
+
 /* Append pend to the shared buffer; remember the offset for the reply of c. */
 static void commit(struct conn *c)
 {
+    if (TC_UNLIKELY(tl.marked)) {
+        if (tl.dfr)
+            rec_undefer();
+        commit_marked(c);
+        if (tl.pend.cap > (1 << 20))
+            buf_shrink(&tl.pend, 1 << 16);
+        return;
+    }
     if (tl.dfr) {
         const char *f = tl.dfr;
         tl.dfr = NULL;

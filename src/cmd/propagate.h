@@ -68,6 +68,10 @@ void cmd_prop_arg(struct conn *c, const char *p, size_t n);
 void cmd_prop_end(struct conn *c);
 void cmd_propagate(struct conn *c, int argc, const struct slice *argv);
 void cmd_prop_none(struct conn *c);
+/* The consumers the records opened from now on are for (a script's redis.set_repl: aof 0
+ * keeps them out of the AOF, repl 0 out of the replication stream); (1, 1) again after the
+ * call. This thread only. */
+void cmd_prop_target(int aof, int repl);
 
 /* EXEC: called with the transaction's stripes held, around its commands; the commands it
  * logs are appended as one MULTI ... EXEC block. */

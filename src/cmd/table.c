@@ -174,10 +174,13 @@ __thread unsigned long cmd_mods;
 __thread unsigned cmd_errors;
 __thread const char *cmd_last_error;
 
+__thread int cmd_dirty_counted;
+
 void cmd_modified_reset(void)
 {
     cmd_mods = 0;
     cmd_errors = 0;
+    cmd_dirty_counted = 0;
 }
 
 static int invalidate_cb(void *arg, int pos, unsigned flags)
@@ -194,7 +197,10 @@ int cmd_after_write(struct conn *c, const struct cmd *cmd)
         return cmd_mods != 0;
     if (cmd_errors)
         return 0; /* refused: it changed nothing (as the propagation assumes too) */
-    STAT_INC(c->w->st.dirty);
+    if (TC_LIKELY(!cmd_dirty_counted))
+        STAT_INC(c->w->st.dirty);
+    else
+        cmd_dirty_counted = 0;
     if (TC_UNLIKELY(atomic_load_explicit(&tx_watched_keys, memory_order_relaxed) != 0) &&
         !(cmd->flags & CMD_KEEP_WATCH))
         tx_touch_keys(c, cmd);
@@ -583,6 +589,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         return;
     cmd_mods = 0;
     cmd_errors = 0;
+    cmd_dirty_counted = 0;
     cmd_current = cmd;
     tracking_writer = c->id;
     /* MONITOR's state is read once: a monitor attaching meanwhile sees the next command */
@@ -833,6 +840,14 @@ void cmd_resp_input(struct conn *c)
         call(c, &clk);
         c->frame = NULL;
         c->argc = 0;
+        if (TC_UNLIKELY(c->argv_cap > 1024)) {
+            /* as Redis frees a command's argv: the argument arrays of a huge command (16
+             * bytes an argument, twice) do not stay with the connection */
+            free(c->argv);
+            c->argv = NULL;
+            c->argv_cap = 0;
+            resp_parser_deinit(&c->rp);
+        }
         if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
             /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
             log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "

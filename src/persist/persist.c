@@ -651,7 +651,7 @@ int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap
     }
     atomic_store(&persist_loading, 1);
     persist_load_begin();
-    store_flush(s, -1);
+    store_flush_lazy(s, -1, cfg.replica_lazy_flush); /* the old data set, before a full sync */
     if (rdb_funcs.clear)
         rdb_funcs.clear();
     int r = rdb_load(s, path, util_now_ms(), &info, err, cap);

@@ -358,6 +358,15 @@ void script_exec(struct conn *c, struct script_run *run, int nkeys)
         reply_error(c, REPL_NOREPLICAS_TEXT); /* min-replicas-to-write, as Redis 7.0 */
         return;
     }
+    if (!(run->flags & SCRIPT_FLAG_SHEBANG) && c->fd >= 0 &&
+        TC_UNLIKELY(atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) &&
+        !repl_link_up() && !cfg.replica_serve_stale_data) {
+        /* as Redis 7.0's scriptPrepareForRun: EVAL is a stale command, a script without a
+         * shebang is not run on a stale replica */
+        reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                       "to 'no'.");
+        return;
+    }
     if (run->debug) {
         /* a debugged run holds every stripe for the whole session (in a forked child nobody
          * else wants them); its time limit is the debugger's (script_ldb.c) */

@@ -361,8 +361,10 @@ static int redis_generic(lua_State *L, int raise)
         return refuse(L, cmd, "Write commands are not allowed from read-only scripts.", raise);
     if (!run->allow_oom && run->oom && !run->wrote && (cmd->flags & CMD_DENYOOM))
         return refuse(L, cmd, "-" ERR_OOM, raise);
+    /* as Redis's scriptVerifyWriteCommandAllow: once the script wrote, the server's state
+     * (MISCONF, a read-only replica, too few good replicas) no longer fails its writes */
     if (TC_UNLIKELY(atomic_load_explicit(&persist_misconf, memory_order_relaxed)) &&
-        (cmd->flags & CMD_WRITE))
+        (cmd->flags & CMD_WRITE) && !run->wrote)
         return refuse(L, cmd, "-" ERR_MISCONF, raise); /* as Redis: a failing BGSAVE stops writes */
     if (TC_UNLIKELY(atomic_load_explicit(&repl_is_replica, memory_order_relaxed)) &&
         !repl_applying) {
@@ -371,11 +373,11 @@ static int redis_generic(lua_State *L, int raise)
             return refuse(L, cmd, "Can not execute the command on a stale replica. The script "
                                   "probably has the allow-stale flag but tried to call a "
                                   "non-stale command.", raise);
-        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE))
+        if (cfg.replica_read_only && (cmd->flags & CMD_WRITE) && !run->wrote)
             return refuse(L, cmd, "-READONLY You can't write against a read only replica.",
                           raise);
     }
-    if ((cmd->flags & CMD_WRITE) && !repl_good_replicas_ok())
+    if ((cmd->flags & CMD_WRITE) && !run->wrote && !repl_good_replicas_ok())
         return refuse(L, cmd, "-" REPL_NOREPLICAS_TEXT, raise); /* min-replicas-to-write */
 
     if (run->track) {
@@ -411,10 +413,16 @@ static int redis_generic(lua_State *L, int raise)
     cmd_modified_reset();
     cmd_current = cmd;
     STAT_INC(f->w->st.commands);
-    if (run->repl & SCRIPT_REPL_AOF)
+    if (run->repl == (SCRIPT_REPL_AOF | SCRIPT_REPL_REPLICA)) {
         cmd_exec(f, cmd);
-    else
+    } else if (run->repl) {
+        /* redis.set_repl(REPL_AOF / REPL_REPLICA): its records for that consumer only */
+        cmd_prop_target(run->repl & SCRIPT_REPL_AOF, run->repl & SCRIPT_REPL_REPLICA);
+        cmd_exec(f, cmd);
+        cmd_prop_target(1, 1);
+    } else {
         cmd->fn(f); /* redis.set_repl(REPL_NONE): not logged */
+    }
     cmdstats_call(cmd, -1, cmd_errors != 0);
     if (cmd_errors)
         cmdstats_errors(cmd_last_error, cmd_errors); /* as Redis counts the script client's */

@@ -36,6 +36,7 @@
 #include "server/mc_cmdline.h"
 #include "persist/rdb.h"
 #include "store/evict.h"
+#include "store/lazyfree.h"
 #include "store/store.h"
 
 #define TWINCACHE_VERSION "0.1.0"
@@ -344,6 +345,8 @@ int main(int argc, char **argv)
         log_warn("Out of memory creating the store");
         return 1;
     }
+    if (lazyfree_setup())
+        log_warn("Can't start the lazy free thread: values are freed at once");
     atomic_store(&store_lru_clock, (uint32_t)srv.start_ms);
     atomic_store(&store_lfu_minutes, (uint32_t)(srv.start_ms / 60000) & 0xffffff);
     register_commands();
@@ -446,6 +449,7 @@ int main(int argc, char **argv)
         unlink(cfg.pidfile);
     if (cfg.unixsocket[0])
         unlink(cfg.unixsocket);
+    lazyfree_teardown(); /* what it holds is freed first */
     store_destroy(&srv.store);
     for (int i = 0; i < srv.nworkers; i++)
         free(srv.workers[i].keys);

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/util.h"
 #include "store/evict.h"
+#include "store/lazyfree.h"
 #include "store/slab.h"
 #include "store/store.h"
 
@@ -254,7 +255,7 @@ static int evict_one(struct store *s, int policy, int volatile_only)
         COUNTER_ADD(st->evicted, 1);
         if (!gone->fetched)
             COUNTER_ADD(st->evicted_unfetched, 1);
-        item_release(gone);
+        lazyfree_release(gone, cfg.lazyfree_lazy_eviction);
     }
     store_unlock(s, k.stripe);
     return 1;

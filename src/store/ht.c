@@ -285,6 +285,13 @@ void ht_deinit(struct ht *t)
     COUNTER_ADD(t->nvolatile, -t->nvolatile);
 }
 
+void ht_forget(struct ht *t)
+{
+    set_array(t, NULL, 0);
+    COUNTER_ADD(t->count, -t->count);
+    COUNTER_ADD(t->nvolatile, -t->nvolatile);
+}
+
 size_t ht_mem(const struct ht *t)
 {
     return t->slots ? malloc_usable_size(t->slots) : 0;

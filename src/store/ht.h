@@ -91,6 +91,9 @@ void ht_delete_at(struct ht *t, uint32_t pos);
 void ht_maybe_shrink(struct ht *t);
 /* Free the slot array (not the items). */
 void ht_deinit(struct ht *t);
+/* Leave t empty without freeing its slot array or items (a copy of *t taken before owns
+ * them now: lazyfree_tables). */
+void ht_forget(struct ht *t);
 /* Bytes used by the slot array. */
 size_t ht_mem(const struct ht *t);
 

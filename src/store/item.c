@@ -225,6 +225,11 @@ void item_ref(struct item *it)
     atomic_fetch_add_explicit((_Atomic uint32_t *)(void *)it->data, 1, memory_order_relaxed);
 }
 
+item_free_fn *item_destructor(int type)
+{
+    return destructors[type & 7];
+}
+
 void item_release(struct item *it)
 {
     if (!it)
@@ -236,6 +241,11 @@ void item_release(struct item *it)
     }
     if (it->type != OBJ_STRING && destructors[it->type & 7])
         destructors[it->type & 7](item_ptr(it));
+    item_free_shell(it);
+}
+
+void item_free_shell(struct item *it)
+{
     if (it->slab) {
         slab_free(it, item_total_size(it));
     } else {

@@ -298,6 +298,11 @@ void item_unref(void *it);
 /* Destructor for the pointer value of a type, set by the type's module at setup. */
 typedef void item_free_fn(void *ptr);
 void item_set_destructor(int type, item_free_fn *fn);
+/* The destructor of a type (NULL for strings), for lazyfree.c. */
+item_free_fn *item_destructor(int type);
+/* Free the item's own allocation only, not the structure its pointer value names (lazyfree.c
+ * frees that later); no reference count is looked at. Any thread. */
+void item_free_shell(struct item *it);
 /* Bytes held by the type structure behind a pointer value (for MEMORY USAGE / accounting). */
 typedef size_t item_size_fn(void *ptr);
 void item_set_sizer(int type, item_size_fn *fn);

@@ -319,3 +319,19 @@ size_t slab_used_bytes(void)
     int64_t u = atomic_load_explicit(&in_use, memory_order_relaxed);
     return u > 0 ? (size_t)u : 0;
 }
+
+void slab_thread_flush(void)
+{
+    if (in_use_pending) {
+        atomic_fetch_add_explicit(&in_use, in_use_pending, memory_order_relaxed);
+        in_use_pending = 0;
+    }
+    for (int c = 0; c < NCLASSES; c++) {
+        struct cache *ca = &caches[c];
+        if (ca->n) {
+            give_back(c, ca->head, ca->n);
+            ca->head = NULL;
+            ca->n = 0;
+        }
+    }
+}

@@ -56,5 +56,8 @@ size_t slab_bytes(void);
  * per thread: what counts as used; the rest of the slabs is free space, like an allocator's
  * fragmentation. */
 size_t slab_used_bytes(void);
+/* Publish this thread's pending used-bytes delta and give its cached chunks back to their
+ * classes (a thread that only frees, as the lazy free thread, calls it after each job). */
+void slab_thread_flush(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/util.h"
 #include "store/evict.h"
+#include "store/lazyfree.h"
 #include "store/slab.h"
 
 _Atomic uint32_t store_lru_clock;
@@ -226,7 +227,7 @@ static void remove_at(struct store *s, struct stripe *st, struct ht *t, uint32_t
     ht_delete_at(t, pos);
     ht_maybe_shrink(t);
     mem_addv(st, (int64_t)ht_mem(t) - (int64_t)before);
-    item_release(it);
+    lazyfree_release(it, cfg.lazyfree_lazy_expire); /* only expiry removes keys here */
 }
 
 void store_prefetch(struct store *s, const struct skey *keys, int n)
@@ -352,7 +353,7 @@ static void swap_at(struct stripe *st, struct ht *t, uint32_t pos, struct item *
     ht_replace_at(t, pos, it);
     vol_add(st, t, (item_expire(it) != 0) - (item_expire(old) != 0));
     mem_addv(st, item_mem(it) - item_mem(old));
-    item_release(old);
+    lazyfree_release(old, cfg.lazyfree_lazy_server_del); /* an overwrite */
 }
 
 int store_put_at_locked(struct store *s, const struct skey *k, struct item *old, uint32_t pos,
@@ -437,11 +438,16 @@ struct item *store_reuse_locked(struct store *s, const struct skey *k, struct it
 
 int store_delete_locked(struct store *s, const struct skey *k, int64_t now)
 {
+    return store_delete_lazy_locked(s, k, now, cfg.lazyfree_lazy_server_del);
+}
+
+int store_delete_lazy_locked(struct store *s, const struct skey *k, int64_t now, int lazy)
+{
     struct item *it = store_unlink_locked(s, k, now);
 
     if (!it)
         return 0;
-    item_release(it);
+    lazyfree_release(it, lazy);
     return 1;
 }
 
@@ -668,27 +674,35 @@ void store_swapdb_locked(struct store *s, int a, int b)
 
 uint64_t store_flush(struct store *s, int db)
 {
+    return store_flush_lazy(s, db, 0);
+}
+
+uint64_t store_flush_lazy(struct store *s, int db, int lazy)
+{
     uint64_t removed = 0;
 
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct stripe *st = &s->stripes[i];
+        int first = db >= 0 ? db : 0, n = db >= 0 ? 1 : s->ndb;
         store_lock(s, i);
-        for (int d = 0; d < s->ndb; d++) {
+        for (int d = first; d < first + n; d++) {
             struct ht *t = &st->db[d];
-            if (db >= 0 && d != db)
-                continue;
             for (uint32_t j = 0; j < ht_size(t); j++) {
                 struct item *it = ht_item_at(t, j);
                 if (it) {
                     mem_sub(st, item_mem(it));
-                    item_release(it);
+                    if (!lazy)
+                        item_release(it);
                     removed++;
                 }
             }
             mem_sub(st, (int64_t)ht_mem(t));
             COUNTER_ADD(st->nvolatile, -t->nvolatile);
-            ht_deinit(t);
+            if (!lazy)
+                ht_deinit(t);
         }
+        if (lazy)
+            lazyfree_tables(&st->db[first], n); /* leaves them empty */
         store_unlock(s, i);
     }
     return removed;
@@ -724,7 +738,7 @@ static void sweep_table(struct store *s, struct stripe *st, struct ht *t, int64_
                         vol_add(st, t, -1);
                     mem_sub(st, item_mem(it));
                     ht_delete_at(t, i);
-                    item_release(it);
+                    lazyfree_release(it, cfg.lazyfree_lazy_expire);
                     removed++;
                     continue; /* an entry may have shifted into slot i */
                 }
@@ -787,6 +801,7 @@ void store_totals(struct store *s, struct store_totals *t)
 
 void store_reset_stats(struct store *s)
 {
+    lazyfree_reset_stats(); /* lazyfreed_objects, as Redis's CONFIG RESETSTAT */
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct stripe *st = &s->stripes[i];
         store_lock(s, i);

@@ -274,6 +274,10 @@ int store_put_locked(struct store *s, const struct skey *k, struct item *it);
 void store_swap_locked(struct store *s, const struct skey *k, struct item *old, struct item *it);
 /* Delete k. Returns 1 if a live item was removed. */
 int store_delete_locked(struct store *s, const struct skey *k, int64_t now);
+/* store_delete_locked, the value freed in the background when lazy and costly to free
+ * (UNLINK, DEL with lazyfree-lazy-user-del; store_delete_locked follows
+ * lazyfree-lazy-server-del). */
+int store_delete_lazy_locked(struct store *s, const struct skey *k, int64_t now, int lazy);
 /* Remove k and hand its item to the caller (NULL if missing). */
 struct item *store_unlink_locked(struct store *s, const struct skey *k, int64_t now);
 /* Set (ms > 0) or clear (ms == 0) the expire time of the live item it. May reallocate the
@@ -314,6 +318,8 @@ uint64_t store_db_expires(struct store *s, int db);
 size_t store_db_table_bytes(struct store *s, int db);
 /* Remove every item of db (db < 0: all databases). Returns items removed. */
 uint64_t store_flush(struct store *s, int db);
+/* store_flush, the tables handed to the lazy free thread when lazy (FLUSHALL/FLUSHDB ASYNC). */
+uint64_t store_flush_lazy(struct store *s, int db, int lazy);
 /* Active expiry over stripes first, first+step, ... for at most budget_us. Returns the share
  * (0..100) of sampled volatile items that were expired, to let the caller adapt its effort. */
 int store_expire_cycle(struct store *s, uint32_t first, uint32_t step, int64_t now,
