@@ -205,6 +205,7 @@ static void swapdb_command(struct conn *c)
 static void config_set_many(struct conn *c)
 {
     int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
+    int tls_applied = 0, listen_named = 0;
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
 
@@ -286,6 +287,7 @@ static void config_set_many(struct conn *c)
                      "- Unable to update TLS configuration. Check server logs.", name);
             goto fail;
         }
+        tls_applied = 1;
         break;
     }
     if (oom_named && oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA
@@ -294,6 +296,30 @@ static void config_set_many(struct conn *c)
         snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') - "
                  "Failed to set current oom_score_adj. Check server logs.", name);
         goto fail;
+    }
+    /* the listeners last (new sockets bound before the old ones close; on failure the old
+     * ones stay), as Redis's applyPort / applyBind / applyTLSPort */
+    for (int i = 0; i < n && !listen_named; i++) {
+        char now[1024];
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if ((!strcasecmp(name, "port") || !strcasecmp(name, "tls-port") ||
+             !strcasecmp(name, "memcache-port") || !strcasecmp(name, "tls-memcache-port") ||
+             !strcasecmp(name, "bind")) &&
+            !config_format(name, now, sizeof(now)) && strcmp(now, old[i]))
+            listen_named = i + 1; /* the same value again changes nothing, as in Redis */
+    }
+    if (listen_named && config_listen_apply) {
+        int r = config_listen_apply(err, sizeof(err));
+        if (r) {
+            arg_cstr(c, 2 + 2 * (listen_named - 1), name, sizeof(name));
+            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
+                     "- %s", name,
+                     r == -2 ? "Unable to update TLS configuration. Check server logs."
+                     : !strcasecmp(name, "bind") ? "Failed to bind to specified addresses."
+                                                 : "Unable to listen on this port. Check server "
+                                                   "logs.");
+            goto fail;
+        }
     }
     free(old);
     repl_update_gate();
@@ -315,6 +341,10 @@ fail:
             oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
         if (!strcasecmp(name, "requirepass"))
             acl_requirepass_set(old[i], strlen(old[i]));
+    }
+    if (tls_applied && config_tls_apply) {
+        char e2[256];
+        config_tls_apply(e2, sizeof(e2)); /* the restored certificate settings */
     }
     free(old);
     reply_errorf(c, "ERR %s", err);
@@ -849,7 +879,7 @@ static void config_command(struct conn *c)
         const char *path = c->w->srv->config_file;
         if (!path) {
             reply_error(c, "ERR The server is running without a config file");
-        } else if (config_rewrite(path, err, sizeof(err))) {
+        } else if (config_rewrite(path, 0, err, sizeof(err))) {
             log_warn("CONFIG REWRITE failed: %s", err);
             reply_errorf(c, "ERR %s", err);
         } else {

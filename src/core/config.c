@@ -49,6 +49,7 @@ static int add_user_line(const char **argv, int argc, char *err, size_t errcap)
     return 0;
 }
 int (*config_tls_apply)(char *err, size_t errcap);
+int (*config_listen_apply)(char *err, size_t errcap);
 
 enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY,
              C_OCTAL,   /* an int written and read in octal (unixsocketperm) */
@@ -117,15 +118,17 @@ static const char no_cluster[] =
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static struct setting settings[] = {
-    {"port", C_INT, &cfg.port, 0, 0, 65535, 0, NULL},
-    {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 0, NULL},
-    S("bind", bind, 0),
+    {"port", C_INT, &cfg.port, 0, 0, 65535, 1, NULL},
+    {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 1, NULL},
+    S("bind", bind, 1),
     S("unixsocket", unixsocket, 0),
     {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
-    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
+    /* twincache's own settings fixed at start-up are hidden from CONFIG GET * (as Redis hides
+     * some of its own): a client that sets back every listed value finds none it cannot set */
+    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL, F_HIDDEN, NULL},
     {"io-threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
     {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
-    {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL},
+    {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL, F_HIDDEN, NULL},
     S("requirepass", requirepass, 1),
     S("aclfile", aclfile, 0),
     {"acllog-max-len", C_INT, &cfg.acllog_max_len, 0, 0, 0x7fffffff, 1, NULL},
@@ -163,7 +166,7 @@ static struct setting settings[] = {
     {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
     {"lfu-decay-time", C_INT, &cfg.lfu_decay_time, 0, 0, 0x7fffffff, 1, NULL},
     {"hz", C_INT, &cfg.hz, 0, 0, 0x7fffffff, 1, NULL},
-    {"memcache-sasl", C_BOOL, &cfg.memcache_sasl, 0, 0, 1, 0, NULL},
+    {"memcache-sasl", C_BOOL, &cfg.memcache_sasl, 0, 0, 1, 0, NULL, F_HIDDEN, NULL},
     S("memcache-auth-file", memcache_auth_file, 1),
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
@@ -210,7 +213,7 @@ static struct setting settings[] = {
     S("replicaof", replicaof, 0),
     S("slaveof", replicaof, 0),
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
-    {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL},
+    {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL, F_HIDDEN, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
     {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
     {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
@@ -230,8 +233,8 @@ static struct setting settings[] = {
     {"stream-node-max-entries", C_LL, &cfg.stream_node_max_entries, 0, 0, LLONG_MAX, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
-    {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 0, NULL},
-    {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 0, NULL},
+    {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 1, NULL},
+    {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 1, NULL},
     S("tls-cert-file", tls_cert_file, 1),
     S("tls-key-file", tls_key_file, 1),
     S("tls-key-file-pass", tls_key_file_pass, 1),
@@ -356,7 +359,7 @@ void config_defaults(void)
     memset(&cfg, 0, sizeof(cfg));
     cfg.port = 6379;
     cfg.memcache_port = 11211;
-    strcpy(cfg.bind, "127.0.0.1");
+    strcpy(cfg.bind, "* -::*"); /* Redis 7.0: every IPv4 address, IPv6 when there is some */
     cfg.unixsocketperm = 0;
     cfg.threads = n > 0 ? (int)n : 1;
     cfg.databases = 16;
@@ -368,7 +371,7 @@ void config_defaults(void)
     strcpy(cfg.dir, ".");
     strcpy(cfg.dbfilename, "dump.rdb");
     strcpy(cfg.appendfilename, "appendonly.aof");
-    strcpy(cfg.save, "");
+    strcpy(cfg.save, "3600 1 300 100 60 10000"); /* Redis 7.0's */
     cfg.acllog_max_len = 128;
     cfg.appendfsync = 1;
     strcpy(cfg.appenddirname, "appendonlydir");
@@ -546,6 +549,60 @@ void config_notify_format(int f, char *out, size_t cap)
     out[n] = '\0';
 }
 
+int config_reading;
+
+/* save: Redis's special case. While the configuration is read (file, then command line) the
+ * first save line replaces the default and the later ones add their pairs; save "" empties
+ * the list. CONFIG SET replaces it. Pairs: seconds >= 1, changes >= 0. */
+static int set_save(const char *v, char *err, size_t errcap)
+{
+    static int save_loaded;
+    char copy[1024], out[sizeof(cfg.save)], *words[128], *sv = NULL, *t;
+    size_t n = 0;
+    int nw = 0;
+
+    snprintf(copy, sizeof(copy), "%s", v);
+    for (t = strtok_r(copy, " ", &sv); t; t = strtok_r(NULL, " ", &sv)) {
+        if (nw == 128)
+            goto invalid;
+        words[nw++] = t;
+    }
+    if (nw & 1)
+        goto invalid;
+    out[0] = '\0';
+    if (config_reading && save_loaded && nw) { /* save "": none, whatever came before */
+        pthread_mutex_lock(&str_lock);
+        n = (size_t)snprintf(out, sizeof(out), "%s", cfg.save);
+        pthread_mutex_unlock(&str_lock);
+    }
+    for (int j = 0; j < nw; j++) {
+        char *end;
+        long long ll;
+        errno = 0;
+        ll = strtoll(words[j], &end, 10);
+        if (*end || errno || (j % 2 == 0 && ll < 1) || (j % 2 == 1 && ll < 0) ||
+            (j % 2 == 1 && ll > INT_MAX))
+            goto invalid;
+        n += (size_t)snprintf(out + n, n < sizeof(out) ? sizeof(out) - n : 0, "%s%lld",
+                              n ? " " : "", ll);
+        if (n >= sizeof(out)) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument 'save') - "
+                     "too many save parameters");
+            return -1;
+        }
+    }
+    if (config_reading)
+        save_loaded = 1;
+    pthread_mutex_lock(&str_lock);
+    strcpy(cfg.save, out);
+    pthread_mutex_unlock(&str_lock);
+    return 0;
+invalid:
+    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument 'save') - Invalid "
+             "save parameters");
+    return -1;
+}
+
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
 {
     struct setting *s;
@@ -575,8 +632,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         len += w;
     }
     v = joined;
-    if (s->ptr == &cfg.memcache_port)
-        cfg.memcache_port_given = 1;
+    if (s->ptr == cfg.save)
+        return set_save(v, err, errcap);
     switch (s->type) {
     case C_INT:
     case C_LL:
@@ -590,6 +647,9 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         }
         if (s->ptr == &cfg.hz)
             ll = ll < 1 ? 1 : ll > 500 ? 500 : ll; /* as Redis: kept within 1..500 */
+        /* given in the configuration, or changed by CONFIG SET: a busy port is an error */
+        if (s->ptr == &cfg.memcache_port && (config_reading || (!boot && ll != cfg.memcache_port)))
+            cfg.memcache_port_given = 1;
         if (s->type == C_INT)
             __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
         else
@@ -1108,7 +1168,7 @@ static int is_user_line(const char *line)
     return !strncasecmp(line, "user", 4) && (line[4] == ' ' || line[4] == '\t');
 }
 
-int config_rewrite(const char *path, char *err, size_t errcap)
+int config_rewrite(const char *path, int force_all, char *err, size_t errcap)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL, tmp[4096];
@@ -1163,8 +1223,9 @@ int config_rewrite(const char *path, char *err, size_t errcap)
             continue;
         format_at(&settings[i], &cfg, now, sizeof(now));
         format_at(&settings[i], &defaults, dflt, sizeof(dflt));
-        if (!strcmp(now, dflt))
-            continue;
+        if (!strcmp(now, dflt) &&
+            (!force_all || (settings[i].ptr == &cfg.memcache_port && !cfg.memcache_port_given)))
+            continue; /* (a memcache-port never given stays so: a busy default is skipped) */
         done[i] = 1;
         if (!generated) {
             buf_append(&out, marker, strlen(marker));

@@ -122,7 +122,7 @@ static void register_commands(void)
 }
 
 /* Parse "--name v1 v2 --other v" after an optional config file. */
-static int parse_args(int argc, char **argv, const char **config_file)
+static int read_args(int argc, char **argv, const char **config_file)
 {
     char err[1024];
     int i = 1;
@@ -159,6 +159,18 @@ static int parse_args(int argc, char **argv, const char **config_file)
         }
     }
     return 0;
+}
+
+/* The file and the command line are read as one configuration (config_reading: Redis's save
+ * lines). */
+static int parse_args(int argc, char **argv, const char **config_file)
+{
+    int r;
+
+    config_reading = 1;
+    r = read_args(argc, argv, config_file);
+    config_reading = 0;
+    return r;
 }
 
 /* ---- the persistence host (persist.h): what src/persist needs from the layers above ---- */
@@ -213,6 +225,23 @@ static void persist_wire(struct srv *srv)
     };
     persist_setup(&h);
     srv->before_sleep = persist_before_sleep;
+}
+
+/* config_listen_apply: CONFIG SET port, tls-port, memcache-port, tls-memcache-port, bind */
+static struct srv *listening_srv;
+static int relisten(char *err, size_t cap)
+{
+    struct srv *srv = listening_srv;
+
+    if ((cfg.tls_port || cfg.tls_memcache_port) && !config_tls_apply &&
+        tls_setup(err, cap)) /* TLS was off: its context first, as Redis's applyTLSPort */
+        return -2;
+    srv->proto[PROTO_RESP].port = cfg.port;
+    srv->proto[PROTO_RESP].tls_port = cfg.tls_port;
+    srv->proto[PROTO_MC].port = cfg.memcache_port;
+    srv->proto[PROTO_MC].tls_port = cfg.tls_memcache_port;
+    srv->proto[PROTO_MC].port_optional = !cfg.memcache_port_given && !mc_cfg.memcached_cmdline;
+    return srv_relisten(srv, err, cap);
 }
 
 int main(int argc, char **argv)
@@ -370,6 +399,8 @@ int main(int argc, char **argv)
         log_warn("Failed listening on port %d (TCP), aborting.", cfg.port);
         return 1;
     }
+    listening_srv = &srv;
+    config_listen_apply = relisten;
     if (cfg.pidfile[0]) {
         FILE *f = fopen(cfg.pidfile, "w");
         if (f) {
