@@ -621,6 +621,30 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", s->name);
         return -1;
     }
+    /* Redis's MULTI_ARG_CONFIGs take several words; the others exactly one */
+    if (argc != 1 && s->type != C_COBL && s->type != C_FLAGS && s->ptr != cfg.save &&
+        s->ptr != cfg.bind && s->ptr != cfg.oom_score_adj_values &&
+        s->ptr != cfg.latency_tracking_info_percentiles && s->ptr != cfg.replicaof) {
+        snprintf(err, errcap, "wrong number of arguments");
+        return -1;
+    }
+    if (s->ptr == cfg.replicaof && !(argc == 1 && (!argv[0][0] || strchr(argv[0], ' ')))) {
+        /* ("": no primary; one word "host port": split later) */
+        char *end;
+        long port;
+        if (argc != 2) {
+            snprintf(err, errcap, "wrong number of arguments");
+            return -1;
+        }
+        errno = 0;
+        port = strtol(argv[1], &end, 10);
+        if (strcasecmp(argv[0], "no") && (*end || port < 0 || port > 65535 || errno)) {
+            snprintf(err, errcap, "Invalid master port");
+            return -1;
+        }
+    }
+    if (s->type == C_FLAGS && argc == 0)
+        goto bad;
     /* multi-word values (save "900 1 300 10", bind "a b") are joined */
     joined[0] = '\0';
     for (int i = 0, len = 0; i < argc; i++) {
@@ -732,8 +756,13 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_MEMPCT: {
         size_t n = strlen(v);
         if (n > 1 && v[n - 1] == '%') {
-            if (!util_str2ll(v, n - 1, &ll) || ll < 0 || ll > 100)
+            if (!util_str2ll(v, n - 1, &ll) || ll < 0)
                 goto bad;
+            if (ll > 100) {
+                snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                         "percentage argument must be less or equal to 100", s->name);
+                return -1;
+            }
             ll = -ll;
         } else if (!util_parse_memsize(v, &ll) || ll < 0) {
             goto bad;
@@ -980,6 +1009,7 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
         return 0;
     size_t cap = 2 * len + 2; /* each word's bytes and its NUL */
     char *buf = malloc(cap);
+    char why[1024];
     int r;
     if (!buf) {
         snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
@@ -987,13 +1017,24 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
     }
     n = util_split_args(line, buf, cap, words, 1024);
     if (n < 0)
-        snprintf(err, errcap, "%s:%d: Unbalanced quotes in configuration line", path, lineno);
-    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, err, errcap);
+        snprintf(why, sizeof(why), "Unbalanced quotes in configuration line");
+    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, why, sizeof(why));
     free(buf);
+    if (r == -1) {
+        /* as Redis reports it; a setting's own text without CONFIG SET's preamble */
+        static const char pre[] = "CONFIG SET failed (possibly related to argument '";
+        const char *tail = why;
+        if (!strncmp(tail, pre, sizeof(pre) - 1) &&
+            strstr(tail, "') - "))
+            tail = strstr(tail, "') - ") + 5;
+        snprintf(err, errcap, "Reading the configuration file, at line %d\n>>> '%s'\n%s",
+                 lineno, line, tail);
+    } else if (r == -2) {
+        snprintf(err, errcap, "%s", why); /* an included file's, already in that form */
+        r = -1;
+    }
     return r;
 }
-
-/* The words of one config line (words[0] is the directive). */
 static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
                       size_t errcap)
 {
@@ -1006,7 +1047,7 @@ static int load_words(char **words, int n, const char *path, int lineno, int dep
             snprintf(err, errcap, "%s:%d: include nested too deeply", path, lineno);
             return -1;
         }
-        return load_file(words[1], depth + 1, err, errcap);
+        return load_file(words[1], depth + 1, err, errcap) ? -2 : 0;
     }
     if (!strcmp(words[0], "rename-command") && n == 3) {
         if (add_rename(words[1], words[2])) {
@@ -1022,10 +1063,31 @@ static int load_words(char **words, int n, const char *path, int lineno, int dep
         return -1;
     }
     if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
-        snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
+        snprintf(err, errcap, "%s", e);
         return -1;
     }
     return 0;
+}
+
+int config_load_string(const char *text, char *err, size_t errcap)
+{
+    char *copy = strdup(text), *save = NULL;
+    int lineno = 0, r = 0;
+
+    if (!copy) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    for (char *l = copy, *nl; l && !r; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = '\0';
+        lineno++;
+        r = load_line(l, "(command line)", lineno, 0, err, errcap);
+    }
+    (void)save;
+    free(copy);
+    return r;
 }
 
 static int load_file(const char *path, int depth, char *err, size_t errcap)

@@ -253,6 +253,9 @@ extern void (*config_users_hook)(struct buf *out);
 int config_rewrite(const char *path, int force_all, char *err, size_t errcap);
 /* Load a redis.conf-style file. Returns 0 or -1 with err (file:line: reason). */
 int config_load_file(const char *path, char *err, size_t errcap);
+/* Configuration lines (the command line's options, as Redis turns them into lines). 0, or -1
+ * with err in Redis's form: the line number, the line, the reason. */
+int config_load_string(const char *text, char *err, size_t errcap);
 /* rename-command lines read: pairs (from, to), for the command table to apply */
 extern char **config_renames;
 extern int config_nrenames;
