@@ -23,6 +23,7 @@
 #include "core/config.h"
 #include "core/oom.h"
 #include "persist/persist.h"
+#include "persist/snapshot.h"
 #include "store/slab.h"
 #include "core/log.h"
 #include "store/strval.h"
@@ -758,6 +759,9 @@ static void info_command(struct conn *c)
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\npubsubshard_channels:%ld\r\n",
               pubsub_nchannels(), pubsub_npatterns(), pubsub_nshardchannels());
+            P("latest_fork_usec:%lld\r\ntotal_forks:%lld\r\n",
+              (long long)atomic_load(&snapshot_latest_held_us),
+              (long long)atomic_load(&snapshot_total_started));
             P("migrate_cached_sockets:%d\r\n",
               atomic_load_explicit(&cmd_migrate_cached, memory_order_relaxed));
             P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
