@@ -348,6 +348,10 @@ static int list_one(struct conn *c, struct conn *x, void *arg)
 
     if (a->type != CT_ANY && client_type(x) != a->type)
         return 0;
+    /* Killed (CLIENT KILL, an ACL change, a replica dropped) but not yet closed by its own
+     * worker: Redis frees such a client before its reply, so it is gone from the list. */
+    if (x != c && atomic_load_explicit(&x->kill, memory_order_relaxed))
+        return 0;
     if (a->nids) {
         int hit = 0;
         for (int i = 0; i < a->nids; i++)

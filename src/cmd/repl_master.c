@@ -1072,6 +1072,7 @@ static void replconf_command(struct conn *c)
             tc_unlock(&R.lock);
         } else if (util_eq_nocase(k->p, k->n, "ack")) {
             long long off;
+            int early = 0;
             struct rslave *s = slave_of(c);
             if (!s || !util_str2ll(v->p, v->n, &off))
                 return; /* no reply, as Redis */
@@ -1084,8 +1085,17 @@ static void replconf_command(struct conn *c)
                 gen_bump_locked();
             } else if (s->state == RS_WAIT_END) {
                 s->acked = 1; /* before the child was reaped: no need to wait for another */
+                early = R.sn_diskless;
             }
             tc_unlock(&R.lock);
+            /* A replica that loaded a diskless transfer acks once the child wrote its last byte:
+             * the child is (nearly always) gone, so collect it now rather than at the next tick,
+             * and the replica is online when its link is up (FAILOVER TO checks that at once). */
+            if (early && !atomic_load(&quiesced)) {
+                pthread_mutex_lock(&R.sync_lock);
+                reap_sync(c->w->now_ms);
+                pthread_mutex_unlock(&R.sync_lock);
+            }
             if (block_nclients() > 0)
                 block_wake_waiters(c->w->srv);
             return;

@@ -6,6 +6,7 @@
  * them to the connection at its next tick (memcached's logger thread also delivers on a timer).
  * Evictions are accepted as a filter but not logged (the store reports no eviction events). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -224,10 +225,12 @@ static void write_port_file(struct worker *w)
 
 void mc_cmd_tick(struct worker *w)
 {
-    static int port_file_done; /* worker 0's own */
+    static _Atomic int port_file_done; /* once, by worker 0 (atomic: the compiler may load it
+                                        * before the idx test on the other workers) */
 
-    if (w->idx == 0 && TC_UNLIKELY(!port_file_done)) {
-        port_file_done = 1;
+    if (w->idx == 0 &&
+        TC_UNLIKELY(!atomic_load_explicit(&port_file_done, memory_order_relaxed))) {
+        atomic_store_explicit(&port_file_done, 1, memory_order_relaxed);
         write_port_file(w);
     }
     mc_watch_tick(w);

@@ -260,11 +260,14 @@ int aof_boot(void)
     log_notice("DB loaded from append only file: %.3f seconds",
                (double)(util_mono_us() - t0) / 1e6);
     delete_history(d);
+    /* the workers already answer INFO (aof_info reads these under aof_lock) */
+    pthread_mutex_lock(&aof_lock);
     aof_st.have_manifest = 1;
     aof_st.base_size = aof_st.m.base[0] ? aof_file_size(aof_st.m.base) : 0;
     aof_st.incr_prev_size = 0;
     for (int i = 0; i + 1 < aof_st.m.nincr; i++)
         aof_st.incr_prev_size += aof_file_size(aof_st.m.incr[i]);
+    pthread_mutex_unlock(&aof_lock);
     if (aof_st.m.nincr == 0) {
         long seq = 1;
         aof_name_incr(aof_st.m.incr[0], sizeof(aof_st.m.incr[0]), seq);
@@ -285,7 +288,9 @@ int aof_boot(void)
     }
     struct aof_stats st;
     aof_get_stats(&st);
+    pthread_mutex_lock(&aof_lock);
     aof_st.base_size_at_rw = aof_st.base_size + aof_st.incr_prev_size + st.incr_size;
+    pthread_mutex_unlock(&aof_lock);
     aof_start_logging();
     return 0;
 }
@@ -315,9 +320,11 @@ int aof_boot_create(void)
     aof_file_path(p, sizeof(p), aof_st.m.incr[0]);
     if (aof_switch(p, 1))
         return -1;
+    pthread_mutex_lock(&aof_lock);
     aof_st.have_manifest = 1;
     aof_st.base_size = aof_file_size(aof_st.m.base);
     aof_st.base_size_at_rw = aof_st.base_size;
+    pthread_mutex_unlock(&aof_lock);
     aof_start_logging();
     return 0;
 }

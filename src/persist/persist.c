@@ -25,6 +25,12 @@
 #include "persist/snapshot.h"
 #include "store/store.h"
 
+static void load_tick(size_t done, size_t total);
+
+/* rdb_load's progress (INFO loading_*), written by the loading thread */
+static _Atomic int64_t load_start_s;
+static _Atomic size_t load_total, load_done;
+
 #define BGSAVE_RETRY_DELAY 5 /* seconds before retrying a failed automatic save, as Redis */
 
 _Atomic int persist_misconf;
@@ -367,14 +373,15 @@ void persist_flushall(void)
     pthread_mutex_unlock(&plock);
 }
 
-int persist_load(void)
+static int load_boot(void)
 {
     char path[2048], err[256];
     struct rdb_load_info info;
     int64_t t0 = util_mono_us();
     int rc, aof;
 
-    ps.lastsave_s = persist_host.start_ms / 1000;
+    rdb_load_tick = load_tick;
+    persist_load_begin();
     aof = aof_boot(); /* appendonly yes: the AOF, when there is one, wins over the RDB */
     if (aof <= 0)
         return aof;
@@ -403,8 +410,10 @@ int persist_load(void)
         log_warn("Terminating server after rdb file reading failure.");
         return -1;
     }
+    pthread_mutex_lock(&plock); /* INFO reads them: the workers already serve */
     ps.load_keys = info.keys;
     ps.load_expired = info.expired;
+    pthread_mutex_unlock(&plock);
     if (info.has_repl == 3) {
         loaded_repl.has = 1;
         memcpy(loaded_repl.id, info.repl_id, 41);
@@ -420,6 +429,21 @@ int persist_load(void)
                    info.version, (unsigned long long)info.keys, (unsigned long long)info.expired);
     log_notice("DB loaded from disk: %.3f seconds", (double)(util_mono_us() - t0) / 1e6);
     return aof == 2 ? aof_boot_create() : 0;
+}
+
+int persist_load(void)
+{
+    int oom, rc;
+    /* the workers already serve: every stripe held while the dataset goes in */
+    pthread_mutex_lock(&plock);
+    ps.lastsave_s = persist_host.start_ms / 1000;
+    pthread_mutex_unlock(&plock);
+    uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
+    if (oom)
+        return -1;
+    rc = load_boot();
+    snapshot_release_all(persist_host.store, bm);
+    return rc;
 }
 
 #define P(...)                                                                                \
@@ -455,6 +479,20 @@ void persist_info(struct buf *b)
     P("rdb_latest_fork_usec:%lld\r\n", (long long)ps.fork_us);
     aof_info(b);
     P("module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    if (atomic_load(&persist_loading)) {
+        /* as Redis: progress of the load in course (bytes of the file read so far) */
+        int64_t start = atomic_load_explicit(&load_start_s, memory_order_relaxed);
+        size_t total = atomic_load_explicit(&load_total, memory_order_relaxed);
+        size_t done = atomic_load_explicit(&load_done, memory_order_relaxed);
+        size_t left = total > done ? total - done : 1;
+        int64_t elapsed = now / 1000 - start;
+        long long eta = elapsed <= 0 ? 1 : (long long)((double)elapsed * (double)left /
+                                                       (double)(done + 1));
+        P("loading_start_time:%lld\r\nloading_total_bytes:%zu\r\n", (long long)start, total);
+        P("loading_rdb_used_mem:0\r\nloading_loaded_bytes:%zu\r\n", done);
+        P("loading_loaded_perc:%.2f\r\nloading_eta_seconds:%lld\r\n",
+          total ? 100.0 * (double)done / (double)total : 0.0, eta);
+    }
     P("\r\n");
     pthread_mutex_unlock(&plock);
 }
@@ -535,6 +573,51 @@ out:
 _Atomic int persist_keep_gone_hook;
 
 _Atomic int persist_loading;
+_Atomic int persist_booting;
+
+
+void persist_load_begin(void)
+{
+    atomic_store(&load_start_s, util_now_ms() / 1000);
+    atomic_store(&load_total, 0);
+    atomic_store(&load_done, 0);
+}
+
+/* Start-up loading runs on the main thread, which also takes the signals (sigtimedwait) once
+ * the dataset is in: a SIGTERM or SIGINT meanwhile ends the server at once without saving, as
+ * Redis does when it gets one during loading. */
+static void boot_signal_check(void)
+{
+    sigset_t pend;
+    if (sigpending(&pend) || (!sigismember(&pend, SIGTERM) && !sigismember(&pend, SIGINT)))
+        return;
+    log_warn("Received %s scheduling shutdown...", sigismember(&pend, SIGINT) ? "SIGINT"
+                                                                               : "SIGTERM");
+    log_warn("User requested shutdown...");
+    if (cfg.unixsocket[0])
+        unlink(cfg.unixsocket);
+    if (cfg.pidfile[0]) {
+        log_notice("Removing the pid file.");
+        unlink(cfg.pidfile);
+    }
+    log_warn("twincache is now ready to exit, bye bye...");
+    _exit(0);
+}
+
+static void load_tick(size_t done, size_t total)
+{
+    static unsigned n;
+    int d = cfg.key_load_delay; /* as Redis's debugDelay: < 0 sleeps 1 us once in -d keys */
+
+    if (d < 0)
+        d = rand() % -d == 0 ? 1 : 0;
+    if (d)
+        usleep((useconds_t)d);
+    atomic_store_explicit(&load_total, total, memory_order_relaxed);
+    atomic_store_explicit(&load_done, done, memory_order_relaxed);
+    if (atomic_load_explicit(&persist_booting, memory_order_relaxed) && (d || (++n & 1023) == 0))
+        boot_signal_check();
+}
 
 int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap)
 {
@@ -549,6 +632,7 @@ int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap
         return -1;
     }
     atomic_store(&persist_loading, 1);
+    persist_load_begin();
     store_flush(s, -1);
     if (rdb_funcs.clear)
         rdb_funcs.clear();

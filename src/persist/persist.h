@@ -58,7 +58,8 @@ extern _Atomic int persist_misconf;
  * rdb_bgsave_in_progress counts it, as Redis's BGSAVE for SYNC. */
 extern _Atomic int persist_repl_sync_running;
 
-/* Start-up (main thread, before workers): load the AOF (appendonly yes and one exists) or
+/* Start-up (main thread, every stripe held; the workers already answer -LOADING, see
+ * persist_booting): load the AOF (appendonly yes and one exists) or
  * dir/dbfilename into the store, logging progress; with appendonly yes and no AOF yet,
  * create one. Returns 0 (loaded or no file) or -1 (corrupt: the server should exit). */
 int persist_load(void);
@@ -105,8 +106,14 @@ int persist_reload(int save, int flush, int merge, char *err, size_t cap);
  * (a full sync's RDB). 0, or -1 with err. *stream_db: the file's repl-stream-db (0 when
  * absent), the database the primary's stream continues in. */
 int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap);
-/* 1 while persist_load_replica runs (INFO persistence loading:1). */
+/* 1 while a dataset loads (start-up, persist_load_replica, DEBUG RELOAD / LOADAOF): INFO
+ * persistence loading:1 and its loading_* progress; other clients are answered -LOADING. */
 extern _Atomic int persist_loading;
+/* 1 while the start-up load runs with the workers already serving (src/server/main.c): their
+ * timers leave the store alone, and a SIGTERM ends the server at once. */
+extern _Atomic int persist_booting;
+/* A load starts: INFO's loading_start_time and progress restart. */
+void persist_load_begin(void);
 /* Wait until every worker but self finished the loop turn it was in (a switch that commands
  * read racily, such as replication's, is seen by all of them afterwards). */
 void persist_wait_workers(int self);

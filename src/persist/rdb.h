@@ -123,6 +123,9 @@ extern int rdb_load_no_replace;
  * the checksum is the one after EOF (commands may follow: info->end_off says where), and keys
  * whose TTL passed are loaded all the same, as Redis loads an AOF. */
 extern int rdb_load_preamble;
+/* Called by rdb_load after each key (done/total: bytes of the file): key-load-delay, INFO's
+ * loading_* progress and a shutdown signal during start-up loading (src/persist/persist.c). */
+extern void (*rdb_load_tick)(size_t done, size_t total);
 /* Set in a snapshot's fork child: rdb-key-save-delay applies to what it writes. */
 extern int rdb_key_delay_on;
 

@@ -38,6 +38,7 @@ struct mcmeta {
 };
 
 int rdb_load_no_replace;
+void (*rdb_load_tick)(size_t done, size_t total);
 int rdb_load_preamble;
 
 /* -1: out of memory (it is released); -2: the key exists and rdb_load_no_replace is set. */
@@ -831,6 +832,8 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
     close(fd);
     r.p = map;
     r.end = r.p + st.st_size;
+    if (rdb_load_tick)
+        rdb_load_tick(0, (size_t)st.st_size); /* INFO loading_total_bytes from the start */
     if (st.st_size < 9 || memcmp(r.p, "REDIS", 5) != 0) {
         snprintf(err, errcap, "Wrong signature trying to load DB from file");
         goto out_unmap;
@@ -1026,10 +1029,14 @@ int rdb_load(struct store *s, const char *path, int64_t now, struct rdb_load_inf
             rstr_free(&str);
             rd_fail(&r, prc == -2 ? "Duplicate key found in the RDB file" : "Out of memory loading RDB");
             break;
-        } else if (++info->keys % 1000000 == 0) {
-            log_notice("Loading RDB: %llu keys, %.0f%% of the file",
-                       (unsigned long long)info->keys,
-                       100.0 * (double)(r.p - (const unsigned char *)map) / (double)st.st_size);
+        } else {
+            if (rdb_load_tick)
+                rdb_load_tick((size_t)(r.p - (const unsigned char *)map), (size_t)st.st_size);
+            if (++info->keys % 1000000 == 0)
+                log_notice("Loading RDB: %llu keys, %.0f%% of the file",
+                           (unsigned long long)info->keys,
+                           100.0 * (double)(r.p - (const unsigned char *)map) /
+                               (double)st.st_size);
         }
         rstr_free(&key);
         rstr_free(&str);

@@ -55,6 +55,8 @@ static void server_tick(struct worker *w)
     struct srv *srv = w->srv;
 
     store_mem_flush();
+    if (atomic_load_explicit(&persist_booting, memory_order_relaxed))
+        return; /* the start-up load holds the store (persist_load) */
     if (w->idx == 0) {
         store_cron_clocks(w->now_ms);
         persist_tick(w->now_ms);
@@ -467,14 +469,21 @@ int main(int argc, char **argv)
     log_notice("Server initialized");
     /* as redis-server: listening (connections wait in the backlog) and the banner first, then
      * the dataset, so a corrupt file is logged after the PID line its test harness waits for */
-    if (persist_load())
-        return 1;
-    repl_after_load(); /* an RDB with replication's ID and offset continues them */
-    log_notice("Ready to accept connections");
+    /* the workers serve while it loads, as Redis serves during loading: INFO says loading:1
+     * and its progress, commands not flagged "loading" get -LOADING */
+    atomic_store(&persist_loading, 1);
+    atomic_store(&persist_booting, 1);
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");
         return 1;
     }
+    int lrc = persist_load();
+    atomic_store(&persist_booting, 0);
+    atomic_store(&persist_loading, 0);
+    if (lrc)
+        return 1;
+    repl_after_load(); /* an RDB with replication's ID and offset continues them */
+    log_notice("Ready to accept connections");
     repl_start_configured(); /* replicaof in the configuration */
     for (;;) {
         struct timespec ts = {0, 100 * 1000 * 1000};

@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 EXPECTED = os.path.join(HERE, "expected-failures.txt")
 REFERENCE = os.path.join(HERE, "reference.txt")
+DURATIONS = os.path.join(HERE, "durations.txt")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Units of the Redis suite that belong to other issues: Redis Cluster, and modules (the
@@ -97,6 +98,24 @@ def load_reference():
             s, u, ok = line.rstrip("\n").split("\t")[:3]
             ref[(s, u)] = int(ok)
     return ref
+
+
+def load_durations():
+    """{(suite, unit): seconds} of an earlier run here (--write-durations): the longest units
+    start first, so two jobs end together instead of one long unit running alone at the end."""
+    d = {}
+    if os.path.exists(DURATIONS):
+        for line in open(DURATIONS):
+            if line.startswith("#") or not line.strip():
+                continue
+            s, u, secs = line.rstrip("\n").split("\t")[:3]
+            d[(s, u)] = float(secs)
+    return d
+
+
+def longest_first(mode, names, durations):
+    # unknown units count as long: a new unit's time is learnt, never hidden at the end
+    return sorted(names, key=lambda u: -durations.get((mode, u), 120.0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -370,6 +389,9 @@ def main():
     ap.add_argument("--no-rerun", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the run folders (logs)")
     ap.add_argument("--table", help="also write the per-unit table to this file")
+    ap.add_argument("--write-durations", action="store_true",
+                    help="record each unit's time in tests/conformance/durations.txt (the "
+                         "order of later runs: longest first)")
     ap.add_argument("--emit-expected", metavar="FILE",
                     help="append every unexpected failure to FILE in expected-failures.txt's "
                          "form (the reason: the failure's first line, to be edited)")
@@ -388,6 +410,8 @@ def main():
     wanted = args.units.split(",") if args.units else None
     rows, failures, t_start = [], [], time.time()
     emitted = []
+    durations = load_durations()
+    took = {}
 
     def emit(mode, unit, out, mc_rc=None):
         if mode == "memcached":
@@ -456,9 +480,10 @@ def main():
                     slots.give(s)
 
             with cf.ThreadPoolExecutor(args.jobs) as pool:
-                for unit, out, rc, secs in pool.map(one, units):
+                for unit, out, rc, secs in pool.map(one, longest_first(mode, units, durations)):
                     verdict, counts, problems = judge_redis(mode, unit, out, exp, ref)
                     results[unit] = (verdict, counts, secs, out)
+                    took[(mode, unit)] = secs
                     report(mode, unit, verdict, counts, secs, problems)
             for unit in units:
                 verdict, counts, secs, out = results[unit]
@@ -489,11 +514,13 @@ def main():
                 len(files), args.jobs, "memcached" if args.reference else server), flush=True)
             tree = McTree(msrc, root, server, args.reference)
             results = {}
+            order = longest_first(mode, files, durations)
             with cf.ThreadPoolExecutor(args.jobs) as pool:
-                for f, (out, rc, secs) in zip(files, pool.map(
-                        lambda f: run_mc_file(tree, f, args.timeout), files)):
+                for f, (out, rc, secs) in zip(order, pool.map(
+                        lambda f: run_mc_file(tree, f, args.timeout), order)):
                     verdict, counts, problems = judge_mc(f, out, rc, exp)
                     results[f] = (verdict, counts, rc)
+                    took[(mode, f)] = secs
                     report(mode, f, verdict, counts, secs, problems)
             for f in files:
                 verdict, counts, rc = results[f]
@@ -531,6 +558,13 @@ def main():
         with open(args.emit_expected, "a") as fh:
             for e in emitted:
                 fh.write("\t".join(x.replace("\t", " ") for x in e) + "\n")
+    if args.write_durations:
+        durations.update(took)
+        with open(DURATIONS, "w") as fh:
+            fh.write("# seconds per unit of a run here (tests/conformance/run.py "
+                     "--write-durations): the runner starts the longest first\n")
+            for (m, u), secs in sorted(durations.items()):
+                fh.write("%s\t%s\t%.0f\n" % (m, u, secs))
     if args.write_reference:
         with open(REFERENCE, "w") as fh:
             fh.write("# passing tests per unit, Debian's redis-server 7.0.15 on this machine "
