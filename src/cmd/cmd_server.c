@@ -214,6 +214,15 @@ static void config_set_many(struct conn *c)
         reply_error(c, "ERR too many parameters for CONFIG SET");
         return;
     }
+    /* Redis's DENY_LOADING_CONFIG settings while the dataset loads: -LOADING first */
+    for (int i = 0; i < n && atomic_load(&persist_loading); i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (!strcasecmp(name, "dir") || !strcasecmp(name, "appendonly") ||
+            !strcasecmp(name, "repl-diskless-load")) {
+            reply_error(c, "LOADING Redis is loading the dataset in memory");
+            return;
+        }
+    }
     for (int i = 0; i < n; i++) {
         int mut;
         arg_cstr(c, 2 + 2 * i, name, sizeof(name));
