@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,17 +279,24 @@ static void persist_wire(struct srv *srv)
 static struct srv *listening_srv;
 static int relisten(char *err, size_t cap)
 {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* two CONFIG SETs at once */
     struct srv *srv = listening_srv;
+    int r;
 
+    pthread_mutex_lock(&lock);
     if ((cfg.tls_port || cfg.tls_memcache_port) && !config_tls_apply &&
-        tls_setup(err, cap)) /* TLS was off: its context first, as Redis's applyTLSPort */
+        tls_setup(err, cap)) { /* TLS was off: its context first, as Redis's applyTLSPort */
+        pthread_mutex_unlock(&lock);
         return -2;
+    }
     srv->proto[PROTO_RESP].port = cfg.port;
     srv->proto[PROTO_RESP].tls_port = cfg.tls_port;
     srv->proto[PROTO_MC].port = cfg.memcache_port;
     srv->proto[PROTO_MC].tls_port = cfg.tls_memcache_port;
     srv->proto[PROTO_MC].port_optional = !cfg.memcache_port_given && !mc_cfg.memcached_cmdline;
-    return srv_relisten(srv, err, cap);
+    r = srv_relisten(srv, err, cap);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 int main(int argc, char **argv)
