@@ -451,10 +451,14 @@ class TCRedis(redis.Redis):
 
 
 def twincache_argv(port, mc_port=0, args=(), config_file=None, threads=2):
-    """twincache [config_file] --port P --memcache-port M [--threads N] $TC_SERVER_ARGS args
+    """twincache [config_file] --port P --memcache-port M [--save ''] [--threads N] $TC_SERVER_ARGS args
     (later settings win, as in redis-server)."""
     argv = [str(twincache_bin())] + ([str(config_file)] if config_file else [])
     argv += ["--port", str(port), "--memcache-port", str(mc_port)]
+    if not config_file:
+        # as redis_argv: no snapshots unless a test asks (Redis's default save rules would
+        # write dump.rdb at every stop); a later --save adds its rules to none
+        argv += ["--save", ""]
     if threads is not None:
         argv += ["--threads", str(threads)]
     return argv + shlex.split(os.environ.get("TC_SERVER_ARGS", "")) + [str(a) for a in args]

@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/multi.h"
 #include "cmd/repl.h"
 #include "core/log.h"
 #include "persist/aof_log.h"
 
 static void bgrewriteaof_command(struct conn *c)
 {
-    switch (aof_rewrite_request()) {
+    switch (aof_rewrite_request(tx_in_exec(c))) {
     case AOF_RW_OK:
         reply_status(c, "Background append only file rewriting started");
         break;

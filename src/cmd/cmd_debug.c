@@ -512,6 +512,14 @@ static void debug_command(struct conn *c)
         debug_populate(c);
     } else if (arg_is(c, 1, "reload")) {
         debug_reload(c);
+    } else if (arg_is(c, 1, "config-rewrite-force-all") && c->argc == 2) {
+        char err[512];
+        const char *path = c->w->srv->config_file;
+        if (!path || config_rewrite(path, 1, err, sizeof(err)))
+            reply_errorf(c, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s",
+                         path ? err : "The server is running without a config file");
+        else
+            reply_ok(c);
     } else if (arg_is(c, 1, "object") && c->argc == 3) {
         debug_object(c);
     } else if (arg_is(c, 1, "digest") && c->argc == 2) {

@@ -24,6 +24,7 @@
 #include "core/oom.h"
 #include "persist/persist.h"
 #include "store/lazyfree.h"
+#include "persist/snapshot.h"
 #include "store/slab.h"
 #include "core/log.h"
 #include "store/strval.h"
@@ -215,12 +216,22 @@ static void swapdb_command(struct conn *c)
 static void config_set_many(struct conn *c)
 {
     int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
+    int tls_applied = 0, listen_named = 0;
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
 
     if (n > CONFIG_SET_MAX) {
         reply_error(c, "ERR too many parameters for CONFIG SET");
         return;
+    }
+    /* Redis's DENY_LOADING_CONFIG settings while the dataset loads: -LOADING first */
+    for (int i = 0; i < n && atomic_load(&persist_loading); i++) {
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if (!strcasecmp(name, "dir") || !strcasecmp(name, "appendonly") ||
+            !strcasecmp(name, "repl-diskless-load")) {
+            reply_error(c, "LOADING Redis is loading the dataset in memory");
+            return;
+        }
     }
     for (int i = 0; i < n; i++) {
         int mut;
@@ -298,6 +309,7 @@ static void config_set_many(struct conn *c)
                      "- Unable to update TLS configuration. Check server logs.", name);
             goto fail;
         }
+        tls_applied = 1;
         break;
     }
     if (oom_named && oom_score_apply(atomic_load(&repl_is_replica) ? OOM_CLASS_REPLICA
@@ -306,6 +318,30 @@ static void config_set_many(struct conn *c)
         snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') - "
                  "Failed to set current oom_score_adj. Check server logs.", name);
         goto fail;
+    }
+    /* the listeners last (new sockets bound before the old ones close; on failure the old
+     * ones stay), as Redis's applyPort / applyBind / applyTLSPort */
+    for (int i = 0; i < n && !listen_named; i++) {
+        char now[1024];
+        arg_cstr(c, 2 + 2 * i, name, sizeof(name));
+        if ((!strcasecmp(name, "port") || !strcasecmp(name, "tls-port") ||
+             !strcasecmp(name, "memcache-port") || !strcasecmp(name, "tls-memcache-port") ||
+             !strcasecmp(name, "bind")) &&
+            !config_format(name, now, sizeof(now)) && strcmp(now, old[i]))
+            listen_named = i + 1; /* the same value again changes nothing, as in Redis */
+    }
+    if (listen_named && config_listen_apply) {
+        int r = config_listen_apply(err, sizeof(err));
+        if (r) {
+            arg_cstr(c, 2 + 2 * (listen_named - 1), name, sizeof(name));
+            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
+                     "- %s", name,
+                     r == -2 ? "Unable to update TLS configuration. Check server logs."
+                     : !strcasecmp(name, "bind") ? "Failed to bind to specified addresses."
+                                                 : "Unable to listen on this port. Check server "
+                                                   "logs.");
+            goto fail;
+        }
     }
     free(old);
     repl_update_gate();
@@ -336,6 +372,10 @@ fail:
             acl_requirepass_set(old[i], strlen(old[i]));
         if (!strcasecmp(name, "masterauth"))
             repl_masterauth_set(old[i], strlen(old[i]));
+    }
+    if (tls_applied && config_tls_apply) {
+        char e2[256];
+        config_tls_apply(e2, sizeof(e2)); /* the restored certificate settings */
     }
     free(old);
     reply_errorf(c, "ERR %s", err);
@@ -790,6 +830,9 @@ static void info_command(struct conn *c)
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
             P("pubsub_channels:%ld\r\npubsub_patterns:%ld\r\npubsubshard_channels:%ld\r\n",
               pubsub_nchannels(), pubsub_npatterns(), pubsub_nshardchannels());
+            P("latest_fork_usec:%lld\r\ntotal_forks:%lld\r\n",
+              (long long)atomic_load(&snapshot_latest_held_us),
+              (long long)atomic_load(&snapshot_total_started));
             P("migrate_cached_sockets:%d\r\n",
               atomic_load_explicit(&cmd_migrate_cached, memory_order_relaxed));
             P("tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%ld\r\n",
@@ -912,7 +955,7 @@ static void config_command(struct conn *c)
         const char *path = c->w->srv->config_file;
         if (!path) {
             reply_error(c, "ERR The server is running without a config file");
-        } else if (config_rewrite(path, err, sizeof(err))) {
+        } else if (config_rewrite(path, 0, err, sizeof(err))) {
             log_warn("CONFIG REWRITE failed: %s", err);
             reply_errorf(c, "ERR %s", err);
         } else {

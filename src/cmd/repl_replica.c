@@ -147,6 +147,30 @@ static int stopped(uint64_t gen)
 
 /* ---- socket helpers (blocking, with a timeout) ---- */
 
+/* bind-source-addr: bind fd (family fam) to that address before connecting, as Redis's
+ * anetTcpGenericConnect with a source address. 0, or -1 (logged) when it cannot be. */
+static int bind_source(int fd, int fam)
+{
+    struct addrinfo hints = {.ai_family = fam, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    char src[sizeof(cfg.bind_source_addr)];
+    int r;
+
+    config_str(cfg.bind_source_addr, src, sizeof(src));
+    if (!src[0])
+        return 0;
+    if ((r = getaddrinfo(src, NULL, &hints, &res))) {
+        log_warn("Unable to connect to MASTER: %s", gai_strerror(r));
+        return -1;
+    }
+    for (ai = res; ai; ai = ai->ai_next)
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+    if (!ai)
+        log_warn("Unable to connect to MASTER: bind: %s", strerror(errno));
+    freeaddrinfo(res);
+    return ai ? 0 : -1;
+}
+
 static int connect_to(const char *host, int port)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
@@ -160,6 +184,11 @@ static int connect_to(const char *host, int port)
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
             continue;
+        if (bind_source(fd, ai->ai_family)) {
+            close(fd);
+            fd = -1;
+            continue;
+        }
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
             break;
         if (errno == EINPROGRESS) {

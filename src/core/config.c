@@ -49,6 +49,7 @@ static int add_user_line(const char **argv, int argc, char *err, size_t errcap)
     return 0;
 }
 int (*config_tls_apply)(char *err, size_t errcap);
+int (*config_listen_apply)(char *err, size_t errcap);
 
 enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY,
              C_OCTAL,   /* an int written and read in octal (unixsocketperm) */
@@ -117,15 +118,17 @@ static const char no_cluster[] =
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static struct setting settings[] = {
-    {"port", C_INT, &cfg.port, 0, 0, 65535, 0, NULL},
-    {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 0, NULL},
-    S("bind", bind, 0),
+    {"port", C_INT, &cfg.port, 0, 0, 65535, 1, NULL},
+    {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 1, NULL},
+    S("bind", bind, 1),
     S("unixsocket", unixsocket, 0),
     {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
-    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
+    /* twincache's own settings fixed at start-up are hidden from CONFIG GET * (as Redis hides
+     * some of its own): a client that sets back every listed value finds none it cannot set */
+    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL, F_HIDDEN, NULL},
     {"io-threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
     {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
-    {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL},
+    {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL, F_HIDDEN, NULL},
     S("requirepass", requirepass, 1),
     S("aclfile", aclfile, 0),
     {"acllog-max-len", C_INT, &cfg.acllog_max_len, 0, 0, 0x7fffffff, 1, NULL},
@@ -163,7 +166,7 @@ static struct setting settings[] = {
     {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
     {"lfu-decay-time", C_INT, &cfg.lfu_decay_time, 0, 0, 0x7fffffff, 1, NULL},
     {"hz", C_INT, &cfg.hz, 0, 0, 0x7fffffff, 1, NULL},
-    {"memcache-sasl", C_BOOL, &cfg.memcache_sasl, 0, 0, 1, 0, NULL},
+    {"memcache-sasl", C_BOOL, &cfg.memcache_sasl, 0, 0, 1, 0, NULL, F_HIDDEN, NULL},
     S("memcache-auth-file", memcache_auth_file, 1),
     {"item-size-max", C_MEM, &cfg.item_size_max, 0, 1024, 1LL << 30, 1, NULL},
     {"slowlog-log-slower-than", C_LL, &cfg.slowlog_log_slower_than, 0, -1, 1LL << 62, 1, NULL},
@@ -210,7 +213,7 @@ static struct setting settings[] = {
     S("replicaof", replicaof, 0),
     S("slaveof", replicaof, 0),
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
-    {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL},
+    {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL, F_HIDDEN, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
     {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
     {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
@@ -230,8 +233,8 @@ static struct setting settings[] = {
     {"stream-node-max-entries", C_LL, &cfg.stream_node_max_entries, 0, 0, LLONG_MAX, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
     {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
-    {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 0, NULL},
-    {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 0, NULL},
+    {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 1, NULL},
+    {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 1, NULL},
     S("tls-cert-file", tls_cert_file, 1),
     S("tls-key-file", tls_key_file, 1),
     S("tls-key-file-pass", tls_key_file_pass, 1),
@@ -356,7 +359,7 @@ void config_defaults(void)
     memset(&cfg, 0, sizeof(cfg));
     cfg.port = 6379;
     cfg.memcache_port = 11211;
-    strcpy(cfg.bind, "127.0.0.1");
+    strcpy(cfg.bind, "* -::*"); /* Redis 7.0: every IPv4 address, IPv6 when there is some */
     cfg.unixsocketperm = 0;
     cfg.threads = n > 0 ? (int)n : 1;
     cfg.databases = 16;
@@ -368,7 +371,7 @@ void config_defaults(void)
     strcpy(cfg.dir, ".");
     strcpy(cfg.dbfilename, "dump.rdb");
     strcpy(cfg.appendfilename, "appendonly.aof");
-    strcpy(cfg.save, "");
+    strcpy(cfg.save, "3600 1 300 100 60 10000"); /* Redis 7.0's */
     cfg.acllog_max_len = 128;
     cfg.appendfsync = 1;
     strcpy(cfg.appenddirname, "appendonlydir");
@@ -546,6 +549,60 @@ void config_notify_format(int f, char *out, size_t cap)
     out[n] = '\0';
 }
 
+int config_reading;
+
+/* save: Redis's special case. While the configuration is read (file, then command line) the
+ * first save line replaces the default and the later ones add their pairs; save "" empties
+ * the list. CONFIG SET replaces it. Pairs: seconds >= 1, changes >= 0. */
+static int set_save(const char *v, char *err, size_t errcap)
+{
+    static int save_loaded;
+    char copy[1024], out[sizeof(cfg.save)], *words[128], *sv = NULL, *t;
+    size_t n = 0;
+    int nw = 0;
+
+    snprintf(copy, sizeof(copy), "%s", v);
+    for (t = strtok_r(copy, " ", &sv); t; t = strtok_r(NULL, " ", &sv)) {
+        if (nw == 128)
+            goto invalid;
+        words[nw++] = t;
+    }
+    if (nw & 1)
+        goto invalid;
+    out[0] = '\0';
+    if (config_reading && save_loaded && nw) { /* save "": none, whatever came before */
+        pthread_mutex_lock(&str_lock);
+        n = (size_t)snprintf(out, sizeof(out), "%s", cfg.save);
+        pthread_mutex_unlock(&str_lock);
+    }
+    for (int j = 0; j < nw; j++) {
+        char *end;
+        long long ll;
+        errno = 0;
+        ll = strtoll(words[j], &end, 10);
+        if (*end || errno || (j % 2 == 0 && ll < 1) || (j % 2 == 1 && ll < 0) ||
+            (j % 2 == 1 && ll > INT_MAX))
+            goto invalid;
+        n += (size_t)snprintf(out + n, n < sizeof(out) ? sizeof(out) - n : 0, "%s%lld",
+                              n ? " " : "", ll);
+        if (n >= sizeof(out)) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument 'save') - "
+                     "too many save parameters");
+            return -1;
+        }
+    }
+    if (config_reading)
+        save_loaded = 1;
+    pthread_mutex_lock(&str_lock);
+    strcpy(cfg.save, out);
+    pthread_mutex_unlock(&str_lock);
+    return 0;
+invalid:
+    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument 'save') - Invalid "
+             "save parameters");
+    return -1;
+}
+
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
 {
     struct setting *s;
@@ -564,6 +621,30 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", s->name);
         return -1;
     }
+    /* Redis's MULTI_ARG_CONFIGs take several words; the others exactly one */
+    if (argc != 1 && s->type != C_COBL && s->type != C_FLAGS && s->ptr != cfg.save &&
+        s->ptr != cfg.bind && s->ptr != cfg.oom_score_adj_values &&
+        s->ptr != cfg.latency_tracking_info_percentiles && s->ptr != cfg.replicaof) {
+        snprintf(err, errcap, "wrong number of arguments");
+        return -1;
+    }
+    if (s->ptr == cfg.replicaof && !(argc == 1 && (!argv[0][0] || strchr(argv[0], ' ')))) {
+        /* ("": no primary; one word "host port": split later) */
+        char *end;
+        long port;
+        if (argc != 2) {
+            snprintf(err, errcap, "wrong number of arguments");
+            return -1;
+        }
+        errno = 0;
+        port = strtol(argv[1], &end, 10);
+        if (strcasecmp(argv[0], "no") && (*end || port < 0 || port > 65535 || errno)) {
+            snprintf(err, errcap, "Invalid master port");
+            return -1;
+        }
+    }
+    if (s->type == C_FLAGS && argc == 0)
+        goto bad;
     /* multi-word values (save "900 1 300 10", bind "a b") are joined */
     joined[0] = '\0';
     for (int i = 0, len = 0; i < argc; i++) {
@@ -575,8 +656,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         len += w;
     }
     v = joined;
-    if (s->ptr == &cfg.memcache_port)
-        cfg.memcache_port_given = 1;
+    if (s->ptr == cfg.save)
+        return set_save(v, err, errcap);
     switch (s->type) {
     case C_INT:
     case C_LL:
@@ -590,6 +671,9 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         }
         if (s->ptr == &cfg.hz)
             ll = ll < 1 ? 1 : ll > 500 ? 500 : ll; /* as Redis: kept within 1..500 */
+        /* given in the configuration, or changed by CONFIG SET: a busy port is an error */
+        if (s->ptr == &cfg.memcache_port && (config_reading || (!boot && ll != cfg.memcache_port)))
+            cfg.memcache_port_given = 1;
         if (s->type == C_INT)
             __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
         else
@@ -672,8 +756,13 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_MEMPCT: {
         size_t n = strlen(v);
         if (n > 1 && v[n - 1] == '%') {
-            if (!util_str2ll(v, n - 1, &ll) || ll < 0 || ll > 100)
+            if (!util_str2ll(v, n - 1, &ll) || ll < 0)
                 goto bad;
+            if (ll > 100) {
+                snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                         "percentage argument must be less or equal to 100", s->name);
+                return -1;
+            }
             ll = -ll;
         } else if (!util_parse_memsize(v, &ll) || ll < 0) {
             goto bad;
@@ -920,6 +1009,7 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
         return 0;
     size_t cap = 2 * len + 2; /* each word's bytes and its NUL */
     char *buf = malloc(cap);
+    char why[1024];
     int r;
     if (!buf) {
         snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
@@ -927,13 +1017,24 @@ static int load_line(char *line, const char *path, int lineno, int depth, char *
     }
     n = util_split_args(line, buf, cap, words, 1024);
     if (n < 0)
-        snprintf(err, errcap, "%s:%d: Unbalanced quotes in configuration line", path, lineno);
-    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, err, errcap);
+        snprintf(why, sizeof(why), "Unbalanced quotes in configuration line");
+    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, why, sizeof(why));
     free(buf);
+    if (r == -1) {
+        /* as Redis reports it; a setting's own text without CONFIG SET's preamble */
+        static const char pre[] = "CONFIG SET failed (possibly related to argument '";
+        const char *tail = why;
+        if (!strncmp(tail, pre, sizeof(pre) - 1) &&
+            strstr(tail, "') - "))
+            tail = strstr(tail, "') - ") + 5;
+        snprintf(err, errcap, "Reading the configuration file, at line %d\n>>> '%s'\n%s",
+                 lineno, line, tail);
+    } else if (r == -2) {
+        snprintf(err, errcap, "%s", why); /* an included file's, already in that form */
+        r = -1;
+    }
     return r;
 }
-
-/* The words of one config line (words[0] is the directive). */
 static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
                       size_t errcap)
 {
@@ -946,7 +1047,7 @@ static int load_words(char **words, int n, const char *path, int lineno, int dep
             snprintf(err, errcap, "%s:%d: include nested too deeply", path, lineno);
             return -1;
         }
-        return load_file(words[1], depth + 1, err, errcap);
+        return load_file(words[1], depth + 1, err, errcap) ? -2 : 0;
     }
     if (!strcmp(words[0], "rename-command") && n == 3) {
         if (add_rename(words[1], words[2])) {
@@ -962,10 +1063,31 @@ static int load_words(char **words, int n, const char *path, int lineno, int dep
         return -1;
     }
     if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
-        snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0], e);
+        snprintf(err, errcap, "%s", e);
         return -1;
     }
     return 0;
+}
+
+int config_load_string(const char *text, char *err, size_t errcap)
+{
+    char *copy = strdup(text), *save = NULL;
+    int lineno = 0, r = 0;
+
+    if (!copy) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    for (char *l = copy, *nl; l && !r; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = '\0';
+        lineno++;
+        r = load_line(l, "(command line)", lineno, 0, err, errcap);
+    }
+    (void)save;
+    free(copy);
+    return r;
 }
 
 static int load_file(const char *path, int depth, char *err, size_t errcap)
@@ -1108,7 +1230,7 @@ static int is_user_line(const char *line)
     return !strncasecmp(line, "user", 4) && (line[4] == ' ' || line[4] == '\t');
 }
 
-int config_rewrite(const char *path, char *err, size_t errcap)
+int config_rewrite(const char *path, int force_all, char *err, size_t errcap)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL, tmp[4096];
@@ -1163,8 +1285,9 @@ int config_rewrite(const char *path, char *err, size_t errcap)
             continue;
         format_at(&settings[i], &cfg, now, sizeof(now));
         format_at(&settings[i], &defaults, dflt, sizeof(dflt));
-        if (!strcmp(now, dflt))
-            continue;
+        if (!strcmp(now, dflt) &&
+            (!force_all || (settings[i].ptr == &cfg.memcache_port && !cfg.memcache_port_given)))
+            continue; /* (a memcache-port never given stays so: a busy default is skipped) */
         done[i] = 1;
         if (!generated) {
             buf_append(&out, marker, strlen(marker));

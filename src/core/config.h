@@ -217,6 +217,10 @@ enum { SHUTDOWN_ON_SIG_SAVE = 1, SHUTDOWN_ON_SIG_NOSAVE = 2, SHUTDOWN_ON_SIG_NOW
 /* Set by net/tls.c: applies the tls-* settings after CONFIG SET changed some (certificate
  * reload). 0, or -1 with err set; NULL before TLS is set up. */
 extern int (*config_tls_apply)(char *err, size_t errcap);
+/* Set by src/server once the listeners are up: listen as port, tls-port, memcache-port,
+ * tls-memcache-port and bind now say (after CONFIG SET changed one). 0; -1 a socket could not
+ * be bound (nothing changed); -2 the TLS context could not be set up; err says why. */
+extern int (*config_listen_apply)(char *err, size_t errcap);
 
 extern struct config cfg;
 /* `user` lines of the config file and --user arguments, in order (the ACL module applies them
@@ -224,6 +228,9 @@ extern struct config cfg;
 extern char **config_user_lines;
 extern int config_user_nlines;
 
+/* 1 while the configuration is read at start-up (the file, then the command line): the
+ * first save line replaces the default list, the next ones add to it, as Redis 7.0. */
+extern int config_reading;
 /* Fill cfg with the defaults (threads = number of cores). */
 void config_defaults(void);
 /* Apply one setting. argv are the value words (usually one). At startup (boot=1) every
@@ -242,9 +249,13 @@ int config_describe(const char *name, const void **id, int *mutable_);
  * `user` lines are replaced by these, as Redis does; NULL: they are kept as they are. */
 struct buf;
 extern void (*config_users_hook)(struct buf *out);
-int config_rewrite(const char *path, char *err, size_t errcap);
+/* force_all (DEBUG CONFIG-REWRITE-FORCE-ALL): every setting is written, defaults too. */
+int config_rewrite(const char *path, int force_all, char *err, size_t errcap);
 /* Load a redis.conf-style file. Returns 0 or -1 with err (file:line: reason). */
 int config_load_file(const char *path, char *err, size_t errcap);
+/* Configuration lines (the command line's options, as Redis turns them into lines). 0, or -1
+ * with err in Redis's form: the line number, the line, the reason. */
+int config_load_string(const char *text, char *err, size_t errcap);
 /* rename-command lines read: pairs (from, to), for the command table to apply */
 extern char **config_renames;
 extern int config_nrenames;

@@ -605,19 +605,21 @@ static void sock_name(int fd, const char *kind, char *out, size_t cap)
 static void stats_conns(struct conn *c)
 {
     struct srv *srv = c->w->srv;
-    struct worker *w0 = &srv->workers[0];
     uint64_t up = (uint64_t)(mc_now(c) - srv->start_ms) / 1000;
     char name[64], addr[160];
+    int lfd[SRV_MAX_LISTEN];
+    uint8_t lproto[SRV_MAX_LISTEN];
+    int nl = srv_listeners(srv, lfd, lproto, SRV_MAX_LISTEN);
 
-    for (int i = 0; i < w0->nl; i++) {
-        if ((w0->lproto[i] & 0x3f) != PROTO_MC)
+    for (int i = 0; i < nl; i++) {
+        if ((lproto[i] & 0x3f) != PROTO_MC)
             continue;
-        sock_name(w0->lfd[i], "tcp", addr, sizeof(addr));
-        snprintf(name, sizeof(name), "%d:addr", w0->lfd[i]);
+        sock_name(lfd[i], "tcp", addr, sizeof(addr));
+        snprintf(name, sizeof(name), "%d:addr", lfd[i]);
         stat_line(c, name, "%s", addr);
-        snprintf(name, sizeof(name), "%d:state", w0->lfd[i]);
+        snprintf(name, sizeof(name), "%d:state", lfd[i]);
         stat_line(c, name, "%s", "conn_listening");
-        snprintf(name, sizeof(name), "%d:secs_since_last_cmd", w0->lfd[i]);
+        snprintf(name, sizeof(name), "%d:secs_since_last_cmd", lfd[i]);
         STAT_U(c, name, up);
     }
     for (int i = 0; i < srv->nudp; i++) {

@@ -198,13 +198,16 @@ static void write_port_file(struct worker *w)
     f = fopen(tmp, "a");
     if (!f)
         return;
+    int lfd[SRV_MAX_LISTEN];
+    uint8_t lproto[SRV_MAX_LISTEN];
+    int nl = srv_listeners(srv, lfd, lproto, SRV_MAX_LISTEN);
     for (int pass = 0; pass < 2; pass++) {
-        int n = pass ? srv->nudp : w->nl;
+        int n = pass ? srv->nudp : nl;
         for (int i = 0; i < n; i++) {
-            int fd = pass ? srv->udp_fd[i] : w->lfd[i];
+            int fd = pass ? srv->udp_fd[i] : lfd[i];
             struct sockaddr_storage ss;
             socklen_t len = sizeof(ss);
-            if ((pass ? srv->udp_proto[i] : (w->lproto[i] & 0xbf)) != PROTO_MC ||
+            if ((pass ? srv->udp_proto[i] : (lproto[i] & 0xbf)) != PROTO_MC ||
                 getsockname(fd, (struct sockaddr *)&ss, &len))
                 continue;
             if (ss.ss_family == AF_INET)

@@ -94,67 +94,153 @@ static int listen_unix(const char *path, char *why, size_t cap)
 /* Every worker waits on the same listening sockets with EPOLLEXCLUSIVE (one is woken per
  * connection). One socket per address, not SO_REUSEPORT: a second server started on the
  * same port must fail to bind instead of silently sharing it. */
-static int add_listener(struct worker *w, int fd, int proto)
+static void epoll_listen(struct worker *w, int slot, int fd)
 {
     struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
 
-    if (w->nl == 8)
-        return -1;
-    ev.data.u64 = TAG_LISTEN + (uint64_t)w->nl;
-    w->lfd[w->nl] = fd;
-    w->lproto[w->nl] = (uint8_t)proto;
-    w->nl++;
-    return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+    ev.data.u64 = TAG_LISTEN + (uint64_t)slot;
+    epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-int srv_listen(struct srv *srv)
+/* "*" and "::*" are Redis's words for every IPv4 / IPv6 address */
+static const char *bind_host(const char *word)
 {
-    char why[256];
-    int fds[8], protos[8], nfds = 0;
-    int unix_proto = -1;
+    if (word[0] == '-')
+        word++; /* "-::1": an address that may be missing */
+    if (!strcmp(word, "*"))
+        return "0.0.0.0";
+    if (!strcmp(word, "::*"))
+        return "::";
+    return word;
+}
 
+/* The listeners the settings ask for, in want[] (fd -1: not bound yet). -1 when there are
+ * more than SRV_MAX_LISTEN. */
+static int plan(struct srv *srv, struct srv_listener *want, int *nwant)
+{
+    int n = 0, unix_proto = -1;
+    char addrs[sizeof(cfg.bind)];
+
+    config_str(cfg.bind, addrs, sizeof(addrs));
     for (int pt = 0; pt < 2 * SRV_MAX_PROTO; pt++) {
-        char addrs[256], *save = NULL, *a;
+        char copy[sizeof(addrs)], *save = NULL, *a;
         int p = pt % SRV_MAX_PROTO, tls = pt >= SRV_MAX_PROTO; /* plain ports, then TLS */
         int port = tls ? srv->proto[p].tls_port : srv->proto[p].port;
         if (srv->proto[p].unix_socket && !tls)
             unix_proto = p;
         if (!port)
             continue;
-        snprintf(addrs, sizeof(addrs), "%s", cfg.bind[0] ? cfg.bind : "127.0.0.1");
-        for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
-            const char *bindaddr = a[0] == '-' ? a + 1 : a; /* "-::1": optional address */
-            int fd;
-            if (nfds == 8) {
-                log_warn("too many listening addresses");
+        memcpy(copy, addrs, sizeof(copy));
+        for (a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+            if (n == SRV_MAX_LISTEN || strlen(a) >= sizeof(want[n].addr))
                 return -1;
-            }
-            fd = net_bind_inet(bindaddr, port, SOCK_STREAM, why, sizeof(why));
-            if (fd < 0) {
-                if (a[0] == '-')
-                    continue;
-                if (srv->proto[p].port_optional && !tls) {
-                    log_warn("Could not listen on %s:%d (%s): that protocol is off. Set its "
-                             "port explicitly to make this an error.", bindaddr, port, why);
-                    break;
-                }
-                log_warn("Could not create server TCP listening socket %s:%d: %s", bindaddr,
-                         port, why);
-                return -1;
-            }
-            fds[nfds] = fd;
-            protos[nfds++] = p | (tls ? 0x40 : 0);
+            want[n].fd = -1;
+            want[n].proto = (uint8_t)(p | (tls ? LST_TLS : 0));
+            want[n].port = port;
+            snprintf(want[n].addr, sizeof(want[n].addr), "%s", a);
+            n++;
         }
     }
     if (cfg.unixsocket[0] && unix_proto >= 0) {
-        int fd = listen_unix(cfg.unixsocket, why, sizeof(why));
-        if (fd < 0 || nfds == 8) {
-            log_warn("Failed opening Unix socket %s: %s", cfg.unixsocket, why);
+        if (n == SRV_MAX_LISTEN)
             return -1;
-        }
-        fds[nfds] = fd;
-        protos[nfds++] = unix_proto | 0x80;
+        want[n].fd = -1;
+        want[n].proto = (uint8_t)(unix_proto | LST_UNIX);
+        want[n].port = 0;
+        want[n].addr[0] = '\0';
+        n++;
     }
+    *nwant = n;
+    return 0;
+}
+
+static int same_listener(const struct srv_listener *a, const struct srv_listener *b)
+{
+    return a->proto == b->proto && a->port == b->port && !strcmp(a->addr, b->addr);
+}
+
+/* Bind every listener of want[] that srv->lst does not have already (those are taken over,
+ * fd set, *kept marked). An optional address that fails is left out (fd -1). 0, or -1 with
+ * the sockets bound here closed again and why set. Caller holds relisten_lock (or runs
+ * before the workers). */
+static int bind_wanted(struct srv *srv, struct srv_listener *want, int n, char *why,
+                       size_t cap)
+{
+    for (int i = 0; i < n; i++) {
+        struct srv_listener *l = &want[i];
+        int p = l->proto & 0x3f, tls = l->proto & LST_TLS;
+        char reason[256];
+
+        for (int j = 0; j < SRV_MAX_LISTEN; j++)
+            if (srv->lst[j].fd >= 0 && same_listener(&srv->lst[j], l)) {
+                l->fd = srv->lst[j].fd;
+                break;
+            }
+        if (l->fd >= 0)
+            continue;
+        if (l->proto & LST_UNIX) {
+            l->fd = listen_unix(cfg.unixsocket, reason, sizeof(reason));
+            if (l->fd < 0) {
+                log_warn("Failed opening Unix socket: %s", reason);
+                snprintf(why, cap, "Failed opening Unix socket %s: %s", cfg.unixsocket, reason);
+                goto fail;
+            }
+            continue;
+        }
+        l->fd = net_bind_inet(bind_host(l->addr), l->port, SOCK_STREAM, reason, sizeof(reason));
+        if (l->fd >= 0 || l->addr[0] == '-')
+            continue;
+        if (srv->proto[p].port_optional && !tls) {
+            log_warn("Could not listen on %s:%d (%s): that protocol is off. Set its "
+                     "port explicitly to make this an error.", l->addr, l->port, reason);
+            /* the protocol's other addresses too */
+            for (int k = i + 1; k < n; k++)
+                if (want[k].proto == l->proto)
+                    want[k].addr[0] = '-', want[k].fd = -2;
+            continue;
+        }
+        log_warn("Warning: Could not create server TCP listening socket %s:%d: %s", l->addr,
+                 l->port, reason);
+        snprintf(why, cap, "Could not create server TCP listening socket %s:%d: %s", l->addr,
+                 l->port, reason);
+        goto fail;
+    }
+    for (int i = 0; i < n; i++)
+        if (want[i].fd == -2)
+            want[i].fd = -1;
+    return 0;
+fail:
+    for (int i = 0; i < n; i++) {
+        int owned = want[i].fd >= 0;
+        for (int j = 0; owned && j < SRV_MAX_LISTEN; j++)
+            if (srv->lst[j].fd == want[i].fd)
+                owned = 0;
+        if (owned)
+            close(want[i].fd);
+        want[i].fd = -1;
+    }
+    return -1;
+}
+
+int srv_listen(struct srv *srv)
+{
+    struct srv_listener want[SRV_MAX_LISTEN];
+    char why[256];
+    int n;
+
+    for (int j = 0; j < SRV_MAX_LISTEN; j++)
+        srv->lst[j].fd = -1;
+    pthread_rwlock_init(&srv->lst_lock, NULL);
+    pthread_mutex_init(&srv->relisten_lock, NULL);
+    if (plan(srv, want, &n)) {
+        log_warn("too many listening addresses");
+        return -1;
+    }
+    if (bind_wanted(srv, want, n, why, sizeof(why)))
+        return -1;
+    for (int i = 0, j = 0; i < n; i++)
+        if (want[i].fd >= 0)
+            srv->lst[j++] = want[i];
     srv->workers = calloc((size_t)srv->nworkers, sizeof(struct worker));
     if (!srv->workers)
         return -1;
@@ -172,11 +258,76 @@ int srv_listen(struct srv *srv)
             return -1;
         ev.data.u64 = TAG_EVENT;
         epoll_ctl(w->ep, EPOLL_CTL_ADD, w->evfd, &ev);
-        for (int l = 0; l < nfds; l++)
-            if (add_listener(w, fds[l], protos[l]))
-                return -1;
+        for (int l = 0; l < SRV_MAX_LISTEN; l++)
+            if (srv->lst[l].fd >= 0)
+                epoll_listen(w, l, srv->lst[l].fd);
     }
     return udp_listen(srv);
+}
+
+/* Redis's changeListenPort / applyBind: the new sockets are bound before the old ones are
+ * closed, so a failure leaves the server listening as before. Under the write side of
+ * lst_lock no worker is inside net_accept; an event a worker took from epoll_wait for a
+ * slot changed here finds the slot's new content (or an empty slot) when it gets to it. */
+int srv_relisten(struct srv *srv, char *why, size_t cap)
+{
+    struct srv_listener want[SRV_MAX_LISTEN];
+    int n, keep[SRV_MAX_LISTEN] = {0};
+
+    pthread_mutex_lock(&srv->relisten_lock);
+    if (plan(srv, want, &n)) {
+        pthread_mutex_unlock(&srv->relisten_lock);
+        snprintf(why, cap, "too many listening addresses");
+        log_warn("too many listening addresses");
+        return -1;
+    }
+    if (bind_wanted(srv, want, n, why, cap)) {
+        pthread_mutex_unlock(&srv->relisten_lock);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&srv->lst_lock);
+    for (int j = 0; j < SRV_MAX_LISTEN; j++)
+        for (int i = 0; i < n && srv->lst[j].fd >= 0; i++)
+            if (want[i].fd == srv->lst[j].fd) {
+                keep[j] = 1;
+                want[i].fd = -1; /* in its slot already */
+            }
+    for (int j = 0; j < SRV_MAX_LISTEN; j++) {
+        if (srv->lst[j].fd < 0 || keep[j])
+            continue;
+        for (int k = 0; k < srv->nworkers; k++)
+            if (!srv->workers[k].accept_paused)
+                epoll_ctl(srv->workers[k].ep, EPOLL_CTL_DEL, srv->lst[j].fd, NULL);
+        close(srv->lst[j].fd);
+        srv->lst[j].fd = -1;
+    }
+    for (int i = 0, j = 0; i < n; i++) {
+        if (want[i].fd < 0)
+            continue;
+        while (srv->lst[j].fd >= 0)
+            j++; /* there is room: plan() wanted at most SRV_MAX_LISTEN */
+        srv->lst[j] = want[i];
+        for (int k = 0; k < srv->nworkers; k++)
+            if (!srv->workers[k].accept_paused && !atomic_load(&srv->shutdown))
+                epoll_listen(&srv->workers[k], j, want[i].fd);
+    }
+    pthread_rwlock_unlock(&srv->lst_lock);
+    pthread_mutex_unlock(&srv->relisten_lock);
+    return 0;
+}
+
+int srv_listeners(struct srv *srv, int *fds, uint8_t *protos, int cap)
+{
+    int n = 0;
+
+    pthread_rwlock_rdlock(&srv->lst_lock);
+    for (int j = 0; j < SRV_MAX_LISTEN && n < cap; j++)
+        if (srv->lst[j].fd >= 0) {
+            fds[n] = srv->lst[j].fd;
+            protos[n++] = srv->lst[j].proto;
+        }
+    pthread_rwlock_unlock(&srv->lst_lock);
+    return n;
 }
 
 /* Redis 7.0's protected mode: with protected-mode on and no password for the default user,
@@ -222,12 +373,12 @@ void net_protected_check(struct worker *w, struct conn *c)
     worker_conn_done(w, c);
 }
 
-/* Make fd, accepted on listener li, a connection of w (its owner thread). */
-static void adopt(struct worker *w, int fd, int li)
+/* Make fd, accepted on a listener of protocol byte lp, a connection of w (its owner). */
+static void adopt(struct worker *w, int fd, uint8_t lp)
 {
     struct srv *srv = w->srv;
-    int proto = w->lproto[li] & 0x3f, is_unix = w->lproto[li] & 0x80, one = 1;
-    int tls = w->lproto[li] & 0x40;
+    int proto = lp & 0x3f, is_unix = lp & LST_UNIX, one = 1;
+    int tls = lp & LST_TLS;
     const struct srv_proto *p = &srv->proto[proto];
     struct conn *c = calloc(1, sizeof(*c));
     struct epoll_event ev;
@@ -313,7 +464,7 @@ static struct worker *pick(struct worker *w)
 }
 
 /* Hand fd to x (another worker): 0, or -1 when its queue is full. */
-static int hand_over(struct worker *x, int fd, int li)
+static int hand_over(struct worker *x, int fd, uint8_t lp)
 {
     pthread_mutex_lock(&x->mbox_lock);
     if (x->hand_n == (int)(sizeof(x->hand_fd) / sizeof(x->hand_fd[0]))) {
@@ -321,7 +472,7 @@ static int hand_over(struct worker *x, int fd, int li)
         return -1;
     }
     x->hand_fd[x->hand_n] = fd;
-    x->hand_li[x->hand_n] = (uint8_t)li;
+    x->hand_proto[x->hand_n] = lp;
     x->hand_n++;
     pthread_mutex_unlock(&x->mbox_lock);
     worker_wake(x);
@@ -331,28 +482,37 @@ static int hand_over(struct worker *x, int fd, int li)
 void net_adopt_handed(struct worker *w)
 {
     int fd[64], n;
-    uint8_t li[64];
+    uint8_t lp[64];
 
     pthread_mutex_lock(&w->mbox_lock);
     n = w->hand_n;
     memcpy(fd, w->hand_fd, (size_t)n * sizeof(fd[0]));
-    memcpy(li, w->hand_li, (size_t)n);
+    memcpy(lp, w->hand_proto, (size_t)n);
     w->hand_n = 0;
     pthread_mutex_unlock(&w->mbox_lock);
     for (int i = 0; i < n; i++)
-        adopt(w, fd[i], li[i]);
+        adopt(w, fd[i], lp[i]);
 }
 
 /* Accept what is pending on listener li (all workers wait on it; EPOLLEXCLUSIVE wakes one)
  * and spread it: each connection goes to the least loaded worker, so a burst of connects
  * accepted by one worker does not leave the others idle. */
+static void listeners_pause(struct worker *w);
+
 void net_accept(struct worker *w, int li)
 {
     struct srv *srv = w->srv;
-    int lfd = w->lfd[li], proto = w->lproto[li] & 0x3f;
-    const struct srv_proto *p = &srv->proto[proto];
+    int lfd;
+    uint8_t lp;
+    const struct srv_proto *p;
 
-    for (int n = 0; n < 64; n++) {
+    if (li < 0 || li >= SRV_MAX_LISTEN)
+        return;
+    pthread_rwlock_rdlock(&srv->lst_lock);
+    lfd = srv->lst[li].fd;
+    lp = srv->lst[li].proto;
+    p = &srv->proto[lp & 0x3f];
+    for (int n = 0; lfd >= 0 && n < 64; n++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (fd < 0) {
@@ -363,9 +523,9 @@ void net_accept(struct worker *w, int li)
                     log_warn("Error accepting a client connection: %s", strerror(errno));
                 /* as memcached: stop accepting for a while instead of spinning on the pending
                  * connections; the existing clients go on being served */
-                net_listeners_pause(w);
+                listeners_pause(w);
             }
-            return;
+            break;
         }
         if (atomic_fetch_add(&srv->nclients, 1) >= cfg.maxclients) {
             const char *msg = p->full_reply ? p->full_reply : "";
@@ -379,31 +539,47 @@ void net_accept(struct worker *w, int li)
         }
         struct worker *x = pick(w);
         atomic_fetch_add(&x->load, 1);
-        if (x != w && hand_over(x, fd, li) == 0)
+        if (x != w && hand_over(x, fd, lp) == 0)
             continue;
         if (x != w) {
             atomic_fetch_sub(&x->load, 1);
             atomic_fetch_add(&w->load, 1);
         }
-        adopt(w, fd, li);
+        adopt(w, fd, lp);
+    }
+    pthread_rwlock_unlock(&srv->lst_lock);
+}
+
+/* under the read side of lst_lock */
+static void listeners_pause(struct worker *w)
+{
+    struct srv *srv = w->srv;
+
+    if (!w->accept_paused) {
+        w->accept_paused = 1;
+        for (int i = 0; i < SRV_MAX_LISTEN; i++)
+            if (srv->lst[i].fd >= 0)
+                epoll_ctl(w->ep, EPOLL_CTL_DEL, srv->lst[i].fd, NULL);
     }
 }
 
 void net_listeners_pause(struct worker *w)
 {
-    if (!w->accept_paused) {
-        w->accept_paused = 1;
-        for (int i = 0; i < w->nl; i++)
-            epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
-    }
+    pthread_rwlock_rdlock(&w->srv->lst_lock);
+    listeners_pause(w);
+    pthread_rwlock_unlock(&w->srv->lst_lock);
 }
 
 void net_listeners_resume(struct worker *w)
 {
-    w->accept_paused = 0;
-    for (int i = 0; i < w->nl; i++) {
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE};
-        ev.data.u64 = TAG_LISTEN + (uint64_t)i;
-        epoll_ctl(w->ep, EPOLL_CTL_ADD, w->lfd[i], &ev);
+    struct srv *srv = w->srv;
+
+    pthread_rwlock_rdlock(&srv->lst_lock);
+    if (w->accept_paused) {
+        w->accept_paused = 0;
+        for (int i = 0; i < SRV_MAX_LISTEN; i++)
+            if (srv->lst[i].fd >= 0)
+                epoll_listen(w, i, srv->lst[i].fd);
     }
+    pthread_rwlock_unlock(&srv->lst_lock);
 }

@@ -9,20 +9,21 @@ struct worker;
 /* epoll data: the eventfd and the listeners carry small tags (TAG_LISTEN + listener index),
  * connections their pointer. */
 #define TAG_EVENT 1
-#define TAG_LISTEN 8
+#define TAG_LISTEN 8 /* .. TAG_LISTEN + SRV_MAX_LISTEN - 1 */
 #define TAG_UDP 32 /* + UDP socket index (udp.c) */
 static inline int net_is_tag(uint64_t u)
 {
     return u < 64;
 }
 
-/* Accept what listener li of w has pending (up to 64 connections). Owner only. */
+/* Accept what listener slot li has pending (up to 64 connections) as w. Owner only. An event
+ * for a slot that was emptied or reused meanwhile is harmless: the slot is read at once. */
 void net_accept(struct worker *w, int li);
 /* Take the connections another worker accepted for w (w's thread, after an eventfd wake). */
 void net_adopt_handed(struct worker *w);
 /* Out of file descriptors: leave w's listeners out of its epoll set until resumed. */
 void net_listeners_pause(struct worker *w);
-/* Put them back (w->accept_paused). */
+/* Put them back (w->accept_paused). Takes the read side of srv->lst_lock. */
 void net_listeners_resume(struct worker *w);
 
 struct conn;

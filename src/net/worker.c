@@ -42,8 +42,11 @@ void srv_request_shutdown(struct srv *srv, int exitcode)
     /* refuse new connections now (Linux: a listening socket shut for reading stops
      * listening), not once every worker got to its drain: a worker may be inside a script the
      * shutdown stops, and Redis is gone when SHUTDOWN returns */
-    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
-        shutdown(srv->workers[0].lfd[i], SHUT_RD);
+    pthread_rwlock_rdlock(&srv->lst_lock);
+    for (int i = 0; i < SRV_MAX_LISTEN; i++)
+        if (srv->lst[i].fd >= 0)
+            shutdown(srv->lst[i].fd, SHUT_RD);
+    pthread_rwlock_unlock(&srv->lst_lock);
     for (int i = 0; i < srv->nworkers; i++)
         worker_wake(&srv->workers[i]);
 }
@@ -878,10 +881,15 @@ static void drain(struct worker *w)
     struct conn *c, *next;
     int64_t end;
 
-    for (int i = 0; i < w->nl; i++) {
-        epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
-        shutdown(w->lfd[i], SHUT_RD); /* Linux: stop listening, refuse new connections now */
+    pthread_rwlock_rdlock(&w->srv->lst_lock);
+    for (int i = 0; i < SRV_MAX_LISTEN; i++) {
+        int fd = w->srv->lst[i].fd;
+        if (fd < 0)
+            continue;
+        epoll_ctl(w->ep, EPOLL_CTL_DEL, fd, NULL);
+        shutdown(fd, SHUT_RD); /* Linux: stop listening, refuse new connections now */
     }
+    pthread_rwlock_unlock(&w->srv->lst_lock);
     w->now_ms = util_now_ms();
     end = w->now_ms + DRAIN_MS;
     if (atomic_load_explicit(&w->mbox_nonempty, memory_order_acquire))
@@ -1144,8 +1152,11 @@ void srv_join(struct srv *srv)
     for (int i = 0; i < srv->nworkers; i++)
         pthread_join(srv->workers[i].tid, NULL);
     /* the listening sockets are shared: close them once */
-    for (int i = 0; srv->nworkers && i < srv->workers[0].nl; i++)
-        close(srv->workers[0].lfd[i]);
+    for (int i = 0; srv->nworkers && i < SRV_MAX_LISTEN; i++)
+        if (srv->lst[i].fd >= 0) {
+            close(srv->lst[i].fd);
+            srv->lst[i].fd = -1;
+        }
     udp_close(srv);
 }
 

@@ -74,11 +74,7 @@ struct worker {
     pthread_t tid;
     int ep;                    /* epoll fd */
     int evfd;                  /* eventfd: kill requests, shutdown */
-    int lfd[8];                /* listening sockets */
-    uint8_t lproto[8];         /* protocol id of each listener, | 0x80 for the unix socket,
-                                  | 0x40 for TLS */
     int ntls_hs;               /* connections in a TLS handshake (the tick times them out) */
-    int nl;
     struct srv *srv;
     pthread_mutex_t list_lock; /* guards the list links and the shared conn fields */
     struct conn *conns;        /* all connections of this worker */
@@ -86,7 +82,8 @@ struct worker {
     int64_t now_ms;            /* wall clock cached per loop turn */
     int64_t next_tick_ms;
     int draining;              /* shutdown: no more input events, replies are being flushed */
-    int accept_paused;         /* out of fds: listeners left out of epoll until the next tick */
+    int accept_paused;         /* out of fds: listeners left out of epoll until the next tick
+                                * (under srv->lst_lock, read side) */
     struct worker_stats st;    /* written by this worker only, read racily by INFO */
     size_t cmem;               /* one writer (this worker), relaxed atomic stores: memory of
                                 * its normal and Pub/Sub clients (conn_mem_update) */
@@ -121,7 +118,7 @@ struct worker {
     int rq_n;
     /* accepted elsewhere and handed to this worker (listen.c), under mbox_lock */
     int hand_fd[64];
-    uint8_t hand_li[64];
+    uint8_t hand_proto[64];    /* their listener's protocol byte (struct srv_listener) */
     int hand_n;
     _Atomic int load;          /* connections owned or handed over, for the accept balance */
     _Atomic int64_t alive_ms;  /* when its current loop turn began, INT64_MAX while it waits in
@@ -135,8 +132,25 @@ struct mbox_msg {
     void *msg;
 };
 
+/* A listening socket, shared by every worker: slot i of srv->lst is epoll tag TAG_LISTEN + i
+ * in every worker's set (listen.c). */
+#define SRV_MAX_LISTEN 16
+#define LST_TLS 0x40  /* proto: | for a TLS port */
+#define LST_UNIX 0x80 /* proto: | for the unix socket */
+struct srv_listener {
+    int fd;            /* -1: a free slot */
+    uint8_t proto;     /* protocol id | LST_TLS | LST_UNIX */
+    int port;          /* 0 for the unix socket */
+    char addr[64];     /* the bind word as configured ("-::1"), "" for the unix socket */
+};
+
 struct srv {
     struct store *store;          /* the server's; net never uses it */
+    /* the listeners: read (accepting, pausing) under the read side of lst_lock, changed
+     * (srv_relisten, CONFIG SET port/bind) under its write side */
+    struct srv_listener lst[SRV_MAX_LISTEN];
+    pthread_rwlock_t lst_lock;
+    pthread_mutex_t relisten_lock; /* one srv_relisten at a time */
     struct worker *workers;
     int nworkers;
     _Atomic int shutdown;         /* 1: stop; workers close their connections and exit */
@@ -191,6 +205,16 @@ size_t srv_clients_mem(struct srv *srv);
  * unix socket). Returns 0 or -1 with a logged reason. Runs on the main thread before workers
  * start. */
 int srv_listen(struct srv *srv);
+/* Listen as srv->proto[*].port / tls_port and cfg.bind now say (CONFIG SET port, tls-port,
+ * bind...), any thread, workers running: the sockets that are wanted and missing are bound
+ * first; when one cannot be (not an optional address), they are closed and nothing changes
+ * (-1, the reason logged and in why). Else every worker waits on the new set and the sockets
+ * no longer wanted are closed before it returns (their port is free again). The unix socket
+ * stays as it was. 0 or -1. */
+int srv_relisten(struct srv *srv, char *why, size_t cap);
+/* A copy of the listeners (fd and protocol byte each, up to cap): how many. Any thread; a
+ * copied fd may be closed by a later srv_relisten. */
+int srv_listeners(struct srv *srv, int *fds, uint8_t *protos, int cap);
 /* Start / join every worker thread. */
 int srv_start(struct srv *srv);
 void srv_join(struct srv *srv);

@@ -123,7 +123,7 @@ static int alock_for_command(void)
     return 0;
 }
 
-int aof_rewrite_request(void)
+int aof_rewrite_request(int in_exec)
 {
     int rc;
 
@@ -133,7 +133,7 @@ int aof_rewrite_request(void)
         pthread_mutex_unlock(&aof_lock);
         return AOF_RW_BUSY;
     }
-    if (persist_bgsave_running()) { /* one child at a time, as Redis: the timer starts it */
+    if (in_exec || persist_bgsave_running()) { /* one child at a time, as Redis: the timer starts it */
         aof_st.scheduled = 1;
         pthread_mutex_unlock(&aof_lock);
         return AOF_RW_SCHEDULED;
@@ -173,8 +173,17 @@ int aof_set_enabled(int self, int on, char *err, size_t cap)
         pthread_mutex_unlock(&aof_lock);
         wait_workers(self); /* commands that missed aof_on are done */
         pthread_mutex_lock(&aof_lock);
-        if (aof_st.sn.pid || aof_rewrite_start_locked(1))
-            aof_st.scheduled = 1; /* after the running one, or retried by the timer */
+        if (store_held) { /* inside EXEC: the timer starts it, as Redis's in_exec case */
+            aof_st.scheduled = 1;
+            log_warn("AOF was enabled during a transaction. An AOF background was scheduled "
+                     "to start when possible.");
+        } else if (aof_st.sn.pid) {
+            aof_st.scheduled = 1; /* after the running one */
+            log_warn("AOF was enabled but there is already another background operation. An "
+                     "AOF background was scheduled to start when possible.");
+        } else if (aof_rewrite_start_locked(1)) {
+            aof_st.scheduled = 1; /* retried by the timer */
+        }
         cfg.appendonly = 1;
     } else if (!on && atomic_load(&aof_on)) {
         atomic_store(&aof_on, 0);

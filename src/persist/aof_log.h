@@ -70,14 +70,15 @@ void aof_tick(void);
  * a base file and a manifest listing it alone, as Redis 7.0. */
 enum {
     AOF_RW_OK = 0,    /* started */
-    AOF_RW_SCHEDULED = 1, /* a BGSAVE runs: started by the timer once it is done */
+    AOF_RW_SCHEDULED = 1, /* a BGSAVE runs, or inside EXEC: started by the timer later */
     AOF_RW_BUSY = -1, /* a rewrite is running (or aof_lock is busy, inside EXEC) */
     AOF_RW_ERR = -3,  /* could not start (logged) */
 };
-int aof_rewrite_request(void);
+/* BGREWRITEAOF; in_exec: from inside MULTI/EXEC, where Redis only schedules it. */
+int aof_rewrite_request(int in_exec);
 /* CONFIG SET appendonly, from worker self (its own loop is not waited for). Turning on waits
- * for every other worker to finish its loop turn, then starts the first rewrite. Returns 0
- * or -1 (err filled). */
+ * for every other worker to finish its loop turn, then starts the first rewrite (inside EXEC:
+ * schedules it for the timer, as Redis). Returns 0 or -1 (err filled). */
 int aof_set_enabled(int self, int on, char *err, size_t cap);
 /* Shutdown: stop a rewrite, write and fsync what is buffered. */
 void aof_shutdown(void);

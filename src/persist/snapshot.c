@@ -752,8 +752,8 @@ static int reap_thread(struct snapshot *sn, int block, struct snapshot_result *r
     return 1;
 }
 
-int snapshot_start(struct snapshot *sn, struct store *s, const struct snapshot_job *job,
-                   struct snapshot_times *t)
+static int start_snapshot(struct snapshot *sn, struct store *s, const struct snapshot_job *job,
+                          struct snapshot_times *t)
 {
     int p[2], oom;
     uint64_t *bm;
@@ -847,4 +847,21 @@ void snapshot_kill(struct snapshot *sn)
 int snapshot_running(const struct snapshot *sn)
 {
     return __atomic_load_n(&sn->pid, __ATOMIC_RELAXED) != 0;
+}
+
+_Atomic long long snapshot_total_started;
+_Atomic long long snapshot_latest_held_us;
+
+/* INFO's total_forks and latest_fork_usec count every snapshot started, thread or child */
+int snapshot_start(struct snapshot *sn, struct store *s, const struct snapshot_job *job,
+                   struct snapshot_times *t)
+{
+    int r = start_snapshot(sn, s, job, t);
+
+    if (r == SNAPSHOT_OK) {
+        atomic_fetch_add(&snapshot_total_started, 1);
+        if (t)
+            atomic_store(&snapshot_latest_held_us, (long long)t->held_us);
+    }
+    return r;
 }

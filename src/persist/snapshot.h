@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 struct store;
@@ -99,5 +100,10 @@ int snapshot_running(const struct snapshot *sn);
 uint64_t *snapshot_hold_all(struct store *s, int *oom);
 /* Release what snapshot_hold_all took and free bm (NULL: nothing). */
 void snapshot_release_all(struct store *s, uint64_t *bm);
+
+/* snapshots started (INFO total_forks) and the latest one's stripe hold, fork included, in us
+ * (latest_fork_usec) */
+extern _Atomic long long snapshot_total_started;
+extern _Atomic long long snapshot_latest_held_us;
 
 #endif

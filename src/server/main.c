@@ -2,11 +2,14 @@
  * redis-server), sets up logging, the store, the command table and the workers, then waits
  * for SIGTERM/SIGINT or SHUTDOWN and exits cleanly. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include "mc/mc_cmd.h"
 #include "script/script.h"
 #include "script/script_func.h"
+#include "core/buf.h"
 #include "core/config.h"
 #include "core/oom.h"
 #include "core/log.h"
@@ -129,44 +133,98 @@ static void register_commands(void)
     cmd_aof_setup();
 }
 
-/* Parse "--name v1 v2 --other v" after an optional config file. */
-static int parse_args(int argc, char **argv, const char **config_file)
+/* sdscatrepr: arg quoted, as Redis writes an option's value into its configuration line */
+static void append_repr(struct buf *b, const char *p)
 {
-    char err[1024];
-    int i = 1;
+    buf_append(b, "\"", 1);
+    for (; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        char e[8];
+        int n;
+        switch (ch) {
+        case '\\': case '"': n = snprintf(e, sizeof(e), "\\%c", ch); break;
+        case '\n': n = snprintf(e, sizeof(e), "\\n"); break;
+        case '\r': n = snprintf(e, sizeof(e), "\\r"); break;
+        case '\t': n = snprintf(e, sizeof(e), "\\t"); break;
+        case '\a': n = snprintf(e, sizeof(e), "\\a"); break;
+        case '\b': n = snprintf(e, sizeof(e), "\\b"); break;
+        default:
+            n = isprint(ch) ? snprintf(e, sizeof(e), "%c", ch) : snprintf(e, sizeof(e), "\\x%02x", ch);
+        }
+        buf_append(b, e, (size_t)n);
+    }
+    buf_append(b, "\"", 1);
+}
+
+/* The config file, then the command line's options turned into configuration lines as Redis
+ * 7.0 does: "--name" starts a line (its value may be in the same argument: "--port 6380"),
+ * the arguments after it are its values (quoted; one starting with "--" too while the name
+ * has none yet); a lone "--save" becomes save "". */
+static int read_args(int argc, char **argv, const char **config_file)
+{
+    char err[2048];
+    int i = 1, have_value = 1, r;
+    struct buf opts = {0};
 
     if (argc >= 2 && argv[1][0] != '-') {
         /* absolute: CONFIG REWRITE writes it back whatever the working directory is then */
         char *abs = realpath(argv[1], NULL);
         *config_file = abs ? abs : argv[1];
         if (config_load_file(argv[1], err, sizeof(err))) {
-            fprintf(stderr, "*** FATAL CONFIG FILE ERROR ***\n%s\n", err);
+            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n%s\n", err);
             return -1;
         }
         i = 2;
     }
-    while (i < argc) {
-        const char *name = argv[i];
-        const char *vals[64];
-        int n = 0;
-        if (strncmp(name, "--", 2) != 0) {
-            fprintf(stderr, "*** FATAL CONFIG ERROR *** unexpected argument '%s'\n", name);
-            return -1;
-        }
-        name += 2;
-        i++;
-        while (i < argc && strncmp(argv[i], "--", 2) != 0 && n < 64)
-            vals[n++] = argv[i++];
-        if (n == 0) {
-            /* "--save" alone, or a flag followed directly by another: empty value */
-            vals[n++] = "";
-        }
-        if (config_set(name, vals, n, 1, err, sizeof(err))) {
-            fprintf(stderr, "*** FATAL CONFIG ERROR ***\n'%s': %s\n", name, err);
-            return -1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (have_value && a[0] == '-' && a[1] == '-') {
+            int words = 0;
+            if (buf_len(&opts))
+                buf_append(&opts, "\n", 1);
+            buf_append(&opts, a + 2, strlen(a + 2));
+            buf_append(&opts, " ", 1);
+            for (const char *p = a; *p;) { /* words in the argument ("--port 6380": 2) */
+                while (*p == ' ' || *p == '\t')
+                    p++;
+                if (!*p)
+                    break;
+                words++;
+                while (*p && *p != ' ' && *p != '\t')
+                    p++;
+            }
+            have_value = words > 1;
+            if (!have_value && !strcasecmp(a, "--save") &&
+                (i == argc - 1 || (argv[i + 1][0] == '-' && argv[i + 1][1] == '-'))) {
+                buf_append(&opts, "\"\"", 2); /* --save alone: save "" */
+                have_value = 1;
+            }
+        } else {
+            append_repr(&opts, a);
+            buf_append(&opts, " ", 1);
+            have_value = 1;
         }
     }
+    buf_append(&opts, "", 1);
+    r = config_load_string(opts.data ? opts.data + opts.rpos : "", err, sizeof(err));
+    buf_deinit(&opts);
+    if (r) {
+        fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n%s\n", err);
+        return -1;
+    }
     return 0;
+}
+
+/* The file and the command line are read as one configuration (config_reading: Redis's save
+ * lines). */
+static int parse_args(int argc, char **argv, const char **config_file)
+{
+    int r;
+
+    config_reading = 1;
+    r = read_args(argc, argv, config_file);
+    config_reading = 0;
+    return r;
 }
 
 /* ---- the persistence host (persist.h): what src/persist needs from the layers above ---- */
@@ -225,6 +283,30 @@ static void persist_wire(struct srv *srv)
     srv->before_sleep = persist_before_sleep;
     srv->evict_clients = cmd_evict_clients;
     store_not_counted_fn = not_counted_for_evict;
+}
+
+/* config_listen_apply: CONFIG SET port, tls-port, memcache-port, tls-memcache-port, bind */
+static struct srv *listening_srv;
+static int relisten(char *err, size_t cap)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* two CONFIG SETs at once */
+    struct srv *srv = listening_srv;
+    int r;
+
+    pthread_mutex_lock(&lock);
+    if ((cfg.tls_port || cfg.tls_memcache_port) && !config_tls_apply &&
+        tls_setup(err, cap)) { /* TLS was off: its context first, as Redis's applyTLSPort */
+        pthread_mutex_unlock(&lock);
+        return -2;
+    }
+    srv->proto[PROTO_RESP].port = cfg.port;
+    srv->proto[PROTO_RESP].tls_port = cfg.tls_port;
+    srv->proto[PROTO_MC].port = cfg.memcache_port;
+    srv->proto[PROTO_MC].tls_port = cfg.tls_memcache_port;
+    srv->proto[PROTO_MC].port_optional = !cfg.memcache_port_given && !mc_cfg.memcached_cmdline;
+    r = srv_relisten(srv, err, cap);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 int main(int argc, char **argv)
@@ -385,6 +467,8 @@ int main(int argc, char **argv)
         log_warn("Failed listening on port %d (TCP), aborting.", cfg.port);
         return 1;
     }
+    listening_srv = &srv;
+    config_listen_apply = relisten;
     if (cfg.pidfile[0]) {
         FILE *f = fopen(cfg.pidfile, "w");
         if (f) {

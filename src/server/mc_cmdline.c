@@ -251,6 +251,7 @@ int mc_cmdline_parse(int argc, char **argv)
     cfg.maxclients = 1024;   /* memcached's defaults */
     cfg.threads = 4;
     strcpy(cfg.bind, "0.0.0.0");
+    strcpy(cfg.save, ""); /* memcached keeps nothing on disk */
     cfg.tcp_backlog = 1024;
     cfg.tls_auth_clients = 0; /* memcached's ssl_verify_mode 0 */
     /* twincache's own "--name value ..." settings first; the rest goes to getopt */
