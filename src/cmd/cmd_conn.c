@@ -355,8 +355,8 @@ static int list_one(struct conn *c, struct conn *x, void *arg)
 
     if (a->type != CT_ANY && client_type(x) != a->type)
         return 0;
-    /* Killed (CLIENT KILL, an ACL change, a replica dropped, client eviction) but not yet closed by its own
-     * worker: Redis frees such a client before its reply, so it is gone from the list. */
+    /* Killed (CLIENT KILL, an ACL change, a replica dropped, client eviction) but not yet
+     * closed by its own worker: Redis frees such a client before its reply, so it is gone. */
     if (x != c && atomic_load_explicit(&x->kill, memory_order_relaxed))
         return 0;
     if (a->nids) {
