@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,9 @@
 #include "persist/snapshot.h"
 #include "store/store.h"
 
-/* The stream's blocks: 64 KB, but no more than a quarter of repl-backlog-size (down to
- * Redis's 16 KB), so that a small backlog is trimmed as Redis trims its own (the backlog
- * drops whole blocks only). */
+/* The stream's blocks (allocations, header included): 64 KB, but no more than a quarter of
+ * repl-backlog-size (down to Redis's 16 KB), so that a small backlog is trimmed as Redis trims
+ * its own (the backlog drops whole blocks only). */
 static inline size_t block_size(void)
 {
     long long q = cfg.repl_backlog_size / 4;
@@ -66,11 +67,17 @@ size_t repl_not_counted_bytes(void)
     return mem > (size_t)bl && mem > counted ? mem - counted : 0;
 }
 
-static struct rblock *blk_new(size_t cap)
+/* A block of about size bytes whose cap is all the allocator gave (a 16 KB block with its
+ * header is a 20 KB allocation: a quarter of it would be counted nowhere, and a stalled
+ * replica's stream would grow used_memory by more than the replication buffers show). */
+static struct rblock *blk_new(size_t size)
 {
-    struct rblock *b = malloc(sizeof(*b) + cap);
-    if (b)
-        atomic_fetch_add_explicit(&blk_bytes, sizeof(*b) + cap, memory_order_relaxed);
+    struct rblock *b = malloc(size);
+    if (b) {
+        size_t got = malloc_usable_size(b);
+        b->cap = got - sizeof(*b);
+        atomic_fetch_add_explicit(&blk_bytes, got, memory_order_relaxed);
+    }
     return b;
 }
 
@@ -201,8 +208,7 @@ static void chain_put_slow(const char *p, size_t n)
     while (n) {
         struct rblock *t = R.tail;
         if (!t || t->len == t->cap) {
-            size_t cap = BLOCK_SIZE;
-            struct rblock *b = blk_new(cap);
+            struct rblock *b = blk_new(BLOCK_SIZE);
             if (!b) {
                 log_warn("Replication: out of memory for the stream; replicas will resync");
                 R.offset += n; /* the offsets stay true: a replica behind this gap resyncs */
@@ -213,7 +219,6 @@ static void chain_put_slow(const char *p, size_t n)
             b->next = NULL;
             b->start = R.offset + 1;
             b->len = 0;
-            b->cap = cap;
             if (t)
                 t->next = b; /* t's reference */
             else
@@ -479,15 +484,13 @@ static struct rblock *block_at(uint64_t off)
 static struct rblock *tail_for_new(void)
 {
     if (!R.tail || R.tail->len == R.tail->cap) {
-        size_t cap = BLOCK_SIZE;
-        struct rblock *b = blk_new(cap);
+        struct rblock *b = blk_new(BLOCK_SIZE);
         if (!b)
             return NULL;
         atomic_init(&b->refs, 1);
         b->next = NULL;
         b->start = R.offset + 1;
         b->len = 0;
-        b->cap = cap;
         if (R.tail)
             R.tail->next = b;
         else

@@ -564,6 +564,7 @@ static inline __attribute__((always_inline)) void call_inner(struct conn *c, int
         reject(c, cmd, exec_tx, ERR_OOM);
         return;
     }
+    tracking_limit(c); /* as Redis's trackingLimitUsedSlots there */
     if (TC_UNLIKELY(atomic_load_explicit(&repl_gate, memory_order_relaxed)) &&
         (why = repl_refuse_why(c, exec_tx ? eflags : cmd_flags_of(c, cmd))) != NULL) {
         /* (a script's call: with its script's flags, as Redis's getCommandFlags) */

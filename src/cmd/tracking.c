@@ -407,6 +407,17 @@ void tracking_tick(void)
         table_trim(0);
 }
 
+void tracking_limit_slow(struct conn *c)
+{
+    long max = __atomic_load_n(&cfg.tracking_table_max_keys, __ATOMIC_RELAXED);
+
+    if (max > 0 && atomic_load_explicit(&tkeys, memory_order_relaxed) > max) {
+        tracking_now_conn = c;
+        table_trim(0);
+        tracking_now_conn = NULL;
+    }
+}
+
 static int shard_grow(struct tshard *sh)
 {
     size_t cap = sh->cap ? sh->cap * 2 : 16, m = cap - 1;

@@ -37,6 +37,14 @@ static inline void tracking_invalidate(int db, const char *p, size_t n)
 extern __thread struct conn *tracking_now_conn;
 /* The server's timer (one worker): keep the table within tracking-table-max-keys. */
 void tracking_tick(void);
+/* Before c's command (queued ones too), as Redis's processCommand: trim a table over
+ * tracking-table-max-keys; c's own invalidations go out before its reply. */
+void tracking_limit_slow(struct conn *c);
+static inline void tracking_limit(struct conn *c)
+{
+    if (TC_UNLIKELY(atomic_load_explicit(&tracking_nclients, memory_order_relaxed) != 0))
+        tracking_limit_slow(c);
+}
 /* Send the broadcast (BCAST) invalidations this thread's command or sweep collected: one
  * message per client and prefix (notify_flush calls it; no stripe may be held). */
 void tracking_bcast_flush(void);

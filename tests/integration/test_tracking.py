@@ -25,7 +25,7 @@ def pair():
     tcharness.require_twincache()
     # DEBUG SLEEP (conn_away_from) on twincache only
     tc = tcharness.start_twincache("--enable-debug-command", "yes", mc=True, check=True)
-    rs = tcharness.start_redis()
+    rs = tcharness.start_redis("--enable-debug-command", "yes")
     yield tc, rs
     rs.stop()
     tc.stop()
@@ -353,12 +353,35 @@ def scenario_redir_broken(srv):
             isinstance(x[1][1], int) else x for x in t.log]
 
 
+def scenario_table_lowered_in_multi(srv):
+    """tracking-table-max-keys lowered under a tracking client in MULTI (Redis's #11715): the
+    next command, queued or not, trims the table first, so the invalidation comes before
+    QUEUED (the timer paused, as Redis's test pauses its cron)."""
+    t, w = T(srv), conn(srv)
+    w.call("FLUSHALL")
+    w.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+    w.call("DEBUG", "PAUSE-CRON", "1")
+    try:
+        t.call("CLIENT", "TRACKING", "on")
+        t.call("MGET", "1{tag}", "2{tag}")
+        t.call("MULTI")
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "1")
+        t.call("PING")
+        t.call("EXEC")
+    finally:
+        w.call("DEBUG", "PAUSE-CRON", "0")
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+    # which of the two keys goes is the server's choice
+    return [("push", ["invalidate", ["*"]]) if isinstance(x, tuple) else x for x in t.log]
+
+
 @pytest.mark.parametrize("scenario", [scenario_default, scenario_noloop, scenario_bcast,
                                       scenario_bcast_batched, scenario_script_keys,
                                       scenario_redir_broken,
                                       scenario_optin_optout, scenario_redirect_resp2,
                                       scenario_flush_expire, scenario_slot_reuse,
-                                      scenario_optin_multi_other_worker],
+                                      scenario_optin_multi_other_worker,
+                                      scenario_table_lowered_in_multi],
                          ids=lambda f: f.__name__[9:])
 def test_tracking_diff(pair, scenario):
     tc, rs = pair
