@@ -449,6 +449,16 @@ static int load_boot(void)
     return aof == 2 ? aof_boot_create() : 0;
 }
 
+int persist_boot_may_load(void)
+{
+    char path[2048];
+
+    if (cfg.appendonly)
+        return 1; /* the AOF directory (or an old appendonly.aof) is looked at by the load */
+    dump_path(path, sizeof(path));
+    return access(path, F_OK) == 0;
+}
+
 int persist_load(void)
 {
     int oom, rc;

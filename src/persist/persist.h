@@ -109,6 +109,9 @@ int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap
 /* 1 while a dataset loads (start-up, persist_load_replica, DEBUG RELOAD / LOADAOF): INFO
  * persistence loading:1 and its loading_* progress; other clients are answered -LOADING. */
 extern _Atomic int persist_loading;
+/* 1 when start-up has a file to load (appendonly yes, or the RDB exists): only then does the
+ * server say it is loading, as Redis enters its loading state only for a file it opened. */
+int persist_boot_may_load(void);
 /* 1 while the start-up load runs with the workers already serving (src/server/main.c): their
  * timers leave the store alone, and a SIGTERM ends the server at once. */
 extern _Atomic int persist_booting;

@@ -492,7 +492,8 @@ int main(int argc, char **argv)
      * the dataset, so a corrupt file is logged after the PID line its test harness waits for */
     /* the workers serve while it loads, as Redis serves during loading: INFO says loading:1
      * and its progress, commands not flagged "loading" get -LOADING */
-    atomic_store(&persist_loading, 1);
+    if (persist_boot_may_load())
+        atomic_store(&persist_loading, 1); /* no file: nothing to refuse commands for */
     atomic_store(&persist_booting, 1);
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");

@@ -557,23 +557,27 @@ def test_loose_separators_logged_well_formed(tc_factory):
     assert [r.get("k%d" % i) for i in range(1, 5)] == [b"v1", b"v2", b"v3", b"v4"]
 
 
+def parse_resp(data):
+    """The commands of an AOF file's RESP text (lists of bytes)."""
+    out, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 40]
+        j = data.index(b"\r\n", i)
+        n = int(data[i + 1:j])
+        i = j + 2
+        cmd = []
+        for _ in range(n):
+            j = data.index(b"\r\n", i)
+            ln = int(data[i + 1:j])
+            cmd.append(data[j + 2:j + 2 + ln])
+            i = j + 2 + ln + 2
+        out.append(cmd)
+    return out
+
+
 def _aof_commands(path):
     """The command names of an AOF incr file, in order (upper case)."""
-    data = open(path, "rb").read()
-    names, i = [], 0
-    while i < len(data):
-        assert data[i:i + 1] == b"*", data[i:i + 20]
-        j = data.index(b"\r\n", i)
-        argc = int(data[i + 1:j])
-        i = j + 2
-        args = []
-        for _ in range(argc):
-            j = data.index(b"\r\n", i)
-            n = int(data[i + 1:j])
-            args.append(data[j + 2:j + 2 + n])
-            i = j + 2 + n + 2
-        names.append(args[0].decode().upper())
-    return names
+    return [c[0].decode().upper() for c in parse_resp(open(path, "rb").read())]
 
 
 def test_getdel_getex_logged_as_redis_does(tc_factory, redis_factory, tmp_path):

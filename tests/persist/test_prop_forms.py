@@ -7,27 +7,9 @@ XREADGROUP as XCLAIMs alone (XGROUP SETID only under NOACK); an empty stream who
 import os
 import time
 
-from test_aof import aof_dir, last_incr, wait_rewrite
+from test_aof import aof_dir, last_incr, parse_resp, wait_rewrite
 
 AOF = ("--appendonly", "yes")
-
-
-def parse_resp(data):
-    """The commands of an AOF file (lists of bytes)."""
-    out, i = [], 0
-    while i < len(data):
-        assert data[i:i + 1] == b"*", data[i:i + 40]
-        j = data.index(b"\r\n", i)
-        n = int(data[i + 1:j])
-        i = j + 2
-        cmd = []
-        for _ in range(n):
-            j = data.index(b"\r\n", i)
-            ln = int(data[i + 1:j])
-            cmd.append(data[j + 2:j + 2 + ln])
-            i = j + 2 + ln + 2
-        out.append(cmd)
-    return out
 
 
 def logged(srv):

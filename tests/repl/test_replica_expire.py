@@ -8,7 +8,8 @@ import time
 from test_replication import cli, follow, in_sync, info, wait_for
 
 
-def test_replica_hides_expired_keys_but_keeps_them(servers):
+def expired_pair(servers):
+    """A primary (active expiry off) and its replica holding k1 and k2, both expired."""
     a = servers.tc("--enable-debug-command", "yes")
     b = servers.tc()
     follow(b, a)
@@ -18,6 +19,11 @@ def test_replica_hides_expired_keys_but_keeps_them(servers):
     pa.set("k2", "5", px=50)
     wait_for(lambda: in_sync(a, b) and pb.dbsize() == 2, what="the keys on the replica")
     time.sleep(0.2)
+    return a, b, pa, pb
+
+
+def test_replica_hides_expired_keys_but_keeps_them(servers):
+    a, b, pa, pb = expired_pair(servers)
     assert pb.get("k1") is None
     assert pb.exists("k1", "k2") == 0
     assert pb.scan(0)[1] == []
@@ -28,15 +34,7 @@ def test_replica_hides_expired_keys_but_keeps_them(servers):
 
 
 def test_writable_replica_write_recreates_and_own_ttl_expires(servers):
-    a = servers.tc("--enable-debug-command", "yes")
-    b = servers.tc()
-    follow(b, a)
-    pa, pb = cli(a), cli(b)
-    pa.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    pa.set("k1", "5", px=50)
-    pa.set("k2", "5", px=50)
-    wait_for(lambda: in_sync(a, b) and pb.dbsize() == 2, what="the keys on the replica")
-    time.sleep(0.2)
+    a, b, pa, pb = expired_pair(servers)
     pb.config_set("replica-read-only", "no")
     assert pb.incr("k1") == 1  # the write deleted the expired key, then created it
     assert pb.ttl("k1") == -1
