@@ -19,7 +19,9 @@ struct rkey {
 };
 
 static struct tc_lock rk_lock = TC_LOCK_INIT;
-static struct dict *rk_set; /* under rk_lock; NULL while empty */
+/* under rk_lock; NULL while empty. Stored with atomic stores: the sweep's first look at it
+ * is an unlocked load */
+static struct dict *rk_set;
 
 static size_t rk_name(char *out, int db, const char *p, size_t n)
 {
@@ -31,9 +33,13 @@ static size_t rk_name(char *out, int db, const char *p, size_t n)
 
 static void rk_add_locked(struct rkey *e)
 {
-    if (!rk_set && !(rk_set = dict_create(offsetof(struct rkey, k), 16))) {
-        free(e);
-        return;
+    if (!rk_set) {
+        struct dict *d = dict_create(offsetof(struct rkey, k), 16);
+        if (!d) {
+            free(e);
+            return;
+        }
+        __atomic_store_n(&rk_set, d, __ATOMIC_RELAXED);
     }
     if (dict_find(rk_set, e->k, e->de.klen) || dict_add(rk_set, &e->de) < 0)
         free(e);
@@ -68,7 +74,7 @@ void store_replica_expire(struct store *s, int64_t now)
         return;
     tc_lock(&rk_lock);
     d = rk_set;
-    rk_set = NULL;
+    __atomic_store_n(&rk_set, NULL, __ATOMIC_RELAXED);
     tc_unlock(&rk_lock);
     if (!d)
         return;
@@ -116,7 +122,7 @@ void store_replica_forget(void)
 
     tc_lock(&rk_lock);
     d = rk_set;
-    rk_set = NULL;
+    __atomic_store_n(&rk_set, NULL, __ATOMIC_RELAXED);
     tc_unlock(&rk_lock);
     dict_destroy(&d, 1);
 }
