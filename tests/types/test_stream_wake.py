@@ -12,6 +12,18 @@ CASES = [("XADD", "s", "MAXLEN", "0", "*", "f", "v"), ("XDEL", "s", "1-1"),
          ("XTRIM", "s", "MAXLEN", "0"), ("DEL", "s"), ("XADD", "s", "*", "f", "v")]
 
 
+def blocked_call(srv, args, meanwhile):
+    """args's reply on a new connection of srv, with meanwhile() run while it blocks."""
+    got = []
+    reader = srv.client(socket_timeout=10)
+    t = threading.Thread(target=lambda: got.append(call(reader, *args)))
+    t.start()
+    time.sleep(0.2)
+    meanwhile()
+    t.join(10)
+    return got[0]
+
+
 @pytest.mark.parametrize("cmd", CASES)
 def test_blocked_xread_woken_as_redis(tc_server, redis_server, cmd):
     out = []
@@ -19,15 +31,8 @@ def test_blocked_xread_woken_as_redis(tc_server, redis_server, cmd):
         c = srv.client()
         call(c, "FLUSHALL")
         call(c, "XADD", "s", "1-1", "a", "1")
-        got = []
-        reader = srv.client(socket_timeout=10)
-        t = threading.Thread(target=lambda: got.append(
-            call(reader, "XREAD", "BLOCK", "600", "STREAMS", "s", "$")))
-        t.start()
-        time.sleep(0.2)
-        call(c, *cmd)
-        t.join(10)
-        r = got[0]
+        r = blocked_call(srv, ("XREAD", "BLOCK", "600", "STREAMS", "s", "$"),
+                         lambda: call(c, *cmd))
         if cmd[-2:] == ("f", "v") and cmd[2] == "*" and isinstance(r, list) and r and r[0][1]:
             r = [[r[0][0], [[b"<id>", e[1]] for e in r[0][1]]]]
         out.append(r)
@@ -49,15 +54,8 @@ def dry_stream(srv):
         t0 = time.time()
         out.append(call(c, "XREAD", "BLOCK", "100", "STREAMS", key, last))
         out.append(time.time() - t0 >= 0.09)
-    got = []
-    reader = srv.client(socket_timeout=10)
-    t = threading.Thread(target=lambda: got.append(
-        call(reader, "XREAD", "BLOCK", "0", "STREAMS", "d", "665")))
-    t.start()
-    time.sleep(0.2)
-    call(c, "XADD", "d", "667", "k", "v")
-    t.join(10)
-    return out + got
+    return out + [blocked_call(srv, ("XREAD", "BLOCK", "0", "STREAMS", "d", "665"),
+                               lambda: call(c, "XADD", "d", "667", "k", "v"))]
 
 
 def test_xread_on_a_dry_stream_blocks_as_redis(tc_server, redis_server):
