@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -393,8 +394,7 @@ static int load_boot(void)
     int64_t t0 = util_mono_us();
     int rc, aof;
 
-    rdb_load_tick = load_tick;
-    persist_load_begin();
+    rdb_load_tick = load_tick; /* progress began in persist_boot_may_load */
     aof = aof_boot(); /* appendonly yes: the AOF, when there is one, wins over the RDB */
     if (aof <= 0)
         return aof;
@@ -452,11 +452,18 @@ static int load_boot(void)
 int persist_boot_may_load(void)
 {
     char path[2048];
+    struct stat st;
 
-    if (cfg.appendonly)
-        return 1; /* the AOF directory (or an old appendonly.aof) is looked at by the load */
+    if (cfg.appendonly) {
+        persist_load_begin(0); /* the AOF's files are sized as the load opens them */
+        return 1;
+    }
     dump_path(path, sizeof(path));
-    return access(path, F_OK) == 0;
+    if (stat(path, &st))
+        return 0;
+    /* as Redis's startLoadingFile: loading_total_bytes is the file's size from the start */
+    persist_load_begin((size_t)st.st_size);
+    return 1;
 }
 
 int persist_load(void)
@@ -604,10 +611,10 @@ _Atomic int persist_loading;
 _Atomic int persist_booting;
 
 
-void persist_load_begin(void)
+void persist_load_begin(size_t total)
 {
     atomic_store(&load_start_s, util_now_ms() / 1000);
-    atomic_store(&load_total, 0);
+    atomic_store(&load_total, total);
     atomic_store(&load_done, 0);
 }
 
@@ -659,8 +666,8 @@ int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap
         snprintf(err, cap, "out of memory");
         return -1;
     }
+    persist_load_begin(0);
     atomic_store(&persist_loading, 1);
-    persist_load_begin();
     store_flush_lazy(s, -1, cfg.replica_lazy_flush); /* the old data set, before a full sync */
     if (rdb_funcs.clear)
         rdb_funcs.clear();

@@ -110,13 +110,14 @@ int persist_load_replica(const char *path, int *stream_db, char *err, size_t cap
  * persistence loading:1 and its loading_* progress; other clients are answered -LOADING. */
 extern _Atomic int persist_loading;
 /* 1 when start-up has a file to load (appendonly yes, or the RDB exists): only then does the
- * server say it is loading, as Redis enters its loading state only for a file it opened. */
+ * server say it is loading, as Redis enters its loading state only for a file it opened. It
+ * also starts the load's progress (persist_load_begin with the RDB's size). */
 int persist_boot_may_load(void);
 /* 1 while the start-up load runs with the workers already serving (src/server/main.c): their
  * timers leave the store alone, and a SIGTERM ends the server at once. */
 extern _Atomic int persist_booting;
-/* A load starts: INFO's loading_start_time and progress restart. */
-void persist_load_begin(void);
+/* A load starts: INFO's loading_start_time and progress restart, loading_total_bytes total. */
+void persist_load_begin(size_t total);
 /* Wait until every worker but self finished the loop turn it was in (a switch that commands
  * read racily, such as replication's, is seen by all of them afterwards). */
 void persist_wait_workers(int self);
