@@ -244,6 +244,13 @@ static inline size_t conn_qbuf(const struct conn *c)
     return n;
 }
 
+/* The reply buffer's peak use (as Redis's buf_peak): noted before a write drains it. */
+static inline void conn_note_wpeak(struct conn *c, size_t omem)
+{
+    if (omem > c->wpeak)
+        __atomic_store_n(&c->wpeak, omem < c->wbuf.cap ? omem : c->wbuf.cap, __ATOMIC_RELAXED);
+}
+
 static inline void conn_publish(struct conn *c)
 {
     __atomic_store_n(&c->pub_qbuf, conn_qbuf(c), __ATOMIC_RELAXED);
@@ -254,8 +261,7 @@ static inline void conn_publish(struct conn *c)
     __atomic_store_n(&c->pub_oll, c->nrefs, __ATOMIC_RELAXED);
     size_t omem = conn_pending(c);
     __atomic_store_n(&c->pub_omem, omem, __ATOMIC_RELAXED);
-    if (omem > c->wpeak)
-        __atomic_store_n(&c->wpeak, omem < c->wbuf.cap ? omem : c->wbuf.cap, __ATOMIC_RELAXED);
+    conn_note_wpeak(c, omem);
     conn_mem_update(c, omem - (c->wbuf.wpos - c->wbuf.rpos));
 }
 

@@ -191,13 +191,15 @@ static void after_io(struct worker *w, struct conn *c)
 {
     if (c->flags & CONN_CLOSED)
         return;
-    conn_publish(c);
+    /* the sizes are published once per turn of a connection: by after_write (now, or at the
+     * end of the turn for a batched write), else here */
     if (c->flags & CONN_CLOSE_ASAP) {
         worker_close_conn(w, c);
         return;
     }
     if (TC_UNLIKELY(c->flags & CONN_HOLD_OUT)) {
         /* held (the AOF: its commands were logged): the output leaves once released */
+        conn_publish(c);
         if (!(c->flags & CONN_HOLD_LISTED)) {
             if (w->nheld == w->held_cap) {
                 int cap = w->held_cap ? w->held_cap * 2 : 64;
@@ -223,6 +225,7 @@ static void after_io(struct worker *w, struct conn *c)
         return;
     }
     if (conn_pending(c)) {
+        conn_note_wpeak(c, conn_pending(c));
         if (w->batching) {
             flushq_add(w, c);
             return;
