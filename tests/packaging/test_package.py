@@ -119,6 +119,49 @@ def test_cmake_install(tmp_path):
         (REPO / "packaging/twincache.conf").read_bytes()
 
 
+# -- the sources of the unit and the man pages (no root needed) ----------------------------------
+
+
+def need(*tools):
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        pytest.skip("missing %s: run scripts/install-deps.sh" % ", ".join(missing))
+
+
+def test_unit_file_verifies(tmp_path):
+    """packaging/twincache.service through `systemd-analyze verify`, its ExecStart pointed at
+    the built binary and its man: reference at man/ (the package test verifies it installed)."""
+    need("systemd-analyze", "man")
+    binary = tcharness.twincache_bin()
+    if not binary.exists():
+        pytest.skip("%s not built" % binary)
+    (tmp_path / "man" / "man1").mkdir(parents=True)
+    shutil.copy(REPO / "man" / "twincache.1", tmp_path / "man" / "man1")
+    unit = tmp_path / "twincache.service"
+    text = (REPO / "packaging" / "twincache.service").read_text()
+    assert "ExecStart=/usr/bin/twincache /etc/twincache/twincache.conf " in text
+    assert "Type=notify" in text and "User=twincache" in text
+    unit.write_text(text.replace("/usr/bin/twincache", str(binary)))
+    p = run(["systemd-analyze", "verify", unit], env=dict(os.environ, MANPATH=tmp_path / "man"),
+            check=False)
+    assert p.returncode == 0 and not p.stdout.strip(), p.stdout
+
+
+def render_man(path):
+    """man --warnings -l path: the page on stdout, and no warning from groff on stderr."""
+    p = subprocess.run(["man", "--warnings", "-l", str(path)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60,
+                       env=dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8"))
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    return p.stdout
+
+
+def test_man_sources_render():
+    need("man")
+    for page in ("twincache", "twinbench"):
+        assert page.upper() + "(1)" in render_man(REPO / "man" / (page + ".1"))[:200]
+
+
 # -- the Debian package -------------------------------------------------------------------------
 
 
@@ -253,14 +296,9 @@ def test_unit_verifies(installed):
 
 
 def test_man_pages_render(installed):
-    env = dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8")
     for page in ("twincache", "twinbench"):
-        p = run(["man", "--warnings", "-l", "/usr/share/man/man1/%s.1.gz" % page], env=env,
-                check=False)
-        assert p.returncode == 0, p.stdout
-        assert page.upper() in p.stdout[:200]
-        # man writes the page to stdout and warnings to stderr (merged here): none expected
-        assert "warning:" not in p.stdout, p.stdout
+        out = render_man("/usr/share/man/man1/%s.1.gz" % page)
+        assert page.upper() + "(1)" in out[:200]
 
 
 def test_logrotate_rule(installed):
