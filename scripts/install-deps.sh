@@ -8,7 +8,10 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libjemalloc-dev libxxhash-dev liburing-dev libssl-dev openssl liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev
       redis-server redis-tools redis-sentinel memcached libmemcached-tools sasl2-bin
       python3 python3-pytest python3-redis python3-pymemcache python3-venv
-      default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium)
+      default-jdk-headless libspymemcached-java procps iproute2 nutcracker chromium
+      debhelper dpkg-dev fakeroot lintian man-db groff-base systemd logrotate adduser)
+# (the last line: tests/packaging builds and checks the .deb: dpkg-buildpackage with debhelper,
+# lintian, man -l, systemd-analyze verify, logrotate -d)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

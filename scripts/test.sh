@@ -68,6 +68,9 @@ section "bench/java: the JVM driver's unit tests (Maven Surefire)"
 section "tests/pool: three twincache nodes behind nutcracker + client-side ketama (release build)"
 TWINCACHE_BIN=build/twincache TWINBENCH_BIN=build/twinbench $PY -m pytest -q -p no:cacheprovider tests/pool
 
+section "tests/packaging: the default configuration, cmake --install, and the Debian package (built in a temporary directory, lintian, dpkg -i, the installed server, dpkg --purge)"
+TWINCACHE_BIN=build/twincache $PY -m pytest -q -p no:cacheprovider tests/packaging
+
 section "integration tests under ASan+UBSan (protocol, hostile input, concurrency)"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 TWINCACHE_BIN=build-asan/twincache $PY -m pytest -q -p no:cacheprovider -m "sanitize" tests/integration
