@@ -28,17 +28,18 @@ static int variable(const char *name, size_t n, const char *title, char *out, si
 {
 #define IS(s) (n == sizeof(s) - 1 && !memcmp(name, s, n))
     char bind[sizeof(cfg.bind)], sock[sizeof(cfg.unixsocket)];
+    unsigned port = (unsigned)__atomic_load_n(&cfg.port, __ATOMIC_RELAXED); /* CONFIG SET */
+    unsigned tls_port = (unsigned)__atomic_load_n(&cfg.tls_port, __ATOMIC_RELAXED);
 
     config_str(cfg.bind, bind, sizeof(bind));
     config_str(cfg.unixsocket, sock, sizeof(sock));
     if (IS("title")) {
         snprintf(out, cap, "%s", title);
     } else if (IS("listen-addr")) {
-        if (cfg.port || cfg.tls_port) {
+        if (port || tls_port) {
             char *first = bind + strspn(bind, " ");
             first[strcspn(first, " ")] = '\0';
-            snprintf(out, cap, "%s:%u", first[0] ? first : "*",
-                     (unsigned)(cfg.port ? cfg.port : cfg.tls_port));
+            snprintf(out, cap, "%s:%u", first[0] ? first : "*", port ? port : tls_port);
         } else {
             snprintf(out, cap, "unixsocket:%s", sock);
         }
@@ -47,9 +48,9 @@ static int variable(const char *name, size_t n, const char *title, char *out, si
     } else if (IS("config-file")) {
         snprintf(out, cap, "%s", pt.config_file ? pt.config_file : "-");
     } else if (IS("port")) {
-        snprintf(out, cap, "%u", (unsigned)cfg.port);
+        snprintf(out, cap, "%u", port);
     } else if (IS("tls-port")) {
-        snprintf(out, cap, "%u", (unsigned)cfg.tls_port);
+        snprintf(out, cap, "%u", tls_port);
     } else if (IS("unixsocket")) {
         snprintf(out, cap, "%s", sock);
     } else {
