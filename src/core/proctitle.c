@@ -17,11 +17,22 @@ static struct {
     char *base;          /* argv[0]'s original memory: where the title goes */
     char *end;           /* one past the last byte that may be written */
     char *arg0_nul;      /* where argv[0]'s terminating NUL was */
+    int arg0_last;       /* argv[0] was the only argument: its NUL ended the argument area */
     char *arg0;          /* a copy of argv[0]: {title} */
     char *config_file;   /* {config-file}, or NULL */
     int cleared;         /* the whole area was zeroed once */
 } pt;
 static pthread_mutex_t pt_lock = PTHREAD_MUTEX_INITIALIZER;
+static int in_child; /* a fork child: one thread, so no lock is taken (one held at the fork
+                      * by a thread the child does not have would never be released) */
+
+static void read_str(const char *field, char *out, size_t cap)
+{
+    if (in_child)
+        snprintf(out, cap, "%s", field);
+    else
+        config_str(field, out, cap);
+}
 
 /* The value of variable name (n bytes) into out; -1 when unknown. */
 static int variable(const char *name, size_t n, const char *title, char *out, size_t cap)
@@ -31,8 +42,8 @@ static int variable(const char *name, size_t n, const char *title, char *out, si
     unsigned port = (unsigned)__atomic_load_n(&cfg.port, __ATOMIC_RELAXED); /* CONFIG SET */
     unsigned tls_port = (unsigned)__atomic_load_n(&cfg.tls_port, __ATOMIC_RELAXED);
 
-    config_str(cfg.bind, bind, sizeof(bind));
-    config_str(cfg.unixsocket, sock, sizeof(sock));
+    read_str(cfg.bind, bind, sizeof(bind));
+    read_str(cfg.unixsocket, sock, sizeof(sock));
     if (IS("title")) {
         snprintf(out, cap, "%s", title);
     } else if (IS("listen-addr")) {
@@ -160,22 +171,24 @@ void proctitle_init(int argc, char **argv, const char *config_file)
     }
     environ = env;
     pt.arg0_nul = base + strlen(base);
+    pt.arg0_last = argc == 1;
     pt.end = end;
     pt.base = base;
 }
 
-int proctitle_apply(void)
+static int apply(const char *name)
 {
     char tmpl[sizeof(cfg.proc_title_template)], title[TITLE_MAX + 1], *nul;
     int len;
 
     if (!pt.base)
         return -1;
-    config_str(cfg.proc_title_template, tmpl, sizeof(tmpl));
-    len = proctitle_expand(tmpl, pt.arg0, title, sizeof(title));
+    read_str(cfg.proc_title_template, tmpl, sizeof(tmpl));
+    len = proctitle_expand(tmpl, name, title, sizeof(title));
     if (len <= 0)
         return -1;
-    pthread_mutex_lock(&pt_lock);
+    if (!in_child)
+        pthread_mutex_lock(&pt_lock);
     if (!pt.cleared) {
         memset(pt.base, 0, (size_t)(pt.end - pt.base));
         pt.cleared = 1;
@@ -188,14 +201,30 @@ int proctitle_apply(void)
     memcpy(pt.base, title, (size_t)len);
     nul = pt.base + len;
     /* Linux reads a command line whose argument area does not end with a NUL as a title of
-     * its own, up to its first NUL: keep a byte where argv[0] ended (a shorter title), or
-     * a space there (a title of exactly argv[0]'s length), as setproctitle does */
-    if (nul < pt.arg0_nul) {
+     * its own, up to its first NUL: when argv[0] was the whole area, keep a byte where it
+     * ended (a shorter title), or a space there (a title of exactly its length), as
+     * setproctitle does (with more arguments the area ends further on, and such a byte would
+     * only show up after the title) */
+    if (!pt.arg0_last) {
+        /* nothing to keep */
+    } else if (nul < pt.arg0_nul) {
         *pt.arg0_nul = '.';
     } else if (nul == pt.arg0_nul && nul + 1 < pt.end) {
         *pt.arg0_nul = ' ';
         nul[1] = '\0';
     }
-    pthread_mutex_unlock(&pt_lock);
+    if (!in_child)
+        pthread_mutex_unlock(&pt_lock);
     return 0;
+}
+
+int proctitle_apply(void)
+{
+    return apply(pt.arg0);
+}
+
+int proctitle_apply_child(const char *title)
+{
+    in_child = 1;
+    return apply(title);
 }

@@ -20,5 +20,8 @@ void proctitle_init(int argc, char **argv, const char *config_file);
 /* Write the expanded cfg.proc_title_template as the title. 0, or -1 (not initialised, or an
  * invalid template). Any thread (CONFIG SET): serialized inside. */
 int proctitle_apply(void);
+/* In a fork child (one thread; takes no lock): the template with title as {title}, as
+ * redis-server titles its children ("redis-rdb-bgsave 127.0.0.1:6379"). 0 or -1. */
+int proctitle_apply_child(const char *title);
 
 #endif

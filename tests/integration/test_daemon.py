@@ -91,6 +91,20 @@ def proc_title(pid):
         return f.read().split(b"\0")[0].decode()
 
 
+def children(pid):
+    """The pids whose parent is pid."""
+    kids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        kids.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return kids
+
+
 def read_pidfile(path, timeout=5.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -616,3 +630,35 @@ def test_mc_core_limit_and_lock_memory(tmp_path):
         assert locked and (int(locked[0]) > 0 or "mlockall() failed" in srv.output())
     finally:
         srv.stop(check=True)
+
+
+def test_fork_child_title_like_redis(tmp_path):
+    """A BGSAVE child (snapshot-fork yes) titles itself with the template, its own name as
+    {title}: "tc-rdb-bgsave 127.0.0.1:<port>", as redis-server's "redis-rdb-bgsave ..."."""
+    titles = {}
+    for argv, kind, name in ((tc_argv("--snapshot-fork", "yes"), "twincache", "tc-rdb-bgsave"),
+                             (redis_argv(), "redis", "redis-rdb-bgsave")):
+        d = tmp_path / kind
+        d.mkdir()
+        srv = start(argv + ["--dir", str(d), "--rdb-key-save-delay", "200000"], {}, kind=kind,
+                    ready=True)
+        try:
+            c = srv.client(decode=True)
+            c.mset({"a": 1, "b": 2, "c": 3})
+            c.bgsave()
+            deadline = time.monotonic() + 5
+            kids = []
+            while not kids and time.monotonic() < deadline:
+                kids = children(srv.pid)  # (forked by a worker thread: any task's child)
+                time.sleep(0.02)
+            assert kids, "no child"
+            deadline = time.monotonic() + 5
+            while proc_title(kids[0]) != "%s %s:%d" % (name, HOST, srv.port):
+                assert time.monotonic() < deadline, proc_title(kids[0])
+                time.sleep(0.02)
+            titles[kind] = proc_title(kids[0]).replace(name, "NAME").replace(str(srv.port), "P")
+        finally:
+            srv.stop(sig=signal.SIGKILL, check=False)
+            for k in kids:
+                kill_pid(k)
+    assert titles["twincache"] == titles["redis"]

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -76,10 +77,30 @@ static void test_apply(void)
     v[0] = "{port}";
     ok(config_set("proc-title-template", v, 1, 0, err, sizeof(err)) == 0, "CONFIG SET");
     is_str(area, "6379", "a shorter title");
-    ok(area[11] == '.', "a byte kept where argv[0] ended (Linux reads the title to its NUL)");
+    ok(area[11] == '\0', "with more arguments, no byte kept where argv[0] ended");
     v[0] = "{config-file}";
     config_set("proc-title-template", v, 1, 0, err, sizeof(err));
     is_str(area, "/etc/tc.conf", "config-file");
+}
+
+static void test_apply_single_arg(void)
+{
+    /* argv[0] alone: a shorter title keeps a byte where it ended, so Linux reads the area as
+     * a title up to its first NUL. In a fork child (initialisation is once per process),
+     * written as a snapshot child writes its title: without locks. */
+    pid_t pid = fork();
+    int status = -1;
+
+    if (pid == 0) {
+        static char area[] = "programname";
+        char *argv[] = {area, NULL};
+        config_defaults();
+        proctitle_init(1, argv, NULL);
+        _exit(proctitle_apply_child("bg") == 0 && !strcmp(area, "bg *:6379") &&
+                      area[11] == '.' ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "single argument: title, then '.'");
 }
 
 static int bind_dgram(struct sockaddr_un *sa, socklen_t len)
@@ -134,6 +155,7 @@ int main(void)
 {
     test_expand();
     test_config_set();
+    test_apply_single_arg();
     test_apply();
     test_notify();
     return tap_done();
