@@ -664,3 +664,40 @@ def test_fork_child_title_like_redis(tmp_path):
             for k in kids:
                 kill_pid(k)
     assert titles["twincache"] == titles["redis"]
+
+
+def test_systemd_ready_after_dataset_loaded(tmp_path):
+    """READY=1 waits for the dataset: a slow load (key-load-delay) is over, every key is in,
+    when it arrives; the port took connections (-LOADING) before."""
+    d = tmp_path / "data"
+    d.mkdir()
+    srv = start(tc_argv("--dir", str(d)), {}, ready=True)
+    try:
+        c = srv.client(decode=True)
+        c.mset({"k%d" % i: i for i in range(300)})
+        c.save()
+    finally:
+        srv.stop(check=True)
+    with NotifyListener(tmp_path / "notify") as nl:
+        srv = start(tc_argv("--dir", str(d), "--key-load-delay", "2000", "--supervised",
+                            "systemd"), nl.env())
+        seen = {}
+
+        def at_ready(msg):
+            if msg.startswith(b"READY=1"):
+                seen["dbsize"] = srv.client(decode=True).dbsize()
+        try:
+            assert nl.wait_for(b"STATUS=") == b"STATUS=twincache is loading...\n"
+            deadline = time.monotonic() + 10
+            while True:  # the port answers while the dataset loads, with -LOADING
+                try:
+                    reply = ping(srv.port)
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+            assert reply.startswith(b"-LOADING"), reply
+            nl.wait_for(b"READY=1", on_each=at_ready)
+            assert seen["dbsize"] == 300
+        finally:
+            srv.stop(check=True)
