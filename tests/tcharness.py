@@ -476,6 +476,11 @@ def redis_argv(port, args=(), config_file=None, dir=None):
     return argv + [str(a) for a in args]
 
 
+# twincache started with memcached's command line as root: memcached refuses to run as root
+# without -u (exit 64), and so does twincache; memcached's own suite (t/lib.pm) adds "-u root"
+MC_AS_ROOT = ["-u", "root"] if os.geteuid() == 0 else []
+
+
 def memcached_argv(port, args=(), threads=2):
     argv = [tool("memcached", "/usr/bin/memcached"), "-l", HOST, "-p", str(port), "-U", "0",
             "-t", str(threads)]

@@ -27,6 +27,7 @@
 #include "persist/snapshot.h"
 #include "store/slab.h"
 #include "core/log.h"
+#include "core/supervise.h"
 #include "store/strval.h"
 
 #define TWINCACHE_VERSION "0.1.0"
@@ -692,7 +693,9 @@ static void info_command(struct conn *c)
             P("atomicvar_api:c11-builtin\r\n");
             P("gcc_version:%d.%d.%d\r\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
             P("process_id:%d\r\n", (int)getpid());
-            P("process_supervised:no\r\n");
+            P("process_supervised:%s\r\n",
+              !supervise_active() ? "no"
+              : supervise_mode() == SUPERVISE_UPSTART ? "upstart" : "systemd");
             P("run_id:%016llx%016llx%08x\r\n", (unsigned long long)srv->start_ms * 2654435761ULL,
               (unsigned long long)getpid() * 40503ULL, 0u);
             P("tcp_port:%d\r\n", cfg.port);

@@ -18,6 +18,7 @@
 #include "cmd/blocking.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/supervise.h"
 #include "core/util.h"
 #include "net/worker.h"
 #include "persist/aof_log.h"
@@ -88,6 +89,7 @@ int repl_shutdown_begin(int flags, int from_signal)
     sd_flags = flags;
     sd_signal = from_signal;
     log_warn("User requested shutdown...");
+    supervise_notify("STOPPING=1\n");
     if (!(flags & REPL_SHUT_NOW) && cfg.shutdown_timeout > 0 && repl_lagging_replicas(0)) {
         atomic_store(&sd_deadline, util_now_ms() + (int64_t)cfg.shutdown_timeout * 1000);
         repl_ask_acks();

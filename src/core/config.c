@@ -14,6 +14,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "core/proctitle.h"
 #include "core/util.h"
 
 struct config cfg;
@@ -722,9 +723,16 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
             pthread_mutex_unlock(&str_lock);
             break;
         }
+        if (s->ptr == cfg.proc_title_template && proctitle_validate(v)) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                     "template format is invalid or contains unknown variables", s->name);
+            return -1;
+        }
         pthread_mutex_lock(&str_lock);
         strcpy((char *)s->ptr, v);
         pthread_mutex_unlock(&str_lock);
+        if (s->ptr == cfg.proc_title_template)
+            proctitle_apply(); /* CONFIG SET: at once (a no-op while the file is read) */
         break;
     case C_BOOL: {
         int b = parse_bool(v);

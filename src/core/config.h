@@ -73,7 +73,7 @@ struct config {
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     int lua_enable_deprecated_api;  /* scripts keep getfenv, setfenv and newproxy (Debian's
                                      * redis 7.0.15 setting, immutable, hidden) */
-    int daemonize;
+    int daemonize;               /* detach (server/daemon.c); ignored when supervised */
     int protected_mode;
     long long client_output_buffer_limit_normal; /* hard limit in bytes, 0 = none */
     /* client-output-buffer-limit per class (0 normal, 1 replica, 2 pubsub): hard bytes, soft
@@ -149,8 +149,8 @@ struct config {
      * comment says what it does here, "inert" where it has no meaning on this design
      * (docs/config.md lists them). */
     int always_show_logo;        /* inert: no ASCII logo is printed */
-    int set_proc_title;          /* inert: the process title is left as started */
-    char proc_title_template[256]; /* inert (with set-proc-title) */
+    int set_proc_title;          /* the process title from proc-title-template (proctitle.c) */
+    char proc_title_template[256]; /* {title} {listen-addr} ...: core/proctitle.h */
     int rdb_del_sync_files;      /* inert: no RDB file is written for a diskless sync */
     int lazyfree_lazy_eviction;  /* inert: values are freed by the thread that drops them */
     int lazyfree_lazy_expire;    /* inert: same */
@@ -193,7 +193,7 @@ struct config {
     int syslog_enabled;          /* log lines also go to syslog(3) */
     char syslog_ident[64];
     int syslog_facility;         /* index into user, local0..local7 */
-    int supervised;              /* 0 no, 1 upstart, 2 systemd, 3 auto */
+    int supervised;              /* 0 no, 1 upstart, 2 systemd, 3 auto (core/supervise.h) */
     char server_cpulist[128], bio_cpulist[128], aof_rewrite_cpulist[128], bgsave_cpulist[128];
     long long socket_mark_id;        /* SO_MARK on listening sockets (inert) */
     char ignore_warnings[128];   /* inert */

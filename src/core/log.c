@@ -1,4 +1,5 @@
 #include "core/log.h"
+#include "core/log_sys.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -51,6 +52,7 @@ void log_raw(const char *fmt, ...)
     if (n > 0 && write(log_fd, text, (size_t)n) < 0) {
         /* nothing sensible to do */
     }
+    log_sys_write(LOG_NOTICE, text); /* as Redis: raw text goes to syslog too */
 }
 
 int log_level_parse(const char *s)
@@ -87,6 +89,7 @@ void log_write(int level, const char *fmt, ...)
     n += (int)strftime(line + n, sizeof(line) - (size_t)n, "%d %b %Y %H:%M:%S", &tm);
     n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03d %c ", (int)(tv.tv_usec / 1000),
                   marks[level & 3]);
+    int msg = n; /* where the message starts: syslog gets it without the prefix */
     va_start(ap, fmt);
     n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
     va_end(ap);
@@ -95,5 +98,9 @@ void log_write(int level, const char *fmt, ...)
     line[n++] = '\n';
     if (write(log_fd, line, (size_t)n) < 0) {
         /* nothing sensible to do */
+    }
+    if (log_sys_enabled()) {
+        line[n - 1] = '\0';
+        log_sys_write(level, line + msg);
     }
 }

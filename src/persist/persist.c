@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/supervise.h"
 #include "core/util.h"
 #include "persist/aof_log.h"
 #include "persist/persist_int.h"
@@ -317,12 +318,15 @@ static int shutdown_save_locked(int force, int nosave)
         if (ps.presaved && ps.last_ok && dirty_total() == ps.dirty_saved)
             return 0;
         log_notice("Saving the final RDB snapshot before exiting.");
+        supervise_notify("STATUS=Saving the final RDB snapshot\n");
         int oom;
         uint64_t *bm = snapshot_hold_all(persist_host.store, &oom);
         rc = oom ? -1 : save_locked();
         snapshot_release_all(persist_host.store, bm);
-        if (rc)
+        if (rc) {
             log_warn("Error trying to save the DB, can't exit.");
+            supervise_notify("STATUS=Error trying to save the DB, can't exit.\n");
+        }
     }
     return rc;
 }
@@ -629,6 +633,7 @@ static void boot_signal_check(void)
     log_warn("Received %s scheduling shutdown...", sigismember(&pend, SIGINT) ? "SIGINT"
                                                                                : "SIGTERM");
     log_warn("User requested shutdown...");
+    supervise_notify("STOPPING=1\n");
     if (cfg.unixsocket[0])
         unlink(cfg.unixsocket);
     if (cfg.pidfile[0]) {

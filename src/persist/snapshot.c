@@ -24,6 +24,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/proctitle.h"
 #include "core/util.h"
 #include "persist/rdb.h"
 #include "store/store.h"
@@ -103,6 +104,15 @@ static void child_main(const struct snapshot_job *job, int wfd)
     int rc;
 
     prctl(PR_SET_NAME, job->title);
+    proctitle_apply_child(job->title); /* ps: "tc-rdb-bgsave 127.0.0.1:6379" */
+    {
+        /* memcached's command line blocks SIGUSR1 in every thread for its graceful stop
+         * (main.c): snapshot_kill's SIGUSR1 must reach this child */
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+    }
     /* on a machine with few cores the child competes with the workers it forked from */
     if (setpriority(PRIO_PROCESS, 0, 10) < 0) {
         /* not fatal */

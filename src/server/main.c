@@ -3,6 +3,7 @@
  * for SIGTERM/SIGINT or SHUTDOWN and exits cleanly. */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <pwd.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,11 +34,15 @@
 #include "core/config.h"
 #include "core/oom.h"
 #include "core/log.h"
+#include "core/log_sys.h"
+#include "core/proctitle.h"
+#include "core/supervise.h"
 #include "core/util.h"
 #include "net/tls.h"
 #include "net/worker.h"
 #include "persist/aof_log.h"
 #include "persist/persist.h"
+#include "server/daemon.h"
 #include "server/mc_cmdline.h"
 #include "persist/rdb.h"
 #include "store/evict.h"
@@ -309,12 +315,35 @@ static int relisten(char *err, size_t cap)
     return r;
 }
 
+/* As Redis's linuxMemoryWarnings: when the kernel has transparent huge pages "always" on,
+ * disable-thp turns them off for this process (prctl), else a warning says what to do. */
+static void thp_check(void)
+{
+    char line[256] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+    if (!f)
+        return;
+    if (!fgets(line, sizeof(line), f))
+        line[0] = '\0';
+    fclose(f);
+    if (!strstr(line, "[always]"))
+        return;
+    if (cfg.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0)
+        return;
+    log_warn("WARNING You have Transparent Huge Pages (THP) support enabled in your kernel. This "
+             "will create latency and memory usage issues with Redis. To fix this issue run the "
+             "command 'echo madvise > /sys/kernel/mm/transparent_hugepage/enabled' as root, and "
+             "add it to your /etc/rc.local in order to retain the setting after a reboot. Redis "
+             "must be restarted after THP is disabled (set to 'madvise' or 'never').");
+}
+
 int main(int argc, char **argv)
 {
     struct srv srv;
     const char *config_file = NULL;
     sigset_t set;
-    int sig, code;
+    int sig, code, mc, background;
 
     if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
         printf("twincache v=%s (Redis protocol 7.0 compatible, memcached protocol 1.6 compatible)\n",
@@ -343,6 +372,27 @@ int main(int argc, char **argv)
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return 1;
     }
+    mc = mc_cfg.memcached_cmdline;
+    if (!mc) {
+        /* argv's memory will hold the process title: the path is copied out of it first */
+        if (config_file && !(config_file = strdup(config_file)))
+            return 1;
+        proctitle_init(argc, argv, config_file);
+    }
+    if (cfg.syslog_enabled)
+        log_sys_enable();
+    /* as redis-server: daemonize is not done when an init system supervises the process;
+     * both detach before any thread exists (the lazy free thread is the first) */
+    background = mc ? mc_daemon.daemonize : !supervise_setup(cfg.supervised) && cfg.daemonize;
+    if (background) {
+        if (!mc && !cfg.pidfile[0]) /* redis-server's default when daemonized */
+            snprintf(cfg.pidfile, sizeof(cfg.pidfile), "%s", "/var/run/redis.pid");
+        /* memcached -d: to "/" unless -r (core files land there), stderr kept with -v */
+        if (daemon_detach(mc && mc_daemon.verbose, mc && !mc_daemon.maxcore))
+            return 1;
+    }
+    if (mc && mc_daemon.lock_memory)
+        daemon_lock_memory();
     oom_score_apply(cfg.replicaof[0] ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
     if (!mc_cfg.memcached_cmdline) { /* redis-server's first lines */
         log_warn("oO0OoO0OoO0Oo twincache is starting oO0OoO0OoO0Oo");
@@ -354,11 +404,16 @@ int main(int argc, char **argv)
             log_warn("Warning: no config file specified, using the default config. In order "
                      "to specify a config file use %s /path/to/twincache.conf", argv[0]);
     }
+    if (cfg.syslog_enabled) /* where redis-server's initServer opens it */
+        log_sys_open(cfg.syslog_ident, cfg.syslog_facility);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN); /* as redis-server, and memcached (whose handler only notes it) */
     crash_setup(); /* the bug report on fatal signals (crash.c) */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    if (mc)
+        sigaddset(&set, SIGUSR1); /* memcached: a graceful stop (Redis: the default action) */
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* workers inherit the mask */
 
     {
@@ -469,16 +524,22 @@ int main(int argc, char **argv)
     }
     listening_srv = &srv;
     config_listen_apply = relisten;
-    if (cfg.pidfile[0]) {
-        FILE *f = fopen(cfg.pidfile, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
-        }
+    if (mc && mc_daemon.user[0] && (getuid() == 0 || geteuid() == 0)) {
+        /* memcached -u: the identity taken once the ports are bound (a port below 1024
+         * works); its unix socket is the user's, as memcached creates it after the switch */
+        struct passwd *pw = getpwnam(mc_daemon.user);
+        if (pw && cfg.unixsocket[0] && chown(cfg.unixsocket, pw->pw_uid, pw->pw_gid) != 0)
+            log_warn("chown %s: %s", cfg.unixsocket, strerror(errno));
+        if ((code = daemon_drop_privileges(mc_daemon.user)))
+            return code;
     }
+    /* as redis-server: daemonized or given a pidfile; memcached: -P */
+    daemon_pidfile_write(cfg.pidfile, mc);
+    if (!mc && cfg.set_proc_title)
+        proctitle_apply();
     log_notice("twincache %s started, pid=%d, threads=%d, port=%d, memcache-port=%d",
                TWINCACHE_VERSION, (int)getpid(), srv.nworkers, cfg.port, cfg.memcache_port);
-    if (cfg.always_show_logo || isatty(1)) {
+    if (cfg.always_show_logo || (!cfg.syslog_enabled && !cfg.logfile[0] && isatty(1))) {
         /* redis-server's banner lines (its test harness waits for "PID: <pid>") */
         log_raw("\n    twincache %s (Redis 7.0.15 compatible) 64 bit\n"
                 "    Running in standalone mode\n"
@@ -487,30 +548,46 @@ int main(int argc, char **argv)
     } else {
         log_notice("Running mode=standalone, port=%d.", cfg.port);
     }
-    log_notice("Server initialized");
+    log_warn("Server initialized"); /* a warning-level line in redis-server */
+    if (!mc)
+        thp_check();
     /* as redis-server: listening (connections wait in the backlog) and the banner first, then
      * the dataset, so a corrupt file is logged after the PID line its test harness waits for */
     /* the workers serve while it loads, as Redis serves during loading: INFO says loading:1
      * and its progress, commands not flagged "loading" get -LOADING */
-    if (persist_boot_may_load())
+    int may_load = persist_boot_may_load();
+    if (may_load)
         atomic_store(&persist_loading, 1); /* no file: nothing to refuse commands for */
     atomic_store(&persist_booting, 1);
     if (srv_start(&srv)) {
         log_warn("Could not start worker threads");
         return 1;
     }
-    int lrc = persist_load();
+    daemon_ready(); /* daemonized: the ports take connections, the waiting parent exits 0 */
+    /* memcached's command line keeps nothing on disk: no file found (or, after -u, none the
+     * user may see in the working directory) is no error there */
+    int lrc = mc && !may_load ? 0 : persist_load();
     atomic_store(&persist_booting, 0);
     atomic_store(&persist_loading, 0);
     if (lrc)
         return 1;
     repl_after_load(); /* an RDB with replication's ID and offset continues them */
     log_notice("Ready to accept connections");
+    if (cfg.replicaof[0])
+        supervise_notify("STATUS=Ready to accept connections in read-only mode. Waiting for "
+                         "MASTER <-> REPLICA sync\n");
+    else
+        supervise_notify("STATUS=Ready to accept connections\n");
+    supervise_notify("READY=1\n");
     repl_start_configured(); /* replicaof in the configuration */
     for (;;) {
         /* a shutdown waiting for its replicas is looked at every 10 ms (Redis's cron) */
         struct timespec ts = {0, (repl_shutdown_in_ms() >= 0 ? 10 : 100) * 1000 * 1000};
         sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGUSR1) { /* memcached mode only (the set): its graceful stop */
+            fprintf(stderr, "Gracefully stopping\n");
+            repl_shutdown_begin(REPL_SHUT_NOSAVE | REPL_SHUT_NOW, 1);
+        }
         if (sig == SIGTERM || sig == SIGINT) {
             int f = sig == SIGINT ? cfg.shutdown_on_sigint : cfg.shutdown_on_sigterm;
             log_warn("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -530,8 +607,11 @@ int main(int argc, char **argv)
     script_ldb_shutdown(); /* forked debugging sessions still running */
     persist_shutdown(0, 0);
     code = atomic_load(&srv.shutdown_exitcode);
-    if (cfg.pidfile[0])
-        unlink(cfg.pidfile);
+    if (mc ? mc_daemon.daemonize && cfg.pidfile[0] : cfg.pidfile[0] != '\0') {
+        if (!mc) /* memcached removes it only as a daemon (-d), saying so on failure */
+            log_notice("Removing the pid file.");
+        daemon_pidfile_remove(cfg.pidfile, mc);
+    }
     if (cfg.unixsocket[0])
         unlink(cfg.unixsocket);
     lazyfree_teardown(); /* what it holds is freed first */

@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "mc/mc_cmd.h"
+#include "server/daemon.h"
 #include "store/store.h"
 
 #define EX_USAGE_ 64 /* sysexits.h EX_USAGE, memcached's status for bad sizes */
@@ -71,6 +72,7 @@ static const char *const subopts[] = {
     "no_temp_lru", "proxy_config", "proxy_uring", "napi_ids", "relaxed_privileges", NULL};
 
 static int ssl_enabled; /* -Z: the memcached TCP port speaks TLS */
+struct mc_daemon mc_daemon;
 
 /* memcached 1.6's ssl_* sub-options, mapped to the tls-* settings. */
 static int ssl_suboption(const char *o, size_t n, const char *val)
@@ -195,7 +197,8 @@ void mc_cmdline_help(void)
            "-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
            "-l, --listen=<addr>       interface to listen on (default: INADDR_ANY)\n"
            "-d, --daemon              run as a daemon\n"
-           "-u, --user=<user>         accepted; twincache does not change identity\n"
+           "-r, --enable-coredumps    maximize core file limit\n"
+           "-u, --user=<user>         assume identity of <username> (only when run as root)\n"
            "-m, --memory-limit=<num>  item memory in megabytes (default: 64)\n"
            "-M, --disable-evictions   return error on memory exhausted instead of evicting\n"
            "-c, --conn-limit=<num>    max simultaneous connections (default: 1024)\n"
@@ -203,7 +206,8 @@ void mc_cmdline_help(void)
            "-vv                       very verbose (also print client commands/responses)\n"
            "-h, --help                print this help and exit\n"
            "-V, --version             print version and exit\n"
-           "-P, --pidfile=<file>      save PID in <file>\n"
+           "-k, --lock-memory         lock down all paged memory\n"
+           "-P, --pidfile=<file>      save PID in <file>, only used with -d option\n"
            "-f, --slab-growth-factor=<num> chunk size growth factor (default: 1.25)\n"
            "-n, --slab-min-size=<bytes> min space used for key+value+flags (default: 48)\n"
            "-D <char>                 delimiter between key prefixes and IDs (stats detail)\n"
@@ -231,14 +235,14 @@ void mc_cmdline_help(void)
            "   - track_sizes:         enable dynamic reports for 'stats sizes' command.\n"
            "   - ssl_chain_cert, ssl_key, ssl_verify_mode, ssl_ciphers, ssl_ca_cert,\n"
            "     ssl_session_cache, ssl_min_version: TLS settings of -Z\n"
-           "   - relaxed_privileges:  accepted (twincache drops no privileges)\n"
+           "   - relaxed_privileges:  accepted (no seccomp filter is installed)\n"
            "--name value              any twincache setting (e.g. --port 6379 for Redis)\n");
 }
 
 int mc_cmdline_parse(int argc, char **argv)
 {
     char **mav = calloc((size_t)argc + 1, sizeof(char *));
-    int mac = 1, c, verbose = 0, daemonize = 0;
+    int mac = 1, c, verbose = 0;
     long long item_size = -1, maxbytes = 64LL * 1024 * 1024;
     int port_given = 0, udp_given = 0;
 
@@ -290,7 +294,7 @@ int mc_cmdline_parse(int argc, char **argv)
     }
     optind = 1;
     opterr = 1;
-    while ((c = getopt(mac, mav, "a:Ab:B:c:CdD:e:f:FhiI:kl:Lm:Mn:N:o:p:P:r:R:s:St:u:U:vVWXY:Z")) !=
+    while ((c = getopt(mac, mav, "a:Ab:B:c:CdD:e:f:FhiI:kl:Lm:Mn:N:o:p:P:rR:s:St:u:U:vVWXY:Z")) !=
            -1) {
         int rc = 0;
         switch (c) {
@@ -400,7 +404,16 @@ int mc_cmdline_parse(int argc, char **argv)
             verbose++;
             break;
         case 'd':
-            daemonize = 1;
+            mc_daemon.daemonize = 1;
+            break;
+        case 'u':
+            snprintf(mc_daemon.user, sizeof(mc_daemon.user), "%s", optarg);
+            break;
+        case 'r':
+            mc_daemon.maxcore = 1;
+            break;
+        case 'k':
+            mc_daemon.lock_memory = 1;
             break;
         case 'P':
             snprintf(cfg.pidfile, sizeof(cfg.pidfile), "%s", optarg);
@@ -449,8 +462,8 @@ int mc_cmdline_parse(int argc, char **argv)
             printf("twincache: the memcached command line of twincache\n");
             free(mav);
             return 0;
-        case 'k': case 'L': case 'u': case 'r': case 'D': case 'e': case 'N':
-            break; /* memory locking, large pages, user, core limit, stats prefix...: no effect */
+        case 'L': case 'D': case 'e': case 'N':
+            break; /* large pages, stats prefix, memory file, NAPI ids: no effect */
         default:
             fprintf(stderr, "Illegal argument \"%c\"\n", c);
             rc = 1;
@@ -522,9 +535,11 @@ int mc_cmdline_parse(int argc, char **argv)
     if (mc_cfg.idle_timeout > 0)
         cfg.timeout = mc_cfg.idle_timeout;
     mc_cfg.verbose = verbose > 2 ? 2 : verbose;
-    if (daemonize && daemon(1, 0) != 0) {
-        perror("failed to daemon() in order to daemonize");
-        return 1;
-    }
+    mc_daemon.verbose = verbose;
+    /* as memcached, in its order: the core limit (-r), then the root check (-u) */
+    if (mc_daemon.maxcore && (c = daemon_raise_core_limit()))
+        return c;
+    if ((c = daemon_user_check(mc_daemon.user)))
+        return c;
     return -1;
 }

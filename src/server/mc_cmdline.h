@@ -13,4 +13,14 @@ int mc_cmdline_parse(int argc, char **argv);
  * twincache's own usage by "twincache -h", where memcached's test suite reads it). */
 void mc_cmdline_help(void);
 
+/* What memcached's command line asks of the process itself (main.c and daemon.h act on it). */
+struct mc_daemon {
+    int daemonize;   /* -d: detach; the pid file (-P) is removed at exit only then */
+    char user[256];  /* -u: the identity taken after the ports are bound (when root) */
+    int maxcore;     /* -r: core file limit raised */
+    int lock_memory; /* -k: mlockall */
+    int verbose;     /* -v count: -d keeps stderr open when verbose, as memcached */
+};
+extern struct mc_daemon mc_daemon;
+
 #endif

@@ -424,7 +424,8 @@ def test_sasl_memcached_command_line(tmp_path):
     pw = tmp_path / "pw"
     pw.write_text("alice:secret\n")
     srv = tcharness.Server([str(tcharness.twincache_bin()), "-p", str(tcharness.free_port()),
-                            "-l", "127.0.0.1", "-U", "0", "-S", "-Y", str(pw)], check=True)
+                            "-l", "127.0.0.1", "-U", "0", "-S", "-Y", str(pw)] + tcharness.MC_AS_ROOT,
+                           check=True)
     srv.mc_port = int(srv.argv[2])
     srv.ready = [(srv.mc_port, "tcp")]
     srv.start()

@@ -189,7 +189,7 @@ def test_memcached_cmdline_tls(certs):
 
     def mk_tc(ports):
         argv = [str(th.twincache_bin()), "-l", HOST, "-p", str(ports[0]), "-U", "0", "-t", "2",
-                "-Z", "-o", sub]
+                "-Z", "-o", sub] + th.MC_AS_ROOT
         return th.Server(argv, mc_port=ports[0], ready=[(ports[0], "tcp")])
 
     def mk_mc(ports):
