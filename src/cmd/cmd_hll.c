@@ -8,7 +8,7 @@
  * list of opcodes ZERO 00xxxxxx (1..64 zero registers), XZERO 01xxxxxx yyyyyyyy (1..16384
  * zero registers), VAL 1vvvvvxx (1..4 registers of value 1..32). Every update follows the
  * same steps as Redis (splits, merges of adjacent VALs, promotion to dense past
- * HLL_SPARSE_MAX bytes or for a value > 32) so the bytes stay identical. Values are
+ * hll-sparse-max-bytes or for a value > 32) so the bytes stay identical. Values are
  * validated on every access: corrupt input gives INVALIDOBJ, never an out-of-bounds access. */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +18,7 @@
 
 #include "cmd/notify.h"
 #include "cmd/cmd.h"
+#include "core/config.h"
 #include "cmd/keyset.h"
 #include "store/strval.h"
 
@@ -28,8 +29,6 @@
 #define HLL_DENSE_LEN (HLL_HDR + (HLL_REGS * 6 + 7) / 8)
 #define HLL_ENC_DENSE 0
 #define HLL_ENC_SPARSE 1
-/* Redis's hll-sparse-max-bytes default (not configurable here). */
-#define HLL_SPARSE_MAX 3000
 #define HLL_VAL_MAX 32
 #define HLL_VAL_MAXLEN 4
 #define HLL_ZERO_MAXLEN 64
@@ -40,8 +39,10 @@
 #define ERR_HLL_BAD "INVALIDOBJ Corrupted HLL object detected"
 
 /* Per-thread work areas: a mutable copy of a sparse value (or of a dense one that cannot be
- * written in place), a dense value being built, and the register maxima of a merge. */
+ * written in place), a dense value being built, and the register maxima of a merge. A sparse
+ * value that outgrows tl_work (hll-sparse-max-bytes raised past it) moves to the heap. */
 #define WORK_CAP (HLL_DENSE_LEN + 16)
+#define HLL_OOM (-2) /* sparse_set / hll_add: no memory to grow the copy */
 static _Thread_local uint8_t tl_work[WORK_CAP];
 static _Thread_local uint8_t tl_dense[HLL_DENSE_LEN];
 static _Thread_local uint8_t tl_max[HLL_REGS];
@@ -52,7 +53,26 @@ struct hll {
     size_t len;
     size_t cap;
     uint8_t *heap; /* p when malloc'd (sparse values too big for tl_work), else NULL */
+    size_t max;    /* hll-sparse-max-bytes, read once per command */
 };
+
+/* Give h room for need bytes, growing as Redis's sds strings grow (twice what is needed, by
+ * at most 1 MB). Returns 0, or -1 when out of memory (h unchanged). */
+static int hll_reserve(struct hll *h, size_t need)
+{
+    uint8_t *p;
+
+    if (need <= h->cap)
+        return 0;
+    need += need < (1u << 20) ? need : (1u << 20);
+    if (!(p = realloc(h->heap, need)))
+        return -1;
+    if (!h->heap)
+        memcpy(p, h->p, h->len);
+    h->heap = h->p = p;
+    h->cap = need;
+    return 0;
+}
 
 /* ---- hashing ---- */
 
@@ -222,17 +242,22 @@ static int hll_to_dense(struct hll *h)
 }
 
 /* Raise register index of the sparse h to count, in Redis's steps. Returns 1 if changed
- * (the cache is invalidated), 0 if not, -1 if the value is corrupt. h->cap must exceed
- * max(h->len, HLL_SPARSE_MAX) by 8: an opcode grows into at most 3 more bytes. */
+ * (the cache is invalidated), 0 if not, -1 if the value is corrupt, HLL_OOM if h could not
+ * grow (h unchanged). An update grows the value by at most 3 bytes (an XZERO split into
+ * XZERO VAL XZERO) and promotes it to dense past h->max bytes, as Redis's hllSparseSet. */
 static int sparse_set(struct hll *h, long index, int count)
 {
-    uint8_t *sp = h->p + HLL_HDR, *end = h->p + h->len, *p = sp, *prev = NULL, *next;
+    uint8_t *sp, *end, *p, *prev = NULL, *next;
     uint8_t seq[5], *n = seq;
     long first = 0, span = 0, runlen, last;
     int delta;
 
     if (count > HLL_VAL_MAX)
         goto promote;
+    if (hll_reserve(h, h->len + 3))
+        return HLL_OOM;
+    sp = p = h->p + HLL_HDR;
+    end = h->p + h->len;
     /* find the opcode covering index */
     while (p < end) {
         int oplen = 1;
@@ -287,7 +312,7 @@ static int sparse_set(struct hll *h, long index, int count)
             *n++ = OP_VAL(cur, (int)(last - index));
     }
     delta = (int)(n - seq) - (OP_IS_XZERO(*p) ? 2 : 1);
-    if (delta > 0 && (h->len + (size_t)delta > HLL_SPARSE_MAX || h->len + 8 > h->cap))
+    if (delta > 0 && h->len + (size_t)delta > h->max)
         goto promote;
     if (delta && next)
         memmove(next + delta, next, (size_t)(end - next));
@@ -329,7 +354,8 @@ promote:
     return 1;
 }
 
-/* Add one element. Returns 1 if a register changed, 0 if not, -1 if the value is corrupt. */
+/* Add one element. Returns 1 if a register changed, 0 if not, -1 if the value is corrupt,
+ * HLL_OOM (sparse values only) if it could not grow. */
 static int hll_add(struct hll *h, const uint8_t *e, size_t n)
 {
     int reg, count = hll_patlen(e, n, &reg);
@@ -446,30 +472,26 @@ static void hll_init_empty(struct hll *h)
     h->p = tl_work;
     h->cap = WORK_CAP;
     h->heap = NULL;
+    h->max = (size_t)__atomic_load_n(&cfg.hll_sparse_max_bytes, __ATOMIC_RELAXED);
     memset(h->p, 0, HLL_HDR);
     memcpy(h->p, "HYLL", 4);
     h->p[4] = HLL_ENC_SPARSE;
     h->len = HLL_HDR + put_zero_run(h->p + HLL_HDR, HLL_XZERO_MAXLEN);
 }
 
-/* h = a mutable copy of a value (room to grow as sparse_set needs). Returns 0 or -1 (OOM:
- * replied). */
+/* h = a mutable copy of a value, in tl_work unless it needs more room (sparse_set grows it
+ * further as needed). Returns 0 or -1 (OOM: replied). */
 static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
 {
-    size_t need = (n > HLL_SPARSE_MAX ? n : HLL_SPARSE_MAX) + 8;
-
     h->heap = NULL;
     h->p = tl_work;
-    if (need > WORK_CAP) {
-        if (!(h->heap = malloc(need))) {
-            reply_error(c, "ERR out of memory");
-            return -1;
-        }
-        h->p = h->heap;
-    } else {
-        need = WORK_CAP;
+    h->cap = WORK_CAP;
+    h->len = 0;
+    h->max = (size_t)__atomic_load_n(&cfg.hll_sparse_max_bytes, __ATOMIC_RELAXED);
+    if (hll_reserve(h, n + 3)) {
+        reply_error(c, "ERR out of memory");
+        return -1;
     }
-    h->cap = need;
     h->len = n;
     memcpy(h->p, v, n);
     return 0;
@@ -521,6 +543,10 @@ static void pfadd_command(struct conn *c)
         if (r < 0)
             break;
         updated += r;
+    }
+    if (r == HLL_OOM) { /* h is a copy: the value is left as it was */
+        reply_error(c, "ERR out of memory");
+        goto out;
     }
     if (r >= 0 && updated)
         h.p[HLL_CACHE_BYTE] |= 0x80;
@@ -658,10 +684,12 @@ static void pfmerge_command(struct conn *c)
     for (long i = 0; i < HLL_REGS; i++) {
         if (!tl_max[i])
             continue;
-        if (h.p[4] == HLL_ENC_DENSE)
+        if (h.p[4] == HLL_ENC_DENSE) {
             dense_set(h.p + HLL_HDR, i, tl_max[i]);
-        else
-            sparse_set(&h, i, tl_max[i]);
+        } else if (sparse_set(&h, i, tl_max[i]) == HLL_OOM) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
     }
     h.p[HLL_CACHE_BYTE] |= 0x80;
     if (!hll_store(c, &keys[0], it, &h)) {
@@ -775,7 +803,7 @@ out:
 static void pfselftest_command(struct conn *c)
 {
     uint8_t *dense = calloc(1, HLL_DENSE_LEN);
-    struct hll sp, dn;
+    struct hll sp = {0}, dn = {0};
     uint64_t seed = 0x9e3779b97f4a7c15ULL, next = 10;
     char e[32];
 
@@ -807,8 +835,9 @@ static void pfselftest_command(struct conn *c)
     for (uint64_t j = 1; j <= 200000; j++) {
         uint64_t a, b;
         int n = snprintf(e, sizeof(e), "selftest:%llu", (unsigned long long)j);
-        if (hll_add(&sp, (const uint8_t *)e, (size_t)n) < 0) {
-            reply_error(c, "TESTFAILED sparse HLL corrupted");
+        int r = hll_add(&sp, (const uint8_t *)e, (size_t)n);
+        if (r < 0) {
+            reply_error(c, r == HLL_OOM ? "ERR out of memory" : "TESTFAILED sparse HLL corrupted");
             goto out;
         }
         hll_add(&dn, (const uint8_t *)e, (size_t)n);
@@ -828,6 +857,7 @@ static void pfselftest_command(struct conn *c)
     }
     reply_ok(c);
 out:
+    free(sp.heap);
     free(dense);
 }
 
