@@ -47,7 +47,10 @@ static _Thread_local uint8_t tl_work[WORK_CAP];
 static _Thread_local uint8_t tl_dense[HLL_DENSE_LEN];
 static _Thread_local uint8_t tl_max[HLL_REGS];
 
-/* An HLL value being read or changed: p[0..len) with room for cap bytes. */
+/* An HLL value being read or changed: p[0..len) with room for cap bytes. A sparse copy also
+ * keeps p[len], the byte Redis's sds string holds past its end: its terminator, except where
+ * hllSparseSet's split of a truncated final XZERO wrote that XZERO's second byte there, which
+ * later reads of that XZERO in the same command see (only corrupt values end that way). */
 struct hll {
     uint8_t *p;
     size_t len;
@@ -155,10 +158,12 @@ static inline int dense_set(uint8_t *r, long i, int val)
 #define OP_VAL_LEN(b) (((b) & 3) + 1)
 #define OP_VAL(v, l) ((uint8_t)(0x80 | (((v) - 1) << 2) | ((l) - 1)))
 
-/* XZERO's second byte; one past the end reads as 0, as Redis reads its string terminator. */
-static inline long xzero_len(const uint8_t *p, const uint8_t *end)
+/* An XZERO's run length. A truncated XZERO (the value's last byte) takes tail as its second
+ * byte: Redis reads the byte past its string's end, the terminator (0) of a stored value;
+ * within a sparse update, whatever hllSparseSet last left there (see struct hll). */
+static inline long xzero_len(const uint8_t *p, const uint8_t *end, uint8_t tail)
 {
-    unsigned lo = p + 1 < end ? p[1] : 0;
+    unsigned lo = p + 1 < end ? p[1] : tail;
     return (long)((((unsigned)p[0] & 0x3f) << 8) | lo) + 1;
 }
 
@@ -174,11 +179,12 @@ static int put_zero_run(uint8_t *n, long len)
     return 1;
 }
 
-/* Walk the sparse opcodes of p[HLL_HDR..len): every VAL run calls fn (when set) with its
- * first register, length and value; zero runs only advance. Returns 0 when the runs cover
- * exactly the 16384 registers, -1 otherwise (VAL runs past the end stop the walk). */
+/* Walk the sparse opcodes of p[HLL_HDR..len) (tail: the byte past the end, xzero_len):
+ * every VAL run calls fn (when set) with its first register, length and value; zero runs
+ * only advance. Returns 0 when the runs cover exactly the 16384 registers, -1 otherwise (VAL
+ * runs past the end stop the walk). */
 typedef void run_fn(long first, long len, int val, void *arg);
-static int sparse_walk(const uint8_t *p, size_t len, run_fn *fn, void *arg)
+static int sparse_walk(const uint8_t *p, size_t len, uint8_t tail, run_fn *fn, void *arg)
 {
     const uint8_t *end = p + len;
     long idx = 0;
@@ -188,7 +194,7 @@ static int sparse_walk(const uint8_t *p, size_t len, run_fn *fn, void *arg)
             idx += OP_ZERO_LEN(*p);
             p++;
         } else if (OP_IS_XZERO(*p)) {
-            idx += xzero_len(p, end);
+            idx += xzero_len(p, end, tail);
             p += 2;
         } else {
             long run = OP_VAL_LEN(*p);
@@ -232,7 +238,7 @@ static int hll_to_dense(struct hll *h)
     memcpy(tl_dense, h->p, HLL_HDR);
     tl_dense[4] = HLL_ENC_DENSE;
     memset(tl_dense + HLL_HDR, 0, HLL_DENSE_LEN - HLL_HDR);
-    if (sparse_walk(h->p, h->len, run_to_dense, tl_dense + HLL_HDR))
+    if (sparse_walk(h->p, h->len, h->p[h->len], run_to_dense, tl_dense + HLL_HDR))
         return -1;
     free(h->heap);
     h->heap = NULL;
@@ -254,7 +260,7 @@ static int sparse_set(struct hll *h, long index, int count)
 
     if (count > HLL_VAL_MAX)
         goto promote;
-    if (hll_reserve(h, h->len + 3))
+    if (hll_reserve(h, h->len + 4))
         return HLL_OOM;
     sp = p = h->p + HLL_HDR;
     end = h->p + h->len;
@@ -266,7 +272,7 @@ static int sparse_set(struct hll *h, long index, int count)
         } else if (OP_IS_VAL(*p)) {
             span = OP_VAL_LEN(*p);
         } else {
-            span = xzero_len(p, end);
+            span = xzero_len(p, end, *end);
             oplen = 2;
         }
         if (index <= first + span - 1)
@@ -294,7 +300,7 @@ static int sparse_set(struct hll *h, long index, int count)
     }
 
     /* split the run into up to three opcodes: before, the register, after */
-    runlen = OP_IS_ZERO(*p) ? OP_ZERO_LEN(*p) : OP_IS_XZERO(*p) ? xzero_len(p, end)
+    runlen = OP_IS_ZERO(*p) ? OP_ZERO_LEN(*p) : OP_IS_XZERO(*p) ? xzero_len(p, end, *end)
                                                                : OP_VAL_LEN(*p);
     last = first + runlen - 1;
     if (!OP_IS_VAL(*p)) {
@@ -316,9 +322,12 @@ static int sparse_set(struct hll *h, long index, int count)
         goto promote;
     if (delta && next)
         memmove(next + delta, next, (size_t)(end - next));
-    memcpy(p, seq, (size_t)(n - seq));
+    /* Redis's order: the new length and its terminator, then the opcodes, which overwrite
+     * that terminator when a truncated XZERO was split */
     h->len = (size_t)((long)h->len + delta);
     end = h->p + h->len;
+    *end = 0;
+    memcpy(p, seq, (size_t)(n - seq));
 
 updated:
     /* merge equal adjacent VAL opcodes around the change (at most 5 opcodes from prev) */
@@ -338,7 +347,7 @@ updated:
                 p[1] = OP_VAL(OP_VAL_VALUE(p[0]), len);
                 memmove(p, p + 1, (size_t)(end - p - 1));
                 h->len--;
-                end--;
+                *--end = 0;
                 continue;
             }
         }
@@ -421,7 +430,7 @@ static int hll_count(const uint8_t *v, size_t n, uint64_t *card)
             histo[dense_get(v + HLL_HDR, i)]++;
     } else {
         histo[0] = HLL_REGS;
-        if (sparse_walk(v, n, run_to_histo, histo))
+        if (sparse_walk(v, n, 0, run_to_histo, histo))
             return -1;
         for (int i = 1; i < 64; i++)
             histo[0] -= histo[i];
@@ -441,7 +450,7 @@ static int hll_merge(const uint8_t *v, size_t n)
         }
         return 0;
     }
-    return sparse_walk(v, n, run_to_max, tl_max);
+    return sparse_walk(v, n, 0, run_to_max, tl_max);
 }
 
 /* ---- values in the keyspace ---- */
@@ -477,6 +486,7 @@ static void hll_init_empty(struct hll *h)
     memcpy(h->p, "HYLL", 4);
     h->p[4] = HLL_ENC_SPARSE;
     h->len = HLL_HDR + put_zero_run(h->p + HLL_HDR, HLL_XZERO_MAXLEN);
+    h->p[h->len] = 0;
 }
 
 /* h = a mutable copy of a value, in tl_work unless it needs more room (sparse_set grows it
@@ -488,12 +498,13 @@ static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
     h->cap = WORK_CAP;
     h->len = 0;
     h->max = (size_t)__atomic_load_n(&cfg.hll_sparse_max_bytes, __ATOMIC_RELAXED);
-    if (hll_reserve(h, n + 3)) {
+    if (hll_reserve(h, n + 4)) {
         reply_error(c, "ERR out of memory");
         return -1;
     }
     h->len = n;
     memcpy(h->p, v, n);
+    h->p[n] = 0;
     return 0;
 }
 
@@ -720,7 +731,7 @@ static void pfdebug_decode(struct conn *c, const uint8_t *v, size_t n)
             len += (size_t)snprintf(out + len, cap - len, "z:%d ", OP_ZERO_LEN(*p));
             p++;
         } else if (OP_IS_XZERO(*p)) {
-            len += (size_t)snprintf(out + len, cap - len, "Z:%ld ", xzero_len(p, end));
+            len += (size_t)snprintf(out + len, cap - len, "Z:%ld ", xzero_len(p, end, 0));
             p += 2;
         } else {
             len += (size_t)snprintf(out + len, cap - len, "v:%d,%d ", OP_VAL_VALUE(*p),
