@@ -50,7 +50,9 @@ static _Thread_local uint8_t tl_max[HLL_REGS];
 /* An HLL value being read or changed: p[0..len) with room for cap bytes. A sparse copy also
  * keeps p[len], the byte Redis's sds string holds past its end: its terminator, except where
  * hllSparseSet's split of a truncated final XZERO wrote that XZERO's second byte there, which
- * later reads of that XZERO in the same command see (only corrupt values end that way). */
+ * later reads of that XZERO in the same command see (only corrupt values end that way).
+ * Stored values have no such byte: where Redis keeps it for the next command, twincache's
+ * next command reads 0, as Redis's does after a reload (a known difference). */
 struct hll {
     uint8_t *p;
     size_t len;
