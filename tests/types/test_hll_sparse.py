@@ -382,3 +382,36 @@ def test_rdb_round_trip_keeps_sparse(hd, tc_server, redis_server, tmp_path):
             assert c.execute_command("PFDEBUG", "ENCODING", "b") == b"sparse"
         finally:
             other.stop()
+
+
+def test_replicas_get_the_same_bytes(tc_factory, tmp_path):
+    """A twincache master's sparse and dense HLLs reach a redis-server replica and a twincache
+    replica byte for byte: by the full sync's RDB, then by the command stream (each replica
+    under the master's hll-sparse-max-bytes)."""
+    master = tc_factory("--hll-sparse-max-bytes", "1500")
+    rtc = tc_factory("--hll-sparse-max-bytes", "1500")
+    rrs = tcharness.start_redis("--hll-sparse-max-bytes", "1500", "--repl-diskless-sync-delay",
+                                "0", client_defaults=CLIENT)
+    try:
+        m = master.client()
+        rng = random.Random(17)
+        for k, n in (("a", 5), ("b", 300), ("c", 3000)):
+            m.execute_command("PFADD", k, *elements(rng, n))
+        m.execute_command("PFCOUNT", "b")
+        replicas = [rtc.client(), rrs.client()]
+        for r in replicas:
+            assert r.execute_command("REPLICAOF", "127.0.0.1", master.port) == b"OK"
+        for _ in range(40):
+            m.execute_command("PFADD", rng.choice("abdef"), *elements(rng, rng.choice([1, 30])))
+        m.execute_command("PFMERGE", "m", "a", "d")
+        m.execute_command("PFMERGE", "m2", "a", "c")
+        m.execute_command("PFCOUNT", "d")
+        m.execute_command("PFCOUNT", "a", "b")
+        assert m.execute_command("WAIT", 2, 20000) == 2
+        keys = sorted(m.execute_command("KEYS", "*"))
+        want = [m.execute_command("GET", k) for k in keys]
+        assert any(len(v) < 1500 for v in want) and any(len(v) == DENSE_LEN for v in want)
+        for r in replicas:
+            assert [r.execute_command("GET", k) for k in keys] == want
+    finally:
+        rrs.stop()
