@@ -39,9 +39,11 @@
 #define ERR_HLL_BAD "INVALIDOBJ Corrupted HLL object detected"
 
 /* Per-thread work areas: a mutable copy of a sparse value (or of a dense one that cannot be
- * written in place), a dense value being built, and the register maxima of a merge. A sparse
- * value that outgrows tl_work (hll-sparse-max-bytes raised past it) moves to the heap. */
-#define WORK_CAP (HLL_DENSE_LEN + 16)
+ * written in place), a dense value being built, and the register maxima of a merge. tl_work
+ * holds the longest valid sparse value (2 bytes per register) and its growth by an update,
+ * whatever hll-sparse-max-bytes says; only a longer, corrupt, value is copied to the heap. */
+#define HLL_SPARSE_LONGEST (HLL_HDR + 2 * HLL_REGS)
+#define WORK_CAP (HLL_SPARSE_LONGEST + 8)
 #define HLL_OOM (-2) /* sparse_set / hll_add: no memory to grow the copy */
 static _Thread_local uint8_t tl_work[WORK_CAP];
 static _Thread_local uint8_t tl_dense[HLL_DENSE_LEN];

@@ -316,9 +316,10 @@ def test_wrongtype(hd):
     assert "WRONGTYPE" in str(got[1])
 
 
-def test_sparse_outgrows_work_area(hd):
-    """Limits above the 12 KB dense size: a valid sparse value that grows past it (the copy
-    moves to the heap), in one PFADD and in many; and PFMERGE into such a value."""
+def test_sparse_past_dense_size(hd):
+    """Limits above the 12 KB dense size: a valid sparse value that grows past it, in one
+    PFADD and in many; PFMERGE into such a value; and a (corrupt) value longer than any valid
+    one that grows (twincache's copy moves from its work area to the heap)."""
     set_max(hd, 40000)
     rng = random.Random(8)
     # runs of 3 zero registers as 2-byte XZEROs: every add in the middle of one grows the
@@ -332,9 +333,17 @@ def test_sparse_outgrows_work_area(hd):
              ("SET", "g3", base), ("PFMERGE", "g3", "g2"), ("GET", "g3"),
              ("PFDEBUG", "ENCODING", "g3")]
     got = both(hd, cmds)
-    assert got[3] > DENSE_LEN + 16  # past twincache's per-thread work area
+    assert got[3] > DENSE_LEN  # sparse, longer than dense
     set_max(hd, 12000)
     both(hd, [("SET", "g4", base), ("PFADD", "g4", *elements(rng, 3000)), ("GET", "g4")])
+    set_max(hd, 100000)
+    junk = hll(xzero(16384) + [val(3, 2)] * 32800)
+    cmds = [("SET", "j", junk)]
+    for _ in range(20):
+        cmds += [("PFADD", "j", *elements(rng, 200)), ("STRLEN", "j"), ("GET", "j")]
+    cmds += [("PFCOUNT", "j"), ("PFMERGE", "j2", "j"), ("PFDEBUG", "TODENSE", "j")]
+    got = both(hd, cmds)
+    assert got[-5] > len(junk)
 
 
 def test_dump_restore_keeps_sparse(hd):
