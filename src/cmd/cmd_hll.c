@@ -8,7 +8,7 @@
  * list of opcodes ZERO 00xxxxxx (1..64 zero registers), XZERO 01xxxxxx yyyyyyyy (1..16384
  * zero registers), VAL 1vvvvvxx (1..4 registers of value 1..32). Every update follows the
  * same steps as Redis (splits, merges of adjacent VALs, promotion to dense past
- * HLL_SPARSE_MAX bytes or for a value > 32) so the bytes stay identical. Values are
+ * hll-sparse-max-bytes or for a value > 32) so the bytes stay identical. Values are
  * validated on every access: corrupt input gives INVALIDOBJ, never an out-of-bounds access. */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +18,7 @@
 
 #include "cmd/notify.h"
 #include "cmd/cmd.h"
+#include "core/config.h"
 #include "cmd/keyset.h"
 #include "store/strval.h"
 
@@ -28,8 +29,6 @@
 #define HLL_DENSE_LEN (HLL_HDR + (HLL_REGS * 6 + 7) / 8)
 #define HLL_ENC_DENSE 0
 #define HLL_ENC_SPARSE 1
-/* Redis's hll-sparse-max-bytes default (not configurable here). */
-#define HLL_SPARSE_MAX 3000
 #define HLL_VAL_MAX 32
 #define HLL_VAL_MAXLEN 4
 #define HLL_ZERO_MAXLEN 64
@@ -40,19 +39,47 @@
 #define ERR_HLL_BAD "INVALIDOBJ Corrupted HLL object detected"
 
 /* Per-thread work areas: a mutable copy of a sparse value (or of a dense one that cannot be
- * written in place), a dense value being built, and the register maxima of a merge. */
-#define WORK_CAP (HLL_DENSE_LEN + 16)
+ * written in place), a dense value being built, and the register maxima of a merge. tl_work
+ * holds the longest valid sparse value (2 bytes per register) and its growth by an update,
+ * whatever hll-sparse-max-bytes says; only a longer, corrupt, value is copied to the heap. */
+#define HLL_SPARSE_LONGEST (HLL_HDR + 2 * HLL_REGS)
+#define WORK_CAP (HLL_SPARSE_LONGEST + 8)
+#define HLL_OOM (-2) /* sparse_set / hll_add: no memory to grow the copy */
 static _Thread_local uint8_t tl_work[WORK_CAP];
 static _Thread_local uint8_t tl_dense[HLL_DENSE_LEN];
 static _Thread_local uint8_t tl_max[HLL_REGS];
 
-/* An HLL value being read or changed: p[0..len) with room for cap bytes. */
+/* An HLL value being read or changed: p[0..len) with room for cap bytes. A sparse copy also
+ * keeps p[len], the byte Redis's sds string holds past its end: its terminator, except where
+ * hllSparseSet's split of a truncated final XZERO wrote that XZERO's second byte there, which
+ * later reads of that XZERO in the same command see (only corrupt values end that way).
+ * Stored values have no such byte: where Redis keeps it for the next command, twincache's
+ * next command reads 0, as Redis's does after a reload (a known difference). */
 struct hll {
     uint8_t *p;
     size_t len;
     size_t cap;
     uint8_t *heap; /* p when malloc'd (sparse values too big for tl_work), else NULL */
+    size_t max;    /* hll-sparse-max-bytes, read once per command */
 };
+
+/* Give h room for need bytes, growing as Redis's sds strings grow (twice what is needed, by
+ * at most 1 MB). Returns 0, or -1 when out of memory (h unchanged). */
+static int hll_reserve(struct hll *h, size_t need)
+{
+    uint8_t *p;
+
+    if (need <= h->cap)
+        return 0;
+    need += need < (1u << 20) ? need : (1u << 20);
+    if (!(p = realloc(h->heap, need)))
+        return -1;
+    if (!h->heap)
+        memcpy(p, h->p, h->len);
+    h->heap = h->p = p;
+    h->cap = need;
+    return 0;
+}
 
 /* ---- hashing ---- */
 
@@ -135,10 +162,12 @@ static inline int dense_set(uint8_t *r, long i, int val)
 #define OP_VAL_LEN(b) (((b) & 3) + 1)
 #define OP_VAL(v, l) ((uint8_t)(0x80 | (((v) - 1) << 2) | ((l) - 1)))
 
-/* XZERO's second byte; one past the end reads as 0, as Redis reads its string terminator. */
-static inline long xzero_len(const uint8_t *p, const uint8_t *end)
+/* An XZERO's run length. A truncated XZERO (the value's last byte) takes tail as its second
+ * byte: Redis reads the byte past its string's end, the terminator (0) of a stored value;
+ * within a sparse update, whatever hllSparseSet last left there (see struct hll). */
+static inline long xzero_len(const uint8_t *p, const uint8_t *end, uint8_t tail)
 {
-    unsigned lo = p + 1 < end ? p[1] : 0;
+    unsigned lo = p + 1 < end ? p[1] : tail;
     return (long)((((unsigned)p[0] & 0x3f) << 8) | lo) + 1;
 }
 
@@ -154,11 +183,12 @@ static int put_zero_run(uint8_t *n, long len)
     return 1;
 }
 
-/* Walk the sparse opcodes of p[HLL_HDR..len): every VAL run calls fn (when set) with its
- * first register, length and value; zero runs only advance. Returns 0 when the runs cover
- * exactly the 16384 registers, -1 otherwise (VAL runs past the end stop the walk). */
+/* Walk the sparse opcodes of p[HLL_HDR..len) (tail: the byte past the end, xzero_len):
+ * every VAL run calls fn (when set) with its first register, length and value; zero runs
+ * only advance. Returns 0 when the runs cover exactly the 16384 registers, -1 otherwise (VAL
+ * runs past the end stop the walk). */
 typedef void run_fn(long first, long len, int val, void *arg);
-static int sparse_walk(const uint8_t *p, size_t len, run_fn *fn, void *arg)
+static int sparse_walk(const uint8_t *p, size_t len, uint8_t tail, run_fn *fn, void *arg)
 {
     const uint8_t *end = p + len;
     long idx = 0;
@@ -168,7 +198,7 @@ static int sparse_walk(const uint8_t *p, size_t len, run_fn *fn, void *arg)
             idx += OP_ZERO_LEN(*p);
             p++;
         } else if (OP_IS_XZERO(*p)) {
-            idx += xzero_len(p, end);
+            idx += xzero_len(p, end, tail);
             p += 2;
         } else {
             long run = OP_VAL_LEN(*p);
@@ -212,7 +242,7 @@ static int hll_to_dense(struct hll *h)
     memcpy(tl_dense, h->p, HLL_HDR);
     tl_dense[4] = HLL_ENC_DENSE;
     memset(tl_dense + HLL_HDR, 0, HLL_DENSE_LEN - HLL_HDR);
-    if (sparse_walk(h->p, h->len, run_to_dense, tl_dense + HLL_HDR))
+    if (sparse_walk(h->p, h->len, h->p[h->len], run_to_dense, tl_dense + HLL_HDR))
         return -1;
     free(h->heap);
     h->heap = NULL;
@@ -222,17 +252,22 @@ static int hll_to_dense(struct hll *h)
 }
 
 /* Raise register index of the sparse h to count, in Redis's steps. Returns 1 if changed
- * (the cache is invalidated), 0 if not, -1 if the value is corrupt. h->cap must exceed
- * max(h->len, HLL_SPARSE_MAX) by 8: an opcode grows into at most 3 more bytes. */
+ * (the cache is invalidated), 0 if not, -1 if the value is corrupt, HLL_OOM if h could not
+ * grow (h unchanged). An update grows the value by at most 3 bytes (an XZERO split into
+ * XZERO VAL XZERO) and promotes it to dense past h->max bytes, as Redis's hllSparseSet. */
 static int sparse_set(struct hll *h, long index, int count)
 {
-    uint8_t *sp = h->p + HLL_HDR, *end = h->p + h->len, *p = sp, *prev = NULL, *next;
+    uint8_t *sp, *end, *p, *prev = NULL, *next;
     uint8_t seq[5], *n = seq;
     long first = 0, span = 0, runlen, last;
     int delta;
 
     if (count > HLL_VAL_MAX)
         goto promote;
+    if (hll_reserve(h, h->len + 4))
+        return HLL_OOM;
+    sp = p = h->p + HLL_HDR;
+    end = h->p + h->len;
     /* find the opcode covering index */
     while (p < end) {
         int oplen = 1;
@@ -241,7 +276,7 @@ static int sparse_set(struct hll *h, long index, int count)
         } else if (OP_IS_VAL(*p)) {
             span = OP_VAL_LEN(*p);
         } else {
-            span = xzero_len(p, end);
+            span = xzero_len(p, end, *end);
             oplen = 2;
         }
         if (index <= first + span - 1)
@@ -269,7 +304,7 @@ static int sparse_set(struct hll *h, long index, int count)
     }
 
     /* split the run into up to three opcodes: before, the register, after */
-    runlen = OP_IS_ZERO(*p) ? OP_ZERO_LEN(*p) : OP_IS_XZERO(*p) ? xzero_len(p, end)
+    runlen = OP_IS_ZERO(*p) ? OP_ZERO_LEN(*p) : OP_IS_XZERO(*p) ? xzero_len(p, end, *end)
                                                                : OP_VAL_LEN(*p);
     last = first + runlen - 1;
     if (!OP_IS_VAL(*p)) {
@@ -287,13 +322,16 @@ static int sparse_set(struct hll *h, long index, int count)
             *n++ = OP_VAL(cur, (int)(last - index));
     }
     delta = (int)(n - seq) - (OP_IS_XZERO(*p) ? 2 : 1);
-    if (delta > 0 && (h->len + (size_t)delta > HLL_SPARSE_MAX || h->len + 8 > h->cap))
+    if (delta > 0 && h->len + (size_t)delta > h->max)
         goto promote;
     if (delta && next)
         memmove(next + delta, next, (size_t)(end - next));
-    memcpy(p, seq, (size_t)(n - seq));
+    /* Redis's order: the new length and its terminator, then the opcodes, which overwrite
+     * that terminator when a truncated XZERO was split */
     h->len = (size_t)((long)h->len + delta);
     end = h->p + h->len;
+    *end = 0;
+    memcpy(p, seq, (size_t)(n - seq));
 
 updated:
     /* merge equal adjacent VAL opcodes around the change (at most 5 opcodes from prev) */
@@ -313,7 +351,7 @@ updated:
                 p[1] = OP_VAL(OP_VAL_VALUE(p[0]), len);
                 memmove(p, p + 1, (size_t)(end - p - 1));
                 h->len--;
-                end--;
+                *--end = 0;
                 continue;
             }
         }
@@ -329,7 +367,8 @@ promote:
     return 1;
 }
 
-/* Add one element. Returns 1 if a register changed, 0 if not, -1 if the value is corrupt. */
+/* Add one element. Returns 1 if a register changed, 0 if not, -1 if the value is corrupt,
+ * HLL_OOM (sparse values only) if it could not grow. */
 static int hll_add(struct hll *h, const uint8_t *e, size_t n)
 {
     int reg, count = hll_patlen(e, n, &reg);
@@ -395,7 +434,7 @@ static int hll_count(const uint8_t *v, size_t n, uint64_t *card)
             histo[dense_get(v + HLL_HDR, i)]++;
     } else {
         histo[0] = HLL_REGS;
-        if (sparse_walk(v, n, run_to_histo, histo))
+        if (sparse_walk(v, n, 0, run_to_histo, histo))
             return -1;
         for (int i = 1; i < 64; i++)
             histo[0] -= histo[i];
@@ -415,7 +454,7 @@ static int hll_merge(const uint8_t *v, size_t n)
         }
         return 0;
     }
-    return sparse_walk(v, n, run_to_max, tl_max);
+    return sparse_walk(v, n, 0, run_to_max, tl_max);
 }
 
 /* ---- values in the keyspace ---- */
@@ -446,32 +485,30 @@ static void hll_init_empty(struct hll *h)
     h->p = tl_work;
     h->cap = WORK_CAP;
     h->heap = NULL;
+    h->max = (size_t)__atomic_load_n(&cfg.hll_sparse_max_bytes, __ATOMIC_RELAXED);
     memset(h->p, 0, HLL_HDR);
     memcpy(h->p, "HYLL", 4);
     h->p[4] = HLL_ENC_SPARSE;
     h->len = HLL_HDR + put_zero_run(h->p + HLL_HDR, HLL_XZERO_MAXLEN);
+    h->p[h->len] = 0;
 }
 
-/* h = a mutable copy of a value (room to grow as sparse_set needs). Returns 0 or -1 (OOM:
- * replied). */
+/* h = a mutable copy of a value, in tl_work unless it needs more room (sparse_set grows it
+ * further as needed). Returns 0 or -1 (OOM: replied). */
 static int hll_load(struct conn *c, struct hll *h, const void *v, size_t n)
 {
-    size_t need = (n > HLL_SPARSE_MAX ? n : HLL_SPARSE_MAX) + 8;
-
     h->heap = NULL;
     h->p = tl_work;
-    if (need > WORK_CAP) {
-        if (!(h->heap = malloc(need))) {
-            reply_error(c, "ERR out of memory");
-            return -1;
-        }
-        h->p = h->heap;
-    } else {
-        need = WORK_CAP;
+    h->cap = WORK_CAP;
+    h->len = 0;
+    h->max = (size_t)__atomic_load_n(&cfg.hll_sparse_max_bytes, __ATOMIC_RELAXED);
+    if (hll_reserve(h, n + 4)) {
+        reply_error(c, "ERR out of memory");
+        return -1;
     }
-    h->cap = need;
     h->len = n;
     memcpy(h->p, v, n);
+    h->p[n] = 0;
     return 0;
 }
 
@@ -521,6 +558,10 @@ static void pfadd_command(struct conn *c)
         if (r < 0)
             break;
         updated += r;
+    }
+    if (r == HLL_OOM) { /* h is a copy: the value is left as it was */
+        reply_error(c, "ERR out of memory");
+        goto out;
     }
     if (r >= 0 && updated)
         h.p[HLL_CACHE_BYTE] |= 0x80;
@@ -658,10 +699,12 @@ static void pfmerge_command(struct conn *c)
     for (long i = 0; i < HLL_REGS; i++) {
         if (!tl_max[i])
             continue;
-        if (h.p[4] == HLL_ENC_DENSE)
+        if (h.p[4] == HLL_ENC_DENSE) {
             dense_set(h.p + HLL_HDR, i, tl_max[i]);
-        else
-            sparse_set(&h, i, tl_max[i]);
+        } else if (sparse_set(&h, i, tl_max[i]) == HLL_OOM) {
+            reply_error(c, "ERR out of memory");
+            goto out;
+        }
     }
     h.p[HLL_CACHE_BYTE] |= 0x80;
     if (!hll_store(c, &keys[0], it, &h)) {
@@ -692,7 +735,7 @@ static void pfdebug_decode(struct conn *c, const uint8_t *v, size_t n)
             len += (size_t)snprintf(out + len, cap - len, "z:%d ", OP_ZERO_LEN(*p));
             p++;
         } else if (OP_IS_XZERO(*p)) {
-            len += (size_t)snprintf(out + len, cap - len, "Z:%ld ", xzero_len(p, end));
+            len += (size_t)snprintf(out + len, cap - len, "Z:%ld ", xzero_len(p, end, 0));
             p += 2;
         } else {
             len += (size_t)snprintf(out + len, cap - len, "v:%d,%d ", OP_VAL_VALUE(*p),
@@ -775,7 +818,7 @@ out:
 static void pfselftest_command(struct conn *c)
 {
     uint8_t *dense = calloc(1, HLL_DENSE_LEN);
-    struct hll sp, dn;
+    struct hll sp = {0}, dn = {0};
     uint64_t seed = 0x9e3779b97f4a7c15ULL, next = 10;
     char e[32];
 
@@ -807,8 +850,9 @@ static void pfselftest_command(struct conn *c)
     for (uint64_t j = 1; j <= 200000; j++) {
         uint64_t a, b;
         int n = snprintf(e, sizeof(e), "selftest:%llu", (unsigned long long)j);
-        if (hll_add(&sp, (const uint8_t *)e, (size_t)n) < 0) {
-            reply_error(c, "TESTFAILED sparse HLL corrupted");
+        int r = hll_add(&sp, (const uint8_t *)e, (size_t)n);
+        if (r < 0) {
+            reply_error(c, r == HLL_OOM ? "ERR out of memory" : "TESTFAILED sparse HLL corrupted");
             goto out;
         }
         hll_add(&dn, (const uint8_t *)e, (size_t)n);
@@ -828,6 +872,7 @@ static void pfselftest_command(struct conn *c)
     }
     reply_ok(c);
 out:
+    free(sp.heap);
     free(dense);
 }
 

@@ -161,7 +161,7 @@ struct config {
     char oom_score_adj_values[64]; /* "master replica bgchild" */
     int disable_thp;             /* prctl(PR_SET_THP_DISABLE) at start-up */
     int aof_timestamp_enabled;   /* "#TS:<unix s>" lines in the AOF (aof.c) */
-    long long hll_sparse_max_bytes; /* inert: HyperLogLogs are kept dense */
+    long long hll_sparse_max_bytes; /* a sparse HLL growing past it becomes dense */
     int activerehashing;         /* inert: hash tables rehash incrementally on access */
     int dynamic_hz;              /* inert: hz is fixed */
     int aof_rewrite_incremental_fsync; /* inert */
