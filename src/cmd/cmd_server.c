@@ -642,6 +642,32 @@ static void memory_doctor(struct conn *c)
     buf_deinit(&b);
 }
 
+size_t cmd_used_memory(struct alloc_stats *as, size_t rss)
+{
+    size_t used;
+
+    /* used_memory is the figure maxmemory is enforced on: the keyspace bytes plus the
+     * overhead the timer measured from the allocator (refreshed 10 times a second) */
+    store_mem_flush();
+    alloc_stats(as);
+    /* the figure a client reads is the one the next write is checked against (a
+     * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
+    store_measure_overhead((int64_t)(as->allocated + slab_used_bytes()));
+    used = (size_t)store_used_for_limit();
+    /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
+     * the sampled overhead not positive, sums to 0: the allocator's figure then */
+    if (used == 0)
+        used = as->allocated;
+    if (used == 0)
+        used = rss; /* no allocator figures (the sanitizer builds run on libc malloc) */
+    return used;
+}
+
+size_t cmd_used_memory_peak(size_t used)
+{
+    return memory_peak(used);
+}
+
 void (*cmd_info_memory_hook)(struct buf *b);
 
 static void info_command(struct conn *c)
@@ -738,20 +764,7 @@ static void info_command(struct conn *c)
             struct alloc_stats as;
             size_t rss = alloc_rss(), used;
             int64_t dataset = store_mem_used();
-            /* used_memory is the figure maxmemory is enforced on: the keyspace bytes plus the
-             * overhead the timer measured from the allocator (refreshed 10 times a second) */
-            store_mem_flush();
-            alloc_stats(&as);
-            /* the figure a client reads is the one the next write is checked against (a
-             * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
-            store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
-            used = (size_t)store_used_for_limit();
-            /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
-             * the sampled overhead not positive, sums to 0: the allocator's figure then */
-            if (used == 0)
-                used = as.allocated;
-            if (used == 0)
-                used = rss; /* no allocator figures (the sanitizer builds run on libc malloc) */
+            used = cmd_used_memory(&as, rss);
             {
                 size_t p = memory_peak(used);
                 bytes_human(h2, sizeof(h2), (double)p);

@@ -120,6 +120,8 @@ static const char no_cluster[] =
 static struct setting settings[] = {
     {"port", C_INT, &cfg.port, 0, 0, 65535, 1, NULL},
     {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 1, NULL},
+    /* the Prometheus endpoint: set at start-up only (docs/metrics.md) */
+    {"metrics-port", C_INT, &cfg.metrics_port, 0, 0, 65535, 0, NULL, F_HIDDEN, NULL},
     S("bind", bind, 1),
     S("unixsocket", unixsocket, 0),
     {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},

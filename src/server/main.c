@@ -38,6 +38,7 @@
 #include "persist/aof_log.h"
 #include "persist/persist.h"
 #include "server/mc_cmdline.h"
+#include "server/metrics.h"
 #include "persist/rdb.h"
 #include "store/evict.h"
 #include "store/lazyfree.h"
@@ -469,6 +470,13 @@ int main(int argc, char **argv)
     }
     listening_srv = &srv;
     config_listen_apply = relisten;
+    {
+        char merr[256];
+        if (metrics_start(&srv, merr, sizeof(merr))) { /* metrics-port (docs/metrics.md) */
+            log_warn("Failed listening on the metrics port: %s", merr);
+            return 1;
+        }
+    }
     if (cfg.pidfile[0]) {
         FILE *f = fopen(cfg.pidfile, "w");
         if (f) {
@@ -525,6 +533,7 @@ int main(int argc, char **argv)
         if (atomic_load(&srv.shutdown))
             break;
     }
+    metrics_stop(); /* it reads the workers' counters: before they go */
     repl_shutdown(); /* the link thread applies commands: it ends before the store */
     srv_join(&srv);
     script_ldb_shutdown(); /* forked debugging sessions still running */
