@@ -775,6 +775,7 @@ static void info_command(struct conn *c)
                 P("used_memory_peak:%zu\r\n", p);
                 P("used_memory_peak_human:%s\r\n", h2);
                 P("used_memory_peak_perc:%.2f%%\r\n", p ? 100.0 * (double)used / (double)p : 0.0);
+                P("used_memory_startup:%zu\r\n", atomic_load(&startup_used));
             }
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
@@ -809,6 +810,7 @@ static void info_command(struct conn *c)
              * AOF's buffer is counted) */
             P("mem_not_counted_for_evict:%zu\r\n", repl_not_counted_bytes());
             P("mem_allocator:%s\r\n", alloc_name());
+            P("mem_cluster_links:0\r\n"); /* no cluster bus */
             repl_info_memory(&b);
             {
                 size_t cn, cr;
@@ -838,6 +840,12 @@ static void info_command(struct conn *c)
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
             P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
+            P("slave_expires_tracked_keys:%llu\r\n",
+              (unsigned long long)store_replica_tracked());
+            /* no active defragmenter (activedefrag only takes no): nothing it did */
+            P("active_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\n"
+              "active_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\n"
+              "current_active_defrag_time:0\r\n");
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
@@ -865,6 +873,13 @@ static void info_command(struct conn *c)
             P("# CPU\r\n");
             P("used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
             P("used_cpu_user:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+            getrusage(RUSAGE_CHILDREN, &ru); /* snapshot and rewrite children */
+            P("used_cpu_sys_children:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+            P("used_cpu_user_children:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+            /* Redis's main thread runs the commands: here, the worker answering */
+            getrusage(RUSAGE_THREAD, &ru);
+            P("used_cpu_sys_main_thread:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+            P("used_cpu_user_main_thread:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
             P("\r\n");
         }
         if (want(sec, "commandstats", 0)) {
@@ -878,6 +893,9 @@ static void info_command(struct conn *c)
         if (want(sec, "latencystats", 0)) {
             cmdstats_info_latency(&b);
             P("\r\n");
+        }
+        if (want(sec, "cluster", 1)) {
+            P("# Cluster\r\ncluster_enabled:0\r\n\r\n"); /* cluster-enabled only takes no */
         }
         if (want(sec, "keyspace", 1)) {
             P("# Keyspace\r\n");

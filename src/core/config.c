@@ -960,8 +960,6 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
 
     for (size_t i = 0; i < NSETTINGS; i++) {
         if (util_glob_match(pattern, strlen(pattern), settings[i].name, strlen(settings[i].name), 1)) {
-            if (!strcmp(settings[i].name, "io-threads") && strcasecmp(pattern, "io-threads"))
-                continue;
             if ((settings[i].flags & F_HIDDEN) && strcasecmp(pattern, settings[i].name))
                 continue;
             config_format(settings[i].name, val, sizeof(val));

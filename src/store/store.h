@@ -111,6 +111,8 @@ void store_replica_note_locked(struct store *s, const struct skey *k);
 void store_replica_expire(struct store *s, int64_t now);
 /* Forget every remembered key (no longer a replica, or a flush). */
 void store_replica_forget(void);
+/* How many keys it remembers (INFO slave_expires_tracked_keys); any thread. */
+uint64_t store_replica_tracked(void);
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
