@@ -108,7 +108,7 @@ static void commands(struct buf *b)
         const char *name, *help;
     } f[] = {
         {"commands_total", "Calls of each command that ran (INFO commandstats calls)"},
-        {"commands_duration_seconds_total", "Time spent running each command (usec)"},
+        {"commands_duration_seconds_total", "Time spent running each command (INFO commandstats usec)"},
         {"commands_rejected_calls_total",
          "Calls refused before they ran: arity, ACL, OOM, MISCONF, BUSY (rejected_calls)"},
         {"commands_failed_calls_total", "Calls that ran and answered an error (failed_calls)"},
@@ -125,10 +125,22 @@ static void commands(struct buf *b)
 
 /* ---- memcached protocol ---- */
 
-static void mc_sample(const char *name, uint64_t v, void *arg)
+/* the counters under the names memcached's "stats" gives them */
+static void mc_sample(const char *field, uint64_t v, void *arg)
 {
+    static const char *const rename[][2] = {
+        {"get_cmds", "cmd_get"},      {"set_cmds", "cmd_set"},
+        {"flush_cmds", "cmd_flush"},  {"touch_cmds", "cmd_touch"},
+        {"meta_cmds", "cmd_meta"},    {"too_large", "store_too_large"},
+        {"no_memory", "store_no_memory"}, {"conns_total", "total_connections"},
+    };
     struct buf *b = arg;
-    put(b, "# HELP twincache_memcached_%s_total memcached \"stats\" counter %s\n"
+    const char *name = field;
+
+    for (size_t i = 0; i < sizeof(rename) / sizeof(rename[0]); i++)
+        if (!strcmp(field, rename[i][0]))
+            name = rename[i][1];
+    put(b, "# HELP twincache_memcached_%s_total memcached \"stats\" %s (since \"stats reset\")\n"
            "# TYPE twincache_memcached_%s_total counter\ntwincache_memcached_%s_total %llu\n",
         name, name, name, name, (unsigned long long)v);
 }

@@ -156,7 +156,7 @@ def test_families_and_values(srv):
     per_worker = sum(s.value for s in fams["twincache_worker_commands"].samples)
     assert per_worker == value(fams, "twincache_commands_processed") >= N
     assert value(fams, "twincache_memcached_connections") >= 1
-    assert value(fams, "twincache_memcached_set_cmds") >= 1
+    assert value(fams, "twincache_memcached_cmd_set") >= 1
     assert value(fams, "twincache_memcached_get_hits") >= 1
     assert value(fams, "twincache_memcached_get_misses") >= 1
     mc.close()
