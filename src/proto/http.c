@@ -1,5 +1,7 @@
 /* HTTP/1.x request heads (RFC 9112): request line, header fields, the empty line. Lines end in
- * CRLF or a bare LF (which RFC 9112 lets a recipient accept). */
+ * CRLF or a bare LF (which RFC 9112 lets a recipient accept). The target is origin-form
+ * ("/path?query"), absolute-form ("http://host/path": its path) or "*". */
+#define _GNU_SOURCE
 #include <string.h>
 #include <strings.h>
 
@@ -48,6 +50,18 @@ static int request_line(const char *p, size_t len, struct http_req *req)
         return HTTP_ERR_SYNTAX;
     req->path = p + t0;
     req->path_len = i - t0;
+    if (req->path[0] != '/' && !(req->path_len == 1 && req->path[0] == '*')) {
+        /* absolute-form (RFC 9112 3.2.2, which a server must accept): scheme://authority/path */
+        const char *sep = memmem(req->path, req->path_len, "://", 3), *slash;
+        if (!sep)
+            return HTTP_ERR_SYNTAX;
+        sep += 3;
+        slash = memchr(sep, '/', (size_t)(req->path + req->path_len - sep));
+        if (!slash)
+            return HTTP_ERR_SYNTAX; /* no path: not a resource this server has */
+        req->path_len -= (size_t)(slash - req->path);
+        req->path = slash;
+    }
     {
         const char *q = memchr(req->path, '?', req->path_len);
         if (q)

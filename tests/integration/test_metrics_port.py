@@ -180,6 +180,8 @@ def test_not_found_and_methods(srv):
     assert r.status == 404
     r, body = get(srv.metrics_port, "/metrics?name[]=x")  # the query is not the path
     assert r.status == 200
+    out, _ = raw(srv.metrics_port, b"GET http://h:1/metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200 OK\r\n")  # absolute-form
     r, body = get(srv.metrics_port, "/metrics", method="POST")
     assert r.status == 405 and r.getheader("Allow") == "GET, HEAD"
     r, body = get(srv.metrics_port, "/metrics", method="HEAD")
@@ -206,6 +208,8 @@ BAD = [
     (b"GARBAGE\r\n\r\n", 400),
     (b"GET /metrics\r\n\r\n", 400),
     (b"GET  /metrics HTTP/1.1\r\n\r\n", 400),
+    (b"GET ?me/ HTTP/1.1\r\n\r\n", 400),  # neither origin- nor absolute-form
+    (b"GET http://host HTTP/1.1\r\n\r\n", 400),
     (b"GET /metrics HTTP/2.0\r\n\r\n", 505),
     (b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n", 400),
     (b"GET /metrics HTTP/1.1\r\n folded: x\r\n\r\n", 400),
@@ -273,3 +277,19 @@ def test_port_in_use_fails_start():
         s.spawn()
         assert s.wait_exit(10) is not None
         assert "metrics port" in s.output()
+
+
+def test_grafana_dashboard_uses_exported_names(srv):
+    """docs/grafana/twincache.json is valid JSON and every twincache_ name its panels query is
+    a family the endpoint exports."""
+    import json
+    import re
+    dash = json.loads((ROOT / "docs" / "grafana" / "twincache.json").read_text())
+    _, body = get(srv.metrics_port)
+    exported = set(re.findall(r"^# TYPE (twincache_\w+) ", body.decode(), re.M))
+    used = set()
+    for p in dash["panels"]:
+        for t in p["targets"]:
+            used |= set(re.findall(r"twincache_\w+", t["expr"]))
+    assert len(dash["panels"]) >= 10
+    assert used and used <= exported, used - exported
