@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/config.h"
 #include "core/oom.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "store/lazyfree.h"
 #include "persist/snapshot.h"
@@ -71,6 +72,8 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
         t.net_out += STAT_GET(st->net_out);
         t.conns_received += STAT_GET(st->conns_received);
         t.rejected += STAT_GET(st->rejected);
+        t.reads += STAT_GET(st->reads);
+        t.writes += STAT_GET(st->writes);
     }
     pthread_mutex_lock(&stat_base_lock);
     t.commands -= stat_base.commands;
@@ -78,6 +81,8 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
     t.net_out -= stat_base.net_out;
     t.conns_received -= stat_base.conns_received;
     t.rejected -= stat_base.rejected;
+    t.reads -= stat_base.reads;
+    t.writes -= stat_base.writes;
     pthread_mutex_unlock(&stat_base_lock);
     *out = t;
 }
@@ -811,6 +816,13 @@ static void info_command(struct conn *c)
             P("mem_not_counted_for_evict:%zu\r\n", repl_not_counted_bytes());
             P("mem_allocator:%s\r\n", alloc_name());
             P("mem_cluster_links:0\r\n"); /* no cluster bus */
+            {
+                struct aof_stats ast; /* the AOF's bytes appended and not written yet */
+                aof_get_stats(&ast);
+                P("mem_aof_buffer:%llu\r\n", (unsigned long long)(ast.appended > ast.written
+                                                                   ? ast.appended - ast.written
+                                                                   : 0));
+            }
             repl_info_memory(&b);
             {
                 size_t cn, cr;
@@ -861,6 +873,11 @@ static void info_command(struct conn *c)
             uint64_t errs, rej;
             cmdstats_totals(&errs, &rej);
             P("unexpected_error_replies:0\r\n");
+            P("total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n",
+              (unsigned long long)ws.reads, (unsigned long long)ws.writes);
+            /* Redis's I/O threads hand what they read and write back to one main thread;
+             * the workers do their own I/O: nothing is processed that way */
+            P("io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n");
             P("total_error_replies:%llu\r\n", (unsigned long long)errs);
             P("\r\n");
         }
@@ -979,6 +996,8 @@ static void config_command(struct conn *c)
         stat_base.net_out += now.net_out;
         stat_base.conns_received += now.conns_received;
         stat_base.rejected += now.rejected;
+        stat_base.reads += now.reads;
+        stat_base.writes += now.writes;
         pthread_mutex_unlock(&stat_base_lock);
         reply_ok(c);
     } else if (arg_is(c, 1, "rewrite") && c->argc == 2) {

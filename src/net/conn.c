@@ -122,6 +122,7 @@ int conn_sent(struct conn *c, size_t w)
     size_t left = w;
 
     STAT_ADD(c->w->st.net_out, (uint64_t)w);
+    STAT_INC(c->w->st.writes);
     /* Advance through the same sequence as conn_out_iov by w bytes. */
     while (left) {
         size_t until =

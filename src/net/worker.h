@@ -64,6 +64,8 @@ struct worker_stats {
     uint64_t conns_received;  /* total_connections_received */
     uint64_t rejected;        /* rejected_connections */
     uint64_t dirty;           /* write commands run (rdb_changes_since_last_save) */
+    uint64_t reads;           /* reads that brought input (total_reads_processed) */
+    uint64_t writes;          /* writes that sent output (total_writes_processed) */
     uint64_t ops_sample[16];  /* commands at each of the last 16 ticks (instantaneous ops) */
     int64_t ops_sample_ms[16];
     int ops_idx;

@@ -32,15 +32,10 @@ REDIS_ONLY = {
     "redis_eviction_exceeded_time_ms_total",
     "redis_dump_payload_sanitizations",  # not counted by RESTORE's checks
     "redis_expire_cycle_cpu_time_ms_total",  # expire_cycle_cpu_milliseconds
-    "redis_io_threaded_reads_processed",  # workers do their own I/O: no I/O threads
-    "redis_io_threaded_writes_processed",
-    "redis_mem_aof_buffer_bytes",  # mem_aof_buffer
     "redis_net_repl_input_bytes_total",  # total_net_repl_input/output_bytes
     "redis_net_repl_output_bytes_total",
     "redis_reply_buffer_expands_total",  # reply_buffer_expands/shrinks
     "redis_reply_buffer_shrinks_total",
-    "redis_total_reads_processed",  # total_reads/writes_processed
-    "redis_total_writes_processed",
 }
 MEMCACHED_ONLY = set()
 
