@@ -18,7 +18,9 @@ import pytest
 
 from harness import IS_REDIS, tcharness
 
-pytestmark = pytest.mark.skipif(IS_REDIS, reason="twincache's own endpoint")
+# sanitize: scripts/test.sh runs these under ASan+UBSan and TSan too (the endpoint's thread
+# reads what the workers write)
+pytestmark = [pytest.mark.skipif(IS_REDIS, reason="twincache's own endpoint"), pytest.mark.sanitize]
 
 ROOT = Path(__file__).resolve().parents[2]
 for sp in glob.glob(str(ROOT / ".venv-metrics" / "lib" / "python3*" / "site-packages")):
@@ -293,3 +295,56 @@ def test_grafana_dashboard_uses_exported_names(srv):
             used |= set(re.findall(r"twincache_\w+", t["expr"]))
     assert len(dash["panels"]) >= 10
     assert used and used <= exported, used - exported
+
+
+def test_scrapes_during_traffic(srv):
+    """Scrapes while clients of both protocols run commands: counters never go back, and the
+    traffic is not disturbed (bounded: a few hundred commands per client)."""
+    import threading
+    stop = threading.Event()
+    errors = []
+
+    def resp_load():
+        c = srv.client()
+        try:
+            for i in range(400):
+                if stop.is_set():
+                    break
+                c.set("load:%d" % (i % 50), "x" * 100)
+                c.get("load:%d" % (i % 50))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            c.close()
+
+    def mc_load():
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.mc_port))
+            s.settimeout(10)
+            for i in range(200):
+                if stop.is_set():
+                    break
+                s.sendall(b"set mload%d 0 0 1\r\nx\r\n" % (i % 20))
+                assert s.recv(100) == b"STORED\r\n"
+            s.close()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (resp_load, resp_load, mc_load)]
+    for t in threads:
+        t.start()
+    last = -1
+    try:
+        for _ in range(15):
+            r, body = get(srv.metrics_port)
+            assert r.status == 200
+            line = [x for x in body.decode().splitlines()
+                    if x.startswith("twincache_commands_processed_total ")][0]
+            v = float(line.split()[1])
+            assert v >= last
+            last = v
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert not errors, errors
