@@ -160,6 +160,12 @@ def test_redis_exporter_same_names_and_values(stop_after):
         assert sample(m, "redis_instance_info", role="master") == 1, kind
         assert sample(m, "redis_config_maxclients") > 0, kind
         assert sample(m, "redis_memory_used_bytes") > 0, kind
+    for cmd in ("set", "get", "expire"):
+        assert sample(scraped["twincache"], "redis_commands_total", cmd=cmd) == \
+            sample(scraped["redis"], "redis_commands_total", cmd=cmd), cmd
+    for name in ("redis_expired_keys_total", "redis_evicted_keys_total", "redis_keyspace_misses_total",
+                 "redis_blocked_clients", "redis_connected_slaves", "redis_db_keys"):
+        assert sample(scraped["twincache"], name) == sample(scraped["redis"], name), name
 
 
 def test_memcached_exporter_same_names_and_values(stop_after):
@@ -195,3 +201,10 @@ def test_memcached_exporter_same_names_and_values(stop_after):
         assert sample(m, "memcached_current_connections") >= 1, kind
         assert sample(m, "memcached_max_connections") > 0, kind
         assert sample(m, "memcached_limit_bytes") > 0, kind
+    # every command/status count is memcached's
+    ref_cmds = {tuple(sorted(lab.items())): v for lab, v in scraped["memcached"]["memcached_commands_total"]}
+    tc_cmds = {tuple(sorted(lab.items())): v for lab, v in scraped["twincache"]["memcached_commands_total"]}
+    assert tc_cmds == ref_cmds
+    for name in ("memcached_current_items", "memcached_items_total", "memcached_items_evicted_total",
+                 "memcached_items_reclaimed_total"):  # (max_connections: maxclients, 10000)
+        assert sample(scraped["twincache"], name) == sample(scraped["memcached"], name), name
