@@ -427,6 +427,9 @@ uint64_t cmdstats_error_replies(void);
 struct alloc_stats;
 size_t cmd_used_memory(struct alloc_stats *as, size_t rss);
 size_t cmd_used_memory_peak(size_t used);
+/* cmd_dump.c: RESTORE payloads sanitized as sanitize-dump-payload asks (INFO
+ * dump_payload_sanitizations; CONFIG RESETSTAT zeroes it) */
+extern _Atomic uint64_t cmd_dump_sanitizations;
 int cmdstats_histogram(const struct cmd *cmd, uint64_t *calls, uint64_t *bounds,
                        uint64_t *counts, int cap, int *n);
 #define reply_int(c, v) reply_check((c), resp_add_int(&(c)->wbuf, (v)))

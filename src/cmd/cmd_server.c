@@ -850,6 +850,8 @@ static void info_command(struct conn *c)
             P("rejected_connections:%llu\r\n", (unsigned long long)rejected);
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
+            P("expire_cycle_cpu_milliseconds:%llu\r\n",
+              (unsigned long long)(atomic_load(&store_expire_cycle_us) / 1000));
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
             P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
             P("slave_expires_tracked_keys:%llu\r\n",
@@ -873,6 +875,8 @@ static void info_command(struct conn *c)
             uint64_t errs, rej;
             cmdstats_totals(&errs, &rej);
             P("unexpected_error_replies:0\r\n");
+            P("dump_payload_sanitizations:%llu\r\n",
+              (unsigned long long)atomic_load(&cmd_dump_sanitizations));
             P("total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n",
               (unsigned long long)ws.reads, (unsigned long long)ws.writes);
             /* Redis's I/O threads hand what they read and write back to one main thread;
@@ -988,6 +992,7 @@ static void config_command(struct conn *c)
         cmdstats_reset();
         repl_reset_stats();
         cmd_evicted_clients_reset();
+        atomic_store(&cmd_dump_sanitizations, 0);
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */

@@ -93,6 +93,8 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* Microseconds the workers' active expiry cycles took (INFO expire_cycle_cpu_milliseconds) */
+extern _Atomic uint64_t store_expire_cycle_us;
 /* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
  * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
 extern _Atomic int64_t store_expire_paused_until;
