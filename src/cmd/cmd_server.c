@@ -853,6 +853,12 @@ static void info_command(struct conn *c)
             P("expire_cycle_cpu_milliseconds:%llu\r\n",
               (unsigned long long)(atomic_load(&store_expire_cycle_us) / 1000));
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
+            {
+                uint64_t cur_ms, tot_ms;
+                store_evict_exceeded(&cur_ms, &tot_ms);
+                P("current_eviction_exceeded_time:%llu\r\ntotal_eviction_exceeded_time:%llu\r\n",
+                  (unsigned long long)cur_ms, (unsigned long long)tot_ms);
+            }
             P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
             P("slave_expires_tracked_keys:%llu\r\n",
               (unsigned long long)store_replica_tracked());

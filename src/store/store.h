@@ -349,6 +349,11 @@ uint32_t store_idle_seconds(struct item *it);
  * were evicted per maxmemory-policy until it is. -1: over the limit and nothing (more) can be
  * evicted (reply -OOM). Locks one stripe at a time; the caller must hold none. */
 int store_make_room(struct store *s);
+/* INFO's current_eviction_exceeded_time and total_eviction_exceeded_time (ms): how long
+ * used_memory has been over maxmemory as store_make_room saw it, and the sum of such periods
+ * (the current one included) since the last store_reset_stats. Any thread. */
+void store_evict_exceeded(uint64_t *current_ms, uint64_t *total_ms);
+void store_evict_reset_stats(void);
 /* Memory the limit is checked against: keyspace bytes plus the last measured overhead. */
 int64_t store_used_for_limit(void);
 /* Set at start-up (before the workers): bytes in used memory maxmemory does not count

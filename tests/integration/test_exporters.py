@@ -28,8 +28,6 @@ N = 25
 # redis_exporter names that redis-server 7.0 has and twincache does not (docs/metrics.md):
 # INFO fields twincache does not measure yet.
 REDIS_ONLY = {
-    "redis_current_eviction_exceeded_time_ms",  # current/total_eviction_exceeded_time
-    "redis_eviction_exceeded_time_ms_total",
     "redis_net_repl_input_bytes_total",  # total_net_repl_input/output_bytes
     "redis_net_repl_output_bytes_total",
     "redis_reply_buffer_expands_total",  # reply_buffer_expands/shrinks
@@ -206,3 +204,57 @@ def test_memcached_exporter_same_names_and_values(stop_after):
     for name in ("memcached_current_items", "memcached_items_total", "memcached_items_evicted_total",
                  "memcached_items_reclaimed_total"):  # (max_connections: maxclients, 10000)
         assert sample(scraped["twincache"], name) == sample(scraped["memcached"], name), name
+
+
+def test_info_fields_added_for_the_exporters():
+    """The INFO fields added so that redis_exporter's names match, with true values."""
+    tc = tcharness.start_twincache()
+    try:
+        c = tc.client(decode=True)
+
+        def info(sec):
+            return {k: v for k, v in c.info(sec).items()}
+        st = info("stats")
+        assert st["total_reads_processed"] >= 1 and st["total_writes_processed"] >= 1
+        assert st["io_threaded_reads_processed"] == 0
+        assert st["current_eviction_exceeded_time"] == 0
+        c.set("a", "1")
+        c.restore("b", 0, c.dump("a"))
+        assert info("stats")["dump_payload_sanitizations"] == 0  # sanitize-dump-payload no
+        c.config_set("sanitize-dump-payload", "yes")
+        c.restore("c", 0, c.dump("a"))
+        assert info("stats")["dump_payload_sanitizations"] == 1
+        assert info("cluster")["cluster_enabled"] == 0
+        assert "used_cpu_user_children" in info("cpu")
+        assert info("memory")["used_memory_startup"] > 0
+        # over maxmemory with noeviction: the exceeded time runs until memory is under again
+        c.config_set("maxmemory-policy", "noeviction")
+        for i in range(300):
+            c.set("fill:%d" % i, "x" * 1000)
+        used = info("memory")["used_memory"]
+        c.config_set("maxmemory", str(used - 150000))  # well under what is used
+        try:
+            c.set("more", "x")
+        except Exception as e:  # noqa: BLE001
+            assert "OOM" in str(e)
+        else:
+            raise AssertionError("no OOM over maxmemory")
+        time.sleep(0.3)
+        try:
+            c.set("more", "x" * 1000)
+        except Exception:  # noqa: BLE001
+            pass
+        st = info("stats")
+        assert st["current_eviction_exceeded_time"] >= 250
+        assert st["total_eviction_exceeded_time"] >= st["current_eviction_exceeded_time"]
+        c.config_set("maxmemory", "0")
+        c.config_set("maxmemory", str(used * 100))
+        c.set("after", "1")
+        st = info("stats")
+        assert st["current_eviction_exceeded_time"] == 0
+        assert st["total_eviction_exceeded_time"] >= 250
+        c.config_resetstat()
+        assert info("stats")["total_eviction_exceeded_time"] == 0
+        c.close()
+    finally:
+        tc.stop(check=True)
