@@ -70,6 +70,7 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
         t.commands += STAT_GET(st->commands);
         t.net_in += STAT_GET(st->net_in);
         t.net_out += STAT_GET(st->net_out);
+        t.net_repl_out += STAT_GET(st->net_repl_out);
         t.conns_received += STAT_GET(st->conns_received);
         t.rejected += STAT_GET(st->rejected);
         t.reads += STAT_GET(st->reads);
@@ -79,6 +80,7 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
     t.commands -= stat_base.commands;
     t.net_in -= stat_base.net_in;
     t.net_out -= stat_base.net_out;
+    t.net_repl_out -= stat_base.net_repl_out;
     t.conns_received -= stat_base.conns_received;
     t.rejected -= stat_base.rejected;
     t.reads -= stat_base.reads;
@@ -847,6 +849,9 @@ static void info_command(struct conn *c)
             P("instantaneous_ops_per_sec:%lld\r\n", (long long)ops);
             P("total_net_input_bytes:%llu\r\n", (unsigned long long)net_in);
             P("total_net_output_bytes:%llu\r\n", (unsigned long long)net_out);
+            P("total_net_repl_input_bytes:%llu\r\ntotal_net_repl_output_bytes:%llu\r\n",
+              (unsigned long long)atomic_load(&repl_link_net_in),
+              (unsigned long long)ws.net_repl_out);
             P("rejected_connections:%llu\r\n", (unsigned long long)rejected);
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
@@ -1005,6 +1010,8 @@ static void config_command(struct conn *c)
         stat_base.commands += now.commands;
         stat_base.net_in += now.net_in;
         stat_base.net_out += now.net_out;
+        stat_base.net_repl_out += now.net_repl_out;
+        atomic_store(&repl_link_net_in, 0);
         stat_base.conns_received += now.conns_received;
         stat_base.rejected += now.rejected;
         stat_base.reads += now.reads;

@@ -60,7 +60,8 @@ struct srv_proto {
 struct worker_stats {
     uint64_t commands;        /* total_commands_processed */
     uint64_t net_in;          /* bytes read */
-    uint64_t net_out;         /* bytes written */
+    uint64_t net_out;         /* bytes written (not to replicas) */
+    uint64_t net_repl_out;    /* bytes written to replicas (total_net_repl_output_bytes) */
     uint64_t conns_received;  /* total_connections_received */
     uint64_t rejected;        /* rejected_connections */
     uint64_t dirty;           /* write commands run (rdb_changes_since_last_save) */

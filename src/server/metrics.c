@@ -246,7 +246,7 @@ int metrics_render(struct buf *b, void *arg)
         put(b, "twincache_worker_net_input_bytes_total{worker=\"%d\"} %llu\n", i,
             (unsigned long long)v);
     }
-    family(b, "worker_net_output_bytes_total", "counter", "Bytes written by each worker thread");
+    family(b, "worker_net_output_bytes_total", "counter", "Bytes written by each worker thread (not to replicas)");
     for (int i = 0; i < srv->nworkers; i++) {
         uint64_t v = STAT_GET(srv->workers[i].st.net_out);
         out += v;
@@ -259,7 +259,15 @@ int metrics_render(struct buf *b, void *arg)
     }
     one_u(b, "commands_processed_total", "counter", "Commands run, every worker", cmds);
     one_u(b, "net_input_bytes_total", "counter", "Bytes read from clients", in);
-    one_u(b, "net_output_bytes_total", "counter", "Bytes written to clients", out);
+    one_u(b, "net_output_bytes_total", "counter", "Bytes written to clients (not replicas)", out);
+    {
+        uint64_t ro = 0;
+        for (int i = 0; i < srv->nworkers; i++)
+            ro += STAT_GET(srv->workers[i].st.net_repl_out);
+        one_u(b, "net_repl_output_bytes_total", "counter", "Bytes written to replicas", ro);
+        one_u(b, "net_repl_input_bytes_total", "counter", "Bytes read from the primary",
+              atomic_load_explicit(&repl_link_net_in, memory_order_relaxed));
+    }
     one_u(b, "connections_received_total", "counter", "Connections accepted", conns);
     one_u(b, "rejected_connections_total", "counter", "Connections refused at maxclients",
           rejected);

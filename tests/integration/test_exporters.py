@@ -28,8 +28,6 @@ N = 25
 # redis_exporter names that redis-server 7.0 has and twincache does not (docs/metrics.md):
 # INFO fields twincache does not measure yet.
 REDIS_ONLY = {
-    "redis_net_repl_input_bytes_total",  # total_net_repl_input/output_bytes
-    "redis_net_repl_output_bytes_total",
     "redis_reply_buffer_expands_total",  # reply_buffer_expands/shrinks
     "redis_reply_buffer_shrinks_total",
 }
@@ -258,3 +256,28 @@ def test_info_fields_added_for_the_exporters():
         c.close()
     finally:
         tc.stop(check=True)
+
+
+def test_info_replication_bytes_apart():
+    """total_net_repl_output_bytes on the primary, total_net_repl_input_bytes on the replica."""
+    primary = tcharness.start_twincache()
+    replica = tcharness.start_twincache()
+    try:
+        p, r = primary.client(decode=True), replica.client(decode=True)
+        r.replicaof("127.0.0.1", primary.port)
+        deadline = time.time() + 20
+        while r.info("replication").get("master_link_status") != "up":
+            assert time.time() < deadline, "replica never linked"
+            time.sleep(0.05)
+        p.set("x", "y" * 1000)
+        while r.get("x") is None:
+            assert time.time() < deadline, "write never replicated"
+            time.sleep(0.05)
+        assert p.info("stats")["total_net_repl_output_bytes"] >= 1000
+        assert r.info("stats")["total_net_repl_input_bytes"] >= 1000
+        r.replicaof("no", "one")
+        p.close()
+        r.close()
+    finally:
+        replica.stop(check=True)
+        primary.stop(check=True)
