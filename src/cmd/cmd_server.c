@@ -75,6 +75,8 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
         t.rejected += STAT_GET(st->rejected);
         t.reads += STAT_GET(st->reads);
         t.writes += STAT_GET(st->writes);
+        t.reply_expands += STAT_GET(st->reply_expands);
+        t.reply_shrinks += STAT_GET(st->reply_shrinks);
     }
     pthread_mutex_lock(&stat_base_lock);
     t.commands -= stat_base.commands;
@@ -85,6 +87,8 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
     t.rejected -= stat_base.rejected;
     t.reads -= stat_base.reads;
     t.writes -= stat_base.writes;
+    t.reply_expands -= stat_base.reply_expands;
+    t.reply_shrinks -= stat_base.reply_shrinks;
     pthread_mutex_unlock(&stat_base_lock);
     *out = t;
 }
@@ -893,6 +897,8 @@ static void info_command(struct conn *c)
             /* Redis's I/O threads hand what they read and write back to one main thread;
              * the workers do their own I/O: nothing is processed that way */
             P("io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n");
+            P("reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
+              (unsigned long long)ws.reply_shrinks, (unsigned long long)ws.reply_expands);
             P("total_error_replies:%llu\r\n", (unsigned long long)errs);
             P("\r\n");
         }
@@ -1016,6 +1022,8 @@ static void config_command(struct conn *c)
         stat_base.rejected += now.rejected;
         stat_base.reads += now.reads;
         stat_base.writes += now.writes;
+        stat_base.reply_expands += now.reply_expands;
+        stat_base.reply_shrinks += now.reply_shrinks;
         pthread_mutex_unlock(&stat_base_lock);
         reply_ok(c);
     } else if (arg_is(c, 1, "rewrite") && c->argc == 2) {

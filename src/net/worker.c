@@ -778,6 +778,10 @@ static void wbuf_resize(struct worker *w, struct conn *c)
     if (nsize && b->rpos == b->wpos && c->nrefs == 0) {
         char *p = realloc(b->data, nsize);
         if (p) {
+            if (nsize > b->cap)
+                STAT_INC(w->st.reply_expands);
+            else
+                STAT_INC(w->st.reply_shrinks);
             b->data = p;
             b->cap = nsize;
             b->rpos = b->wpos = 0;
