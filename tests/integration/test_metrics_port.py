@@ -348,3 +348,22 @@ def test_scrapes_during_traffic(srv):
         for t in threads:
             t.join(30)
     assert not errors, errors
+
+
+def test_config_file_and_rewrite():
+    """metrics-port from the config file; CONFIG REWRITE keeps it."""
+    d = Path(tcharness.scratch_dir("metrics-conf"))
+    port = tcharness.free_port()
+    conf = d / "twincache.conf"
+    conf.write_text("metrics-port %d\n" % port)
+    s = tcharness.start_twincache(config_file=conf, dir=d)
+    try:
+        r, body = get(port)
+        assert r.status == 200 and b"twincache_info" in body
+        c = s.client(decode=True)
+        c.config_set("maxmemory", "10mb")
+        assert c.config_rewrite()
+        c.close()
+        assert ("metrics-port %d" % port) in conf.read_text().splitlines()
+    finally:
+        s.stop(check=True)
