@@ -161,11 +161,11 @@ int metrics_render(struct buf *b, void *arg)
     struct alloc_stats as;
     struct store_totals t;
     struct rusage ru;
-    size_t rss = alloc_rss(), used, cn = 0, cr = 0;
+    size_t rss = alloc_rss(), used;
     uint64_t cmds = 0, in = 0, out = 0, conns = 0, rejected = 0, off = 0;
     int64_t now = util_now_ms();
     char id[41];
-    int replica = atomic_load(&repl_is_replica), ncl;
+    int replica = atomic_load(&repl_is_replica), ncl, nrepl;
 
     family(b, "info", "gauge", "Constant 1, labelled with the server's versions");
     put(b, "twincache_info{version=\"%s\",redis_version=\"%s\"} 1\n", TWINCACHE_VERSION,
@@ -197,9 +197,10 @@ int metrics_render(struct buf *b, void *arg)
           as.active);
     one_u(b, "memory_allocator_resident_bytes", "gauge", "Allocator: bytes resident",
           as.resident);
-    cmd_clients_mem(srv, &cn, &cr);
-    one_u(b, "memory_clients_normal_bytes", "gauge", "Memory of normal and Pub/Sub clients", cn);
-    one_u(b, "memory_clients_replicas_bytes", "gauge", "Memory of replica clients", cr);
+    /* the workers' own sums (relaxed loads), not INFO's walk of every connection under each
+     * worker's list lock */
+    one_u(b, "memory_clients_normal_bytes", "gauge",
+          "Memory of normal and Pub/Sub clients (mem_clients_normal)", srv_clients_mem(srv));
 
     /* keyspace */
     store_totals(srv->store, &t);
@@ -223,7 +224,10 @@ int metrics_render(struct buf *b, void *arg)
     one_u(b, "keyspace_misses_total", "counter", "Key look-ups that did not", t.misses);
 
     /* connections and workers */
-    ncl = atomic_load(&srv->nclients) - repl_online_replicas();
+    /* replication's chain mutex only while replication is on (it is a leaf that writing
+     * workers take then) */
+    nrepl = atomic_load(&repl_on) ? repl_online_replicas() : 0;
+    ncl = atomic_load(&srv->nclients) - nrepl;
     one_u(b, "connected_clients", "gauge", "Client connections, both protocols, less replicas",
           ncl > 0 ? (uint64_t)ncl : 0);
     one_u(b, "blocked_clients", "gauge", "Clients blocked in BLPOP, XREAD, WAIT...",
@@ -276,10 +280,11 @@ int metrics_render(struct buf *b, void *arg)
     family(b, "replication_role", "gauge", "1 for the server's replication role");
     put(b, "twincache_replication_role{role=\"master\"} %d\n", !replica);
     put(b, "twincache_replication_role{role=\"slave\"} %d\n", replica);
-    repl_get_id(id, &off);
+    if (nrepl || replica || atomic_load(&repl_on))
+        repl_get_id(id, &off);
     one_u(b, "replication_offset", "gauge", "Replication offset (master_repl_offset)", off);
     one_u(b, "connected_replicas", "gauge", "Replicas online (connected_slaves)",
-          (uint64_t)repl_online_replicas());
+          (uint64_t)nrepl);
 
     /* process */
     getrusage(RUSAGE_SELF, &ru);

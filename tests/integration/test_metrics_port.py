@@ -367,3 +367,34 @@ def test_config_file_and_rewrite():
         assert ("metrics-port %d" % port) in conf.read_text().splitlines()
     finally:
         s.stop(check=True)
+
+
+def test_replication_families(srv):
+    """A replica of the module's server: its role and offset, the primary's replica count."""
+    port = tcharness.free_port()
+    rep = tcharness.start_twincache("--metrics-port", str(port))
+    try:
+        r = rep.client(decode=True)
+        r.replicaof("127.0.0.1", srv.port)
+        deadline = time.time() + 20
+        while r.info("replication").get("master_link_status") != "up":
+            assert time.time() < deadline, "replica never linked"
+            time.sleep(0.05)
+        p = srv.client(decode=True)
+        p.set("repl:x", "1")
+        while r.get("repl:x") is None:
+            assert time.time() < deadline
+            time.sleep(0.05)
+        fams, text = families(port)
+        assert value(fams, "twincache_replication_role", role="slave") == 1
+        assert value(fams, "twincache_replication_offset") > 0
+        assert value(fams, "twincache_net_repl_input_bytes") > 0
+        pf, _ = families(srv.metrics_port)
+        assert value(pf, "twincache_connected_replicas") == 1
+        assert value(pf, "twincache_net_repl_output_bytes") > 0
+        assert value(pf, "twincache_replication_offset") >= value(fams, "twincache_replication_offset")
+        r.replicaof("no", "one")
+        r.close()
+        p.close()
+    finally:
+        rep.stop(check=True)
