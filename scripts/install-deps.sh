@@ -63,6 +63,25 @@ if [ -n "$GO" ] && { [ ! -x tests/apps/csc-go/csc-go ] ||
     (cd tests/apps/csc-go && GOFLAGS="-mod=mod -buildvcs=false" "$GO" build -o csc-go .) ||
         echo "install-deps: tests/apps/csc-go did not build with $("$GO" version)" >&2
 fi
+# The Prometheus exporters of tests/integration/test_exporters.py (Go module proxy), built once
+# into a cache outside git; and prometheus_client (PyPI) for test_metrics_port.py's parser, in
+# .venv-metrics.
+GO_BIN=${TC_GO_BIN:-$HOME/.cache/twincache/go-bin}
+if [ -n "$GO" ]; then
+    for m in github.com/oliver006/redis_exporter@v1.97.0 \
+             github.com/prometheus/memcached_exporter/cmd/memcached_exporter@v0.15.0; do
+        bin=${m%@*}; bin=${bin##*/}
+        if [ ! -x "$GO_BIN/$bin" ]; then
+            mkdir -p "$GO_BIN"
+            (cd /tmp && GOBIN="$GO_BIN" GOFLAGS=-buildvcs=false "$GO" install "$m") ||
+                echo "install-deps: $m did not build with $("$GO" version)" >&2
+        fi
+    done
+fi
+if [ ! -x .venv-metrics/bin/python ] || ! .venv-metrics/bin/python -c 'import prometheus_client' 2>/dev/null; then
+    /usr/bin/python3 -m venv .venv-metrics
+    .venv-metrics/bin/pip install -q 'prometheus_client==0.26.0'
+fi
 if [ ! -x .venv-apps/bin/celery ] || ! cmp -s tests/apps/requirements.txt .venv-apps/requirements.txt; then
     if ! python3 -m venv .venv-apps 2>/dev/null; then
         $SUDO_CMD apt-get install -y -qq --no-install-recommends python3-venv >/dev/null

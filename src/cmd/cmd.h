@@ -416,6 +416,20 @@ void cmdstats_info_errors(struct buf *b);
 void cmdstats_totals(uint64_t *errors, uint64_t *rejected);
 void cmdstats_reset(void);
 void cmdstats_info_latency(struct buf *b);
+/* The metrics endpoint: fn(cmd, counts since the last RESETSTAT) for each command with any, and
+ * total_error_replies. Any thread; not on the request path. */
+void cmdstats_visit(void (*fn)(const struct cmd *cmd, const struct cmdstat *st, void *arg),
+                    void *arg);
+uint64_t cmdstats_error_replies(void);
+/* cmd_server.c: INFO's used_memory (the figure maxmemory is enforced on; as is filled with the
+ * allocator's totals, rss is alloc_rss()), and the peak of it with used taken into account.
+ * Any thread; takes the allocator's stats lock: not per request. */
+struct alloc_stats;
+size_t cmd_used_memory(struct alloc_stats *as, size_t rss);
+size_t cmd_used_memory_peak(size_t used);
+/* cmd_dump.c: RESTORE payloads sanitized as sanitize-dump-payload asks (INFO
+ * dump_payload_sanitizations; CONFIG RESETSTAT zeroes it) */
+extern _Atomic uint64_t cmd_dump_sanitizations;
 int cmdstats_histogram(const struct cmd *cmd, uint64_t *calls, uint64_t *bounds,
                        uint64_t *counts, int cap, int *n);
 #define reply_int(c, v) reply_check((c), resp_add_int(&(c)->wbuf, (v)))

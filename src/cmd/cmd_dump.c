@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "cmd/notify.h"
 #include "cmd/propagate.h"
+#include "cmd/repl.h"
 #include "core/config.h"
 #include "persist/rdb.h"
 #include "store/evict.h"
@@ -101,6 +102,8 @@ static struct item *item_of_value(const struct skey *k, struct rdb_value *v, int
     return it;
 }
 
+_Atomic uint64_t cmd_dump_sanitizations;
+
 static void restore_command(struct conn *c)
 {
     struct store *s = conn_store(c);
@@ -153,6 +156,10 @@ static void restore_command(struct conn *c)
         reply_error(c, "ERR DUMP payload version or checksum are wrong");
         goto out;
     }
+    /* every payload is checked deeply; counted where Redis's sanitize-dump-payload would have
+     * (yes; clients: not the primary's stream) */
+    if (cfg.sanitize_dump_payload == 1 || (cfg.sanitize_dump_payload == 2 && !repl_applying))
+        atomic_fetch_add_explicit(&cmd_dump_sanitizations, 1, memory_order_relaxed);
     if (rdb_payload_decode(c->argv[3].p, c->argv[3].n, &v, &why)) {
         /* as Redis's rdbReportCorruptRDB in a RESTORE: at verbose level, then the error */
         log_verbose("Internal error in RDB reading offset 0, function at rdb.c:0 -> %s",

@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/config.h"
 #include "core/oom.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "store/lazyfree.h"
 #include "persist/snapshot.h"
@@ -70,15 +71,25 @@ static void stats_sum(struct srv *srv, struct worker_stats *out)
         t.commands += STAT_GET(st->commands);
         t.net_in += STAT_GET(st->net_in);
         t.net_out += STAT_GET(st->net_out);
+        t.net_repl_out += STAT_GET(st->net_repl_out);
         t.conns_received += STAT_GET(st->conns_received);
         t.rejected += STAT_GET(st->rejected);
+        t.reads += STAT_GET(st->reads);
+        t.writes += STAT_GET(st->writes);
+        t.reply_expands += STAT_GET(st->reply_expands);
+        t.reply_shrinks += STAT_GET(st->reply_shrinks);
     }
     pthread_mutex_lock(&stat_base_lock);
     t.commands -= stat_base.commands;
     t.net_in -= stat_base.net_in;
     t.net_out -= stat_base.net_out;
+    t.net_repl_out -= stat_base.net_repl_out;
     t.conns_received -= stat_base.conns_received;
     t.rejected -= stat_base.rejected;
+    t.reads -= stat_base.reads;
+    t.writes -= stat_base.writes;
+    t.reply_expands -= stat_base.reply_expands;
+    t.reply_shrinks -= stat_base.reply_shrinks;
     pthread_mutex_unlock(&stat_base_lock);
     *out = t;
 }
@@ -643,6 +654,32 @@ static void memory_doctor(struct conn *c)
     buf_deinit(&b);
 }
 
+size_t cmd_used_memory(struct alloc_stats *as, size_t rss)
+{
+    size_t used;
+
+    /* used_memory is the figure maxmemory is enforced on: the keyspace bytes plus the
+     * overhead the timer measured from the allocator (refreshed 10 times a second) */
+    store_mem_flush();
+    alloc_stats(as);
+    /* the figure a client reads is the one the next write is checked against (a
+     * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
+    store_measure_overhead((int64_t)(as->allocated + slab_used_bytes()));
+    used = (size_t)store_used_for_limit();
+    /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
+     * the sampled overhead not positive, sums to 0: the allocator's figure then */
+    if (used == 0)
+        used = as->allocated;
+    if (used == 0)
+        used = rss; /* no allocator figures (the sanitizer builds run on libc malloc) */
+    return used;
+}
+
+size_t cmd_used_memory_peak(size_t used)
+{
+    return memory_peak(used);
+}
+
 void (*cmd_info_memory_hook)(struct buf *b);
 
 static void info_command(struct conn *c)
@@ -741,20 +778,7 @@ static void info_command(struct conn *c)
             struct alloc_stats as;
             size_t rss = alloc_rss(), used;
             int64_t dataset = store_mem_used();
-            /* used_memory is the figure maxmemory is enforced on: the keyspace bytes plus the
-             * overhead the timer measured from the allocator (refreshed 10 times a second) */
-            store_mem_flush();
-            alloc_stats(&as);
-            /* the figure a client reads is the one the next write is checked against (a
-             * limit set from it, as Redis's tests do, is then not off by the timer's lag) */
-            store_measure_overhead((int64_t)(as.allocated + slab_used_bytes()));
-            used = (size_t)store_used_for_limit();
-            /* a tiny keyspace whose bytes are not published yet (64 KiB steps per thread), with
-             * the sampled overhead not positive, sums to 0: the allocator's figure then */
-            if (used == 0)
-                used = as.allocated;
-            if (used == 0)
-                used = rss; /* no allocator figures (the sanitizer builds run on libc malloc) */
+            used = cmd_used_memory(&as, rss);
             {
                 size_t p = memory_peak(used);
                 bytes_human(h2, sizeof(h2), (double)p);
@@ -765,6 +789,7 @@ static void info_command(struct conn *c)
                 P("used_memory_peak:%zu\r\n", p);
                 P("used_memory_peak_human:%s\r\n", h2);
                 P("used_memory_peak_perc:%.2f%%\r\n", p ? 100.0 * (double)used / (double)p : 0.0);
+                P("used_memory_startup:%zu\r\n", atomic_load(&startup_used));
             }
             bytes_human(h2, sizeof(h2), (double)rss);
             P("used_memory_rss:%zu\r\n", rss);
@@ -799,6 +824,14 @@ static void info_command(struct conn *c)
              * AOF's buffer is counted) */
             P("mem_not_counted_for_evict:%zu\r\n", repl_not_counted_bytes());
             P("mem_allocator:%s\r\n", alloc_name());
+            P("mem_cluster_links:0\r\n"); /* no cluster bus */
+            {
+                struct aof_stats ast; /* the AOF's bytes appended and not written yet */
+                aof_get_stats(&ast);
+                P("mem_aof_buffer:%llu\r\n", (unsigned long long)(ast.appended > ast.written
+                                                                   ? ast.appended - ast.written
+                                                                   : 0));
+            }
             repl_info_memory(&b);
             {
                 size_t cn, cr;
@@ -823,11 +856,28 @@ static void info_command(struct conn *c)
             P("instantaneous_ops_per_sec:%lld\r\n", (long long)ops);
             P("total_net_input_bytes:%llu\r\n", (unsigned long long)net_in);
             P("total_net_output_bytes:%llu\r\n", (unsigned long long)net_out);
+            P("total_net_repl_input_bytes:%llu\r\ntotal_net_repl_output_bytes:%llu\r\n",
+              (unsigned long long)atomic_load(&repl_link_net_in),
+              (unsigned long long)ws.net_repl_out);
             P("rejected_connections:%llu\r\n", (unsigned long long)rejected);
             P("expired_keys:%llu\r\n", (unsigned long long)t.expired);
             P("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n");
+            P("expire_cycle_cpu_milliseconds:%llu\r\n",
+              (unsigned long long)(atomic_load(&store_expire_cycle_us) / 1000));
             P("evicted_keys:%llu\r\n", (unsigned long long)t.evicted);
+            {
+                uint64_t cur_ms, tot_ms;
+                store_evict_exceeded(&cur_ms, &tot_ms);
+                P("current_eviction_exceeded_time:%llu\r\ntotal_eviction_exceeded_time:%llu\r\n",
+                  (unsigned long long)cur_ms, (unsigned long long)tot_ms);
+            }
             P("evicted_clients:%llu\r\n", (unsigned long long)cmd_evicted_clients());
+            P("slave_expires_tracked_keys:%llu\r\n",
+              (unsigned long long)store_replica_tracked());
+            /* no active defragmenter (activedefrag only takes no): nothing it did */
+            P("active_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\n"
+              "active_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\n"
+              "current_active_defrag_time:0\r\n");
             repl_info_stats(&b);
             P("keyspace_hits:%llu\r\n", (unsigned long long)t.hits);
             P("keyspace_misses:%llu\r\n", (unsigned long long)t.misses);
@@ -843,6 +893,15 @@ static void info_command(struct conn *c)
             uint64_t errs, rej;
             cmdstats_totals(&errs, &rej);
             P("unexpected_error_replies:0\r\n");
+            P("dump_payload_sanitizations:%llu\r\n",
+              (unsigned long long)atomic_load(&cmd_dump_sanitizations));
+            P("total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n",
+              (unsigned long long)ws.reads, (unsigned long long)ws.writes);
+            /* Redis's I/O threads hand what they read and write back to one main thread;
+             * the workers do their own I/O: nothing is processed that way */
+            P("io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n");
+            P("reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
+              (unsigned long long)ws.reply_shrinks, (unsigned long long)ws.reply_expands);
             P("total_error_replies:%llu\r\n", (unsigned long long)errs);
             P("\r\n");
         }
@@ -855,6 +914,13 @@ static void info_command(struct conn *c)
             P("# CPU\r\n");
             P("used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
             P("used_cpu_user:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+            getrusage(RUSAGE_CHILDREN, &ru); /* snapshot and rewrite children */
+            P("used_cpu_sys_children:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+            P("used_cpu_user_children:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+            /* Redis's main thread runs the commands: here, the worker answering */
+            getrusage(RUSAGE_THREAD, &ru);
+            P("used_cpu_sys_main_thread:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+            P("used_cpu_user_main_thread:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
             P("\r\n");
         }
         if (want(sec, "commandstats", 0)) {
@@ -868,6 +934,9 @@ static void info_command(struct conn *c)
         if (want(sec, "latencystats", 0)) {
             cmdstats_info_latency(&b);
             P("\r\n");
+        }
+        if (want(sec, "cluster", 1)) {
+            P("# Cluster\r\ncluster_enabled:0\r\n\r\n"); /* cluster-enabled only takes no */
         }
         if (want(sec, "keyspace", 1)) {
             P("# Keyspace\r\n");
@@ -943,14 +1012,21 @@ static void config_command(struct conn *c)
         cmdstats_reset();
         repl_reset_stats();
         cmd_evicted_clients_reset();
+        atomic_store(&cmd_dump_sanitizations, 0);
         struct worker_stats now;
         stats_sum(srv, &now);
         pthread_mutex_lock(&stat_base_lock); /* now is relative to the old baseline */
         stat_base.commands += now.commands;
         stat_base.net_in += now.net_in;
         stat_base.net_out += now.net_out;
+        stat_base.net_repl_out += now.net_repl_out;
+        atomic_store(&repl_link_net_in, 0);
         stat_base.conns_received += now.conns_received;
         stat_base.rejected += now.rejected;
+        stat_base.reads += now.reads;
+        stat_base.writes += now.writes;
+        stat_base.reply_expands += now.reply_expands;
+        stat_base.reply_shrinks += now.reply_shrinks;
         pthread_mutex_unlock(&stat_base_lock);
         reply_ok(c);
     } else if (arg_is(c, 1, "rewrite") && c->argc == 2) {

@@ -398,3 +398,32 @@ void cmdstats_reset(void)
     total_errors = 0;
     pthread_mutex_unlock(&codes_lock);
 }
+
+/* The metrics endpoint (src/server/metrics.c): fn for every command and subcommand that has
+ * counts since the last CONFIG RESETSTAT, as INFO commandstats lists them. Any thread. */
+void cmdstats_visit(void (*fn)(const struct cmd *cmd, const struct cmdstat *st, void *arg),
+                    void *arg)
+{
+    for (int i = 0; i < cmd_count(); i++) {
+        const struct cmd *top = cmd_at(i);
+        for (int j = -1; j < top->nsubs; j++) {
+            const struct cmd *cmd = j < 0 ? top : &top->subs[j];
+            struct cmdstat st;
+            if (cmd->id < 0 || cmd->id >= MAX_IDS)
+                continue;
+            sum(cmd->id, &st);
+            if (st.calls || st.rejected || st.failed)
+                fn(cmd, &st, arg);
+        }
+    }
+}
+
+uint64_t cmdstats_error_replies(void)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&codes_lock);
+    n = total_errors;
+    pthread_mutex_unlock(&codes_lock);
+    return n;
+}

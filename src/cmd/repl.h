@@ -192,5 +192,7 @@ int repl_link_kill(const char *addr, const char *laddr);
  * link (host NULL: NO ONE). Returns 0, or 1 when already following host:port. */
 int repl_replicaof_apply(const char *host, int port);
 extern struct srv *repl_srv;
+/* Bytes the link read from the primary (INFO total_net_repl_input_bytes; relaxed). */
+extern _Atomic uint64_t repl_link_net_in;
 
 #endif

@@ -216,9 +216,14 @@ static int connect_to(const char *host, int port)
 /* The link's TLS session (tls-replication), NULL for a plain socket: the link thread's. */
 static _Thread_local void *lssl;
 
+_Atomic uint64_t repl_link_net_in;
+
 static ssize_t lread(int fd, void *b, size_t n)
 {
-    return lssl ? tls_client_read(lssl, b, n) : read(fd, b, n);
+    ssize_t r = lssl ? tls_client_read(lssl, b, n) : read(fd, b, n);
+    if (r > 0)
+        atomic_fetch_add_explicit(&repl_link_net_in, (uint64_t)r, memory_order_relaxed);
+    return r;
 }
 
 static int lwrite(int fd, const void *p, size_t n, int tmo)

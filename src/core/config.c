@@ -121,6 +121,8 @@ static const char no_cluster[] =
 static struct setting settings[] = {
     {"port", C_INT, &cfg.port, 0, 0, 65535, 1, NULL},
     {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 1, NULL},
+    /* the Prometheus endpoint: set at start-up only (docs/metrics.md) */
+    {"metrics-port", C_INT, &cfg.metrics_port, 0, 0, 65535, 0, NULL, F_HIDDEN, NULL},
     S("bind", bind, 1),
     S("unixsocket", unixsocket, 0),
     {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
@@ -966,8 +968,6 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
 
     for (size_t i = 0; i < NSETTINGS; i++) {
         if (util_glob_match(pattern, strlen(pattern), settings[i].name, strlen(settings[i].name), 1)) {
-            if (!strcmp(settings[i].name, "io-threads") && strcasecmp(pattern, "io-threads"))
-                continue;
             if ((settings[i].flags & F_HIDDEN) && strcasecmp(pattern, settings[i].name))
                 continue;
             config_format(settings[i].name, val, sizeof(val));

@@ -210,6 +210,7 @@ struct config {
     int cluster_allow_reads_when_down, cluster_allow_pubsubshard_when_down;
     int cluster_allow_replica_migration;
     long long cluster_link_sendbuf_limit;
+    int metrics_port;            /* Prometheus endpoint (src/server/metrics.c), 0 = off */
 };
 /* shutdown-on-sigint / shutdown-on-sigterm flags (as SHUTDOWN's arguments) */
 enum { SHUTDOWN_ON_SIG_SAVE = 1, SHUTDOWN_ON_SIG_NOSAVE = 2, SHUTDOWN_ON_SIG_NOW = 4,

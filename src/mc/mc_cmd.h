@@ -4,6 +4,8 @@
 #ifndef TC_MC_CMD_H
 #define TC_MC_CMD_H
 
+#include <stdint.h>
+
 struct conn;
 struct srv;
 
@@ -63,5 +65,10 @@ struct worker;
 void mc_cmd_tick(struct worker *w);
 /* Idle-timeout hook: 1 when -o idle_timeout is set (the worker then applies cfg.timeout). */
 int mc_cmd_may_time_out(struct conn *c);
+/* The metrics endpoint (src/server/metrics.c): fn(name, value) for each of the memcached
+ * counters "stats" reports from them (MC_STAT_FIELDS: get_cmds, get_hits, ...), since the last
+ * "stats reset"; and the open memcached connections. Any thread; racy sums, as "stats". */
+void mc_stats_visit(void (*fn)(const char *name, uint64_t v, void *arg), void *arg);
+int mc_stats_curr_conns(void);
 
 #endif

@@ -741,3 +741,28 @@ void mc_stats_command(struct conn *c, struct mc_req *r)
         mc_out_line(c, MC_ERROR);
     }
 }
+
+void mc_stats_visit(void (*fn)(const char *name, uint64_t v, void *arg), void *arg)
+{
+    struct mc_stats *t = malloc(sizeof(*t));
+
+    if (!t || !mc_srv) {
+        free(t);
+        return;
+    }
+    sum_stats(t);
+    pthread_mutex_lock(&g_base_lock);
+#define X(f) t->f -= g_base.f;
+    MC_STAT_FIELDS(X)
+#undef X
+    pthread_mutex_unlock(&g_base_lock);
+#define X(f) fn(#f, t->f, arg);
+    MC_STAT_FIELDS(X)
+#undef X
+    free(t);
+}
+
+int mc_stats_curr_conns(void)
+{
+    return atomic_load(&mc_curr_conns);
+}

@@ -121,7 +121,11 @@ int conn_sent(struct conn *c, size_t w)
 {
     size_t left = w;
 
-    STAT_ADD(c->w->st.net_out, (uint64_t)w);
+    if (TC_UNLIKELY(__atomic_load_n(&c->repl, __ATOMIC_RELAXED) != NULL))
+        STAT_ADD(c->w->st.net_repl_out, (uint64_t)w); /* as Redis 7.0: apart */
+    else
+        STAT_ADD(c->w->st.net_out, (uint64_t)w);
+    STAT_INC(c->w->st.writes);
     /* Advance through the same sequence as conn_out_iov by w bytes. */
     while (left) {
         size_t until =

@@ -400,6 +400,7 @@ static void read_done(struct worker *w, struct conn *c, ssize_t n, int err)
     if (buf_len(&c->rbuf) > c->qpeak)
         c->qpeak = buf_len(&c->rbuf);
     STAT_ADD(w->st.net_in, (uint64_t)n);
+    STAT_INC(w->st.reads);
     __atomic_store_n(&c->last_ms, w->now_ms, __ATOMIC_RELAXED);
     if ((long long)buf_len(&c->rbuf) > cfg.client_query_buffer_limit) {
         log_warn("Closing client that reached max query buffer length: id=%llu addr=%s",
@@ -780,6 +781,10 @@ static void wbuf_resize(struct worker *w, struct conn *c)
     if (nsize && b->rpos == b->wpos && c->nrefs == 0) {
         char *p = realloc(b->data, nsize);
         if (p) {
+            if (nsize > b->cap)
+                STAT_INC(w->st.reply_expands);
+            else
+                STAT_INC(w->st.reply_shrinks);
             b->data = p;
             b->cap = nsize;
             b->rpos = b->wpos = 0;

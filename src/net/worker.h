@@ -60,10 +60,15 @@ struct srv_proto {
 struct worker_stats {
     uint64_t commands;        /* total_commands_processed */
     uint64_t net_in;          /* bytes read */
-    uint64_t net_out;         /* bytes written */
+    uint64_t net_out;         /* bytes written (not to replicas) */
+    uint64_t net_repl_out;    /* bytes written to replicas (total_net_repl_output_bytes) */
     uint64_t conns_received;  /* total_connections_received */
     uint64_t rejected;        /* rejected_connections */
     uint64_t dirty;           /* write commands run (rdb_changes_since_last_save) */
+    uint64_t reads;           /* reads that brought input (total_reads_processed) */
+    uint64_t writes;          /* writes that sent output (total_writes_processed) */
+    uint64_t reply_expands;   /* output buffers the timer grew (reply_buffer_expands) */
+    uint64_t reply_shrinks;   /* and shrank (reply_buffer_shrinks) */
     uint64_t ops_sample[16];  /* commands at each of the last 16 ticks (instantaneous ops) */
     int64_t ops_sample_ms[16];
     int ops_idx;

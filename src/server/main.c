@@ -44,6 +44,7 @@
 #include "persist/persist.h"
 #include "server/daemon.h"
 #include "server/mc_cmdline.h"
+#include "server/metrics.h"
 #include "persist/rdb.h"
 #include "store/evict.h"
 #include "store/lazyfree.h"
@@ -524,6 +525,13 @@ int main(int argc, char **argv)
     }
     listening_srv = &srv;
     config_listen_apply = relisten;
+    {
+        char merr[256];
+        if (metrics_start(&srv, merr, sizeof(merr))) { /* metrics-port (docs/metrics.md) */
+            log_warn("Failed listening on the metrics port: %s", merr);
+            return 1;
+        }
+    }
     if (mc && mc_daemon.user[0] && (getuid() == 0 || geteuid() == 0)) {
         /* memcached -u: the identity taken once the ports are bound (a port below 1024
          * works); its unix socket is the user's, as memcached creates it after the switch */
@@ -602,6 +610,7 @@ int main(int argc, char **argv)
         if (atomic_load(&srv.shutdown))
             break;
     }
+    metrics_stop(); /* it reads the workers' counters: before they go */
     repl_shutdown(); /* the link thread applies commands: it ends before the store */
     srv_join(&srv);
     script_ldb_shutdown(); /* forked debugging sessions still running */

@@ -10,6 +10,7 @@
 #include "store/store.h"
 
 _Atomic int store_active_expire = 1;
+_Atomic uint64_t store_expire_cycle_us;
 
 void store_cron_clocks(int64_t now_ms)
 {
@@ -43,5 +44,7 @@ void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, u
     }
     int64_t t0 = util_mono_us();
     sc->expire_effort = store_expire_cycle(s, first, step, now_ms, budget, &sc->expire_cursor);
-    latency_sample("expire-cycle", (util_mono_us() - t0) / 1000);
+    t0 = util_mono_us() - t0;
+    atomic_fetch_add_explicit(&store_expire_cycle_us, (uint64_t)t0, memory_order_relaxed);
+    latency_sample("expire-cycle", t0 / 1000);
 }

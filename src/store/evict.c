@@ -271,8 +271,42 @@ _Atomic int store_evict_off;
 int64_t store_mem_reserved;
 store_removed_fn *store_removed_hook;
 
+/* Redis's eviction "exceeded" time: since when used_memory is over maxmemory (monotonic us, 0:
+ * not over), and the periods that ended since the last CONFIG RESETSTAT. */
+static _Atomic int64_t exceeded_since;
+static _Atomic uint64_t exceeded_total;
+
+static void exceeded_end(void)
+{
+    int64_t t0 = atomic_load_explicit(&exceeded_since, memory_order_relaxed);
+    if (TC_UNLIKELY(t0) &&
+        atomic_compare_exchange_strong_explicit(&exceeded_since, &t0, 0, memory_order_relaxed,
+                                                memory_order_relaxed))
+        atomic_fetch_add_explicit(&exceeded_total, (uint64_t)(util_mono_us() - t0),
+                                  memory_order_relaxed);
+}
+
+void store_evict_exceeded(uint64_t *current_ms, uint64_t *total_ms)
+{
+    int64_t t0 = atomic_load_explicit(&exceeded_since, memory_order_relaxed);
+    uint64_t cur = t0 ? (uint64_t)(util_mono_us() - t0) : 0;
+
+    *current_ms = cur / 1000;
+    *total_ms = (atomic_load_explicit(&exceeded_total, memory_order_relaxed) + cur) / 1000;
+}
+
+void store_evict_reset_stats(void)
+{
+    int64_t t0 = atomic_load_explicit(&exceeded_since, memory_order_relaxed);
+    atomic_store_explicit(&exceeded_total, 0, memory_order_relaxed);
+    if (t0) /* a period under way counts from now on, as Redis's resetServerStats */
+        atomic_compare_exchange_strong_explicit(&exceeded_since, &t0, util_mono_us(),
+                                                memory_order_relaxed, memory_order_relaxed);
+}
+
 int store_make_room(struct store *s)
 {
+    int r;
     if (atomic_load_explicit(&store_evict_off, memory_order_relaxed))
         return 0;
     int policy = cfg.maxmemory_policy;
@@ -287,8 +321,10 @@ int store_make_room(struct store *s)
      * in Redis's exact count; at most 100 allocator reads a second) */
     if (util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000)
         measure_now();
-    if (used_counted() <= max)
+    if (used_counted() <= max) {
+        exceeded_end();
         return 0;
+    }
     /* over: eviction destroys data, so first make sure with a fresh measure (the last may
      * still hold buffers of clients gone since): after a large buffer was freed, else at
      * most every 10 ms */
@@ -297,8 +333,15 @@ int store_make_room(struct store *s)
         util_mono_us() - atomic_load_explicit(&measured_us, memory_order_relaxed) > 10000) {
         atomic_store_explicit(&frees_seen, frees, memory_order_relaxed);
         measure_now();
-        if (used_counted() <= max)
+        if (used_counted() <= max) {
+            exceeded_end();
             return 0;
+        }
+    }
+    {
+        int64_t zero = 0;
+        atomic_compare_exchange_strong_explicit(&exceeded_since, &zero, util_mono_us(),
+                                                memory_order_relaxed, memory_order_relaxed);
     }
     if (policy == MM_NOEVICTION)
         return -1;
@@ -307,11 +350,16 @@ int store_make_room(struct store *s)
     /* Evict a little below the limit: the keyspace total is published in steps per thread
      * and the overhead is sampled, so aim under the line rather than on it. */
     long long target = max - (max / 100 < 1024 * 1024 ? max / 100 : 1024 * 1024);
+    r = 0;
     for (int evicted = 0; used_counted() > target; evicted++) {
-        if (!evict_one(s, policy, volatile_only))
-            return -1;
+        if (!evict_one(s, policy, volatile_only)) {
+            r = -1;
+            break;
+        }
         if (evicted > 100000)
             break; /* bound the work of one command; the next write continues */
     }
-    return 0;
+    if (used_counted() <= max)
+        exceeded_end();
+    return r;
 }

@@ -126,3 +126,13 @@ void store_replica_forget(void)
     tc_unlock(&rk_lock);
     dict_destroy(&d, 1);
 }
+
+uint64_t store_replica_tracked(void)
+{
+    uint64_t n;
+
+    tc_lock(&rk_lock);
+    n = rk_set ? rk_set->count : 0;
+    tc_unlock(&rk_lock);
+    return n;
+}

@@ -802,6 +802,8 @@ void store_totals(struct store *s, struct store_totals *t)
 void store_reset_stats(struct store *s)
 {
     lazyfree_reset_stats(); /* lazyfreed_objects, as Redis's CONFIG RESETSTAT */
+    atomic_store_explicit(&store_expire_cycle_us, 0, memory_order_relaxed);
+    store_evict_reset_stats();
     for (uint32_t i = 0; i < s->nstripes; i++) {
         struct stripe *st = &s->stripes[i];
         store_lock(s, i);

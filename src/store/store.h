@@ -93,6 +93,8 @@ static inline int64_t store_mem_used(void)
 
 /* Active expiry on (1) or off (0: DEBUG SET-ACTIVE-EXPIRE 0); lazy expiry always works. */
 extern _Atomic int store_active_expire;
+/* Microseconds the workers' active expiry cycles took (INFO expire_cycle_cpu_milliseconds) */
+extern _Atomic uint64_t store_expire_cycle_us;
 /* CLIENT PAUSE (WRITE or ALL) lasts until this time (ms; 0: none): as Redis, keys are not
  * deleted by expiry meanwhile (readers see them gone, the sweep leaves them). */
 extern _Atomic int64_t store_expire_paused_until;
@@ -111,6 +113,8 @@ void store_replica_note_locked(struct store *s, const struct skey *k);
 void store_replica_expire(struct store *s, int64_t now);
 /* Forget every remembered key (no longer a replica, or a flush). */
 void store_replica_forget(void);
+/* How many keys it remembers (INFO slave_expires_tracked_keys); any thread. */
+uint64_t store_replica_tracked(void);
 /* 1: no eviction at all (a replica with replica-ignore-maxmemory: its primary's DELs decide). */
 extern _Atomic int store_evict_off;
 /* Set by the command layer for a CLIENT NO-TOUCH client's command: reads on this thread do
@@ -345,6 +349,11 @@ uint32_t store_idle_seconds(struct item *it);
  * were evicted per maxmemory-policy until it is. -1: over the limit and nothing (more) can be
  * evicted (reply -OOM). Locks one stripe at a time; the caller must hold none. */
 int store_make_room(struct store *s);
+/* INFO's current_eviction_exceeded_time and total_eviction_exceeded_time (ms): how long
+ * used_memory has been over maxmemory as store_make_room saw it, and the sum of such periods
+ * (the current one included) since the last store_reset_stats. Any thread. */
+void store_evict_exceeded(uint64_t *current_ms, uint64_t *total_ms);
+void store_evict_reset_stats(void);
 /* Memory the limit is checked against: keyspace bytes plus the last measured overhead. */
 int64_t store_used_for_limit(void);
 /* Set at start-up (before the workers): bytes in used memory maxmemory does not count
