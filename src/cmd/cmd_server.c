@@ -215,7 +215,7 @@ static void swapdb_command(struct conn *c)
  * settings change all together or not at all. */
 static void config_set_many(struct conn *c)
 {
-    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
+    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0;
     int tls_applied = 0, listen_named = 0;
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
@@ -284,12 +284,6 @@ static void config_set_many(struct conn *c)
         }
         if (!strcasecmp(name, "maxclients") && maxclients_fit(val, err, sizeof(err)))
             goto fail;
-        if (!strcasecmp(name, "oom-score-adj-values") && oom_values_parse(val, oomv)) {
-            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
-                     "- Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
-                     name);
-            goto fail;
-        }
         if (!strncasecmp(name, "oom-score-adj", 13))
             oom_named = i + 1;
         if (config_set(name, v, 1, 0, err, sizeof(err)))

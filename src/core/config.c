@@ -591,7 +591,9 @@ invalid:
     return -1;
 }
 
-/* Redis's memtoull: digits and a unit (b, k, kb, m, mb, g, gb), "" is 0; 0 or -1. */
+/* Redis's memtoull: digits and a unit (b, k, kb, m, mb, g, gb), "" is 0; 0 or -1. A value
+ * past LLONG_MAX is -1, which the range check refuses as Redis's (wrapped) value is, except
+ * for Redis's unsigned long long settings, which take it: LLONG_MAX here. */
 static int mem_parse(const char *v, long long *out)
 {
     const char *u = v;
@@ -626,7 +628,7 @@ static int mem_parse(const char *v, long long *out)
     val = strtoull(digits, NULL, 10);
     /* too large: Redis's value wraps and the range check refuses it; here it is refused */
     if (errno == ERANGE || (mul > 1 && val > ULLONG_MAX / mul) || val * mul > LLONG_MAX)
-        *out = LLONG_MAX;
+        *out = -1;
     else
         *out = (long long)(val * mul);
     return 0;
@@ -693,7 +695,8 @@ static int set_oom_values(const char **argv, int argc, char *err, size_t errcap)
         n = argc > 4 ? 4 : argc;
     }
     if (n != 3) {
-        snprintf(err, errcap, "wrong number of arguments");
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument "
+                 "'oom-score-adj-values') - wrong number of arguments");
         return -1;
     }
     for (int i = 0; i < 3; i++) {
@@ -793,6 +796,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     case C_MEM:
         if (mem_parse(v, &ll))
             goto bad;
+        if (ll < 0 && (s->ptr == &cfg.maxmemory || s->ptr == &cfg.cluster_link_sendbuf_limit))
+            ll = LLONG_MAX;
         if (ll < s->min || ll > s->max) {
             snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
                      "argument must be between %lld and %lld inclusive", s->name,
@@ -897,15 +902,17 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                 return -1;
             }
             ll = -ll;
-        } else if (!util_parse_memsize(v, &ll) || ll < 0) {
+        } else if (mem_parse(v, &ll)) {
             goto bad;
+        } else if (ll < 0) {
+            ll = LLONG_MAX; /* (Redis: the ssize_t wraps to a percentage; kept unlimited) */
         }
         __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     }
     case C_FLAGS: {
-        /* words of s->enums; "default" (the first) alone means no flag */
-        int f = 0;
+        /* words of s->enums; "default" (the first) alone means no flag; none is an error */
+        int f = 0, words = 0;
         for (int i = 0; i < argc; i++) {
             char copy[256], *save = NULL;
             snprintf(copy, sizeof(copy), "%s", argv[i]);
@@ -916,10 +923,13 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                         break;
                 if (!s->enums[k])
                     goto bad;
+                words++;
                 if (k > 0)
                     f |= 1 << (k - 1);
             }
         }
+        if (!words)
+            goto bad;
         if ((f & SHUTDOWN_ON_SIG_SAVE) && (f & SHUTDOWN_ON_SIG_NOSAVE)) {
             snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
                      "shutdown options SAVE and NOSAVE can't be used simultaneously", s->name);
