@@ -34,6 +34,9 @@ struct setting {
 extern struct setting config_settings[];
 extern const size_t config_nsettings;
 extern struct config config_default_values; /* as config_defaults left them */
+/* Redis's reading_config_file: 1 while a file's text is parsed (config_load.c); save lines
+ * then add up (an include ends it: the save lines after one replace the list, as Redis's) */
+extern int config_save_reading;
 
 /* The setting named name (any case, aliases too), or NULL. */
 struct setting *config_find(const char *name);
