@@ -694,7 +694,7 @@ static void info_command(struct conn *c)
             P("server_time_usec:%lld\r\n", (long long)util_now_us());
             P("uptime_in_seconds:%lld\r\n", (long long)((now - srv->start_ms) / 1000));
             P("uptime_in_days:%lld\r\n", (long long)((now - srv->start_ms) / 86400000));
-            P("hz:%d\r\nconfigured_hz:%d\r\n", cfg.hz, cfg.hz);
+            P("hz:%d\r\nconfigured_hz:%d\r\n", config_hz_now(), cfg.hz);
             P("lru_clock:%u\r\n", store_lru_now());
             P("executable:%s\r\n", srv->executable ? srv->executable : "");
             P("config_file:%s\r\n", srv->config_file ? srv->config_file : "");

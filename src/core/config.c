@@ -453,6 +453,33 @@ void config_defaults(void)
     config_default_values = cfg;
 }
 
+static int hz_now; /* config_hz_for's last rate, 0 before (relaxed atomics) */
+
+int config_hz_for(int clients)
+{
+    int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);
+
+    if (hz < 1)
+        hz = 1;
+    if (__atomic_load_n(&cfg.dynamic_hz, __ATOMIC_RELAXED)) {
+        while (clients / hz > 200) { /* Redis's MAX_CLIENTS_PER_CLOCK_TICK */
+            hz *= 2;
+            if (hz > 500) { /* CONFIG_MAX_HZ */
+                hz = 500;
+                break;
+            }
+        }
+    }
+    __atomic_store_n(&hz_now, hz, __ATOMIC_RELAXED);
+    return hz;
+}
+
+int config_hz_now(void)
+{
+    int hz = __atomic_load_n(&hz_now, __ATOMIC_RELAXED);
+    return hz ? hz : __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);
+}
+
 const char *config_policy_name(int policy)
 {
     return policies[policy];

@@ -151,7 +151,7 @@ struct config {
     int always_show_logo;        /* inert: no ASCII logo is printed */
     int set_proc_title;          /* inert: the process title is left as started */
     char proc_title_template[256]; /* inert (with set-proc-title) */
-    int rdb_del_sync_files;      /* inert: no RDB file is written for a diskless sync */
+    int rdb_del_sync_files;      /* persistence off: a disk sync's RDB file is removed */
     int lazyfree_lazy_eviction;  /* inert: values are freed by the thread that drops them */
     int lazyfree_lazy_expire;    /* inert: same */
     int lazyfree_lazy_server_del; /* inert: same */
@@ -163,9 +163,9 @@ struct config {
     int aof_timestamp_enabled;   /* "#TS:<unix s>" lines in the AOF (aof.c) */
     long long hll_sparse_max_bytes; /* inert: HyperLogLogs are kept dense */
     int activerehashing;         /* inert: hash tables rehash incrementally on access */
-    int dynamic_hz;              /* inert: hz is fixed */
-    int aof_rewrite_incremental_fsync; /* inert */
-    int rdb_save_incremental_fsync; /* inert */
+    int dynamic_hz;              /* the timers' rate grows with the clients (config_hz_for) */
+    int aof_rewrite_incremental_fsync; /* an AOF rewrite to disk every 4 MB written */
+    int rdb_save_incremental_fsync; /* an RDB file to disk every 4 MB written */
     int jemalloc_bg_thread;      /* inert */
     int propagation_error_behavior; /* 0 ignore, 1 panic, 2 panic-on-replicas: inert */
     int replica_ignore_disk_write_errors; /* inert */
@@ -282,6 +282,12 @@ int config_format(const char *name, char *out, size_t cap);
 void config_str(const char *field, char *out, size_t cap);
 int config_str_empty(const char *field);
 const char *config_policy_name(int policy);
+/* dynamic-hz, as Redis's serverCron: the timers' rate for this many connected clients, hz
+ * doubled while clients / rate > 200 (at most 500); hz itself with dynamic-hz no. Remembers
+ * it for config_hz_now (INFO's hz, the expiry cycle's budget per tick). Any thread. */
+int config_hz_for(int clients);
+/* The rate config_hz_for last computed (hz before any). Any thread. */
+int config_hz_now(void);
 
 /* Keyspace notification classes (notify-keyspace-events), Redis's letters in comments. */
 #define NOTIFY_KEYSPACE (1 << 0)  /* K */

@@ -359,3 +359,28 @@ def test_config_set_answers_as_redis():
     finally:
         rs.stop()
         tc.stop()
+
+
+def test_dynamic_hz_as_redis():
+    """dynamic-hz: with 2100 clients and hz 10, both servers' timers run at 20 (hz doubled
+    while clients / hz > 200); with dynamic-hz no, at 10 (INFO's hz)."""
+    import socket
+    servers = [tcharness.start_redis("--hz", "10"), tcharness.start_twincache("--hz", "10")]
+    socks = []
+    try:
+        for s in servers:
+            for _ in range(2100):
+                socks.append(socket.create_connection(("127.0.0.1", s.port)))
+        for s in servers:
+            c = s.client(decode=True)
+            wait_until(lambda: c.info("server")["hz"] == 20, timeout=10,
+                       what="%s's hz 20 with 2100 clients" % s.kind)
+            assert c.info("server")["configured_hz"] == 10
+            c.config_set("dynamic-hz", "no")
+            wait_until(lambda: c.info("server")["hz"] == 10, timeout=10,
+                       what="%s's hz 10 with dynamic-hz no" % s.kind)
+    finally:
+        for so in socks:
+            so.close()
+        for s in servers:
+            s.stop()
