@@ -39,8 +39,8 @@ static int maxclients_fit(const char *val, char *err, size_t cap)
     struct rlimit rl;
     rlim_t reserve = 64 + 4 * (rlim_t)cfg.threads, want;
 
-    if (!util_str2ll(val, strlen(val), &n) || n < 1)
-        return 0; /* config_set reports the bad value */
+    if (!util_str2ll(val, strlen(val), &n) || n < 1 || n > UINT_MAX)
+        return 0; /* config_set reports the bad value (its range first, as Redis) */
     want = (rlim_t)n + reserve;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
         return 0;

@@ -973,6 +973,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
             words[nw++] = t;
         /* (conn) Redis's reasons in the error */
         const char *why = NULL;
+        if (nw == 0 && !boot)
+            return 0; /* CONFIG SET ... "": no class, no change (Redis's) */
         if (nw == 0 || nw % 4 || nw > 60)
             why = "Wrong number of arguments in buffer limit configuration.";
         for (int i = 0; !why && i < nw; i += 4) {

@@ -322,9 +322,7 @@ SET_SKIP = {"dir", "port", "bind", "unixsocket", "logfile", "pidfile", "requirep
 SET_VALUES = ["-1", "abc", "0", "99999999999999999999", "4294967296", "1kb", "", "yes", "1 2"]
 # known differences: (name, value) -> why
 SET_DIFFERS = {
-    ("client-output-buffer-limit", ""): "an empty limit list is refused (Redis: no change)",
     ("cluster-announce-hostname", "1 2"): "no cluster bus: the hostname is not checked",
-    ("maxclients", "4294967296"): "the descriptor limit is checked before the range",
     ("proc-title-template", ""): "the process title is not set (docs/config.md)",
     ("tls-cluster", "yes"): "TLS settings apply when a TLS port is configured",
     ("tls-replication", "yes"): "TLS settings apply when a TLS port is configured",
