@@ -296,8 +296,12 @@ def run_bad(binary, d, text, port):
     argv = [binary, path, "--port", str(port), "--bind", "127.0.0.1"]
     if binary != REDIS:
         argv += ["--memcache-port", "0"]
+    env = dict(os.environ)
+    if binary != REDIS:  # a sanitized build: the harness's defaults (no leak report at exit)
+        for k, v in tcharness.SANITIZER_ENV.items():
+            env.setdefault(k, v)
     try:
-        r = subprocess.run(argv, cwd=d, capture_output=True, text=True, timeout=20)
+        r = subprocess.run(argv, cwd=d, capture_output=True, text=True, timeout=20, env=env)
     except subprocess.TimeoutExpired:  # (run() killed it)
         return "still running after 20 s"
     last = [LOG_PREFIX.sub("", l) for l in r.stdout.strip().splitlines()[-1:]]
