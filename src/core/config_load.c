@@ -234,7 +234,7 @@ static int load_path(const char *path, int depth, char *err, size_t errcap)
             }
             t = read_all(f);
             fclose(f);
-            if (t)
+            if (t && *t)
                 buf_append(&all, t, strlen(t));
             free(t);
         }
@@ -292,7 +292,8 @@ int config_load(const char *path, const char *options, char *err, size_t errcap)
             snprintf(err, errcap, "out of memory");
             return -1;
         }
-        buf_append(&all, t, strlen(t));
+        if (*t) /* (an empty file: nothing, buf_append would copy to NULL) */
+            buf_append(&all, t, strlen(t));
         free(t);
     }
     if (options) { /* the command line's options after the file's lines, as Redis */

@@ -438,7 +438,8 @@ static void content(struct rw_state *st, struct buf *out)
         } else {
             was_empty = 0;
         }
-        buf_append(out, t, strlen(t));
+        if (*t)
+            buf_append(out, t, strlen(t));
         buf_append(out, "\n", 1);
     }
 }
