@@ -25,7 +25,9 @@ from itutil import wait_until
 REDIS = tcharness.tool("redis-server", "/usr/bin/redis-server")
 pytestmark = pytest.mark.skipif(not os.path.exists(REDIS), reason="redis-server not installed")
 
-SUITE_CONF = os.path.join(os.environ.get("TC_SUITES", "/root/.cache/twincache/suites"),
+# scripts/fetch-suites.sh's cache (Redis 7.0.15's source: its redis.conf)
+SUITE_CONF = os.path.join(os.environ.get("TWINCACHE_SUITES") or
+                          os.path.expanduser("~/.cache/twincache/suites"),
                           "redis-7.0.15", "redis.conf")
 DEBIAN_CONF = "/etc/redis/redis.conf"
 
