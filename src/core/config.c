@@ -1132,11 +1132,12 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
     int n = 0;
 
     for (size_t i = 0; i < NSETTINGS; i++) {
-        if (util_glob_match(pattern, strlen(pattern), config_settings[i].name, strlen(config_settings[i].name), 1)) {
-            if ((config_settings[i].flags & F_HIDDEN) && strcasecmp(pattern, config_settings[i].name))
+        const struct setting *s = &config_settings[i];
+        if (util_glob_match(pattern, strlen(pattern), s->name, strlen(s->name), 1)) {
+            if ((s->flags & F_HIDDEN) && strcasecmp(pattern, s->name))
                 continue;
-            config_format(config_settings[i].name, val, sizeof(val));
-            cb(config_settings[i].name, val, arg);
+            config_format(s->name, val, sizeof(val));
+            cb(s->name, val, arg);
             n++;
         }
     }
