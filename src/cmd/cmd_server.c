@@ -41,8 +41,8 @@ static int maxclients_fit(const char *val, char *err, size_t cap)
     struct rlimit rl;
     rlim_t reserve = 64 + 4 * (rlim_t)cfg.threads, want;
 
-    if (!util_str2ll(val, strlen(val), &n) || n < 1)
-        return 0; /* config_set reports the bad value */
+    if (!util_str2ll(val, strlen(val), &n) || n < 1 || n > UINT_MAX)
+        return 0; /* config_set reports the bad value (its range first, as Redis) */
     want = (rlim_t)n + reserve;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
         return 0;
@@ -227,7 +227,7 @@ static void swapdb_command(struct conn *c)
  * settings change all together or not at all. */
 static void config_set_many(struct conn *c)
 {
-    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0, oomv[3];
+    int n = (c->argc - 2) / 2, applied = 0, aof_was = -1, oom_named = 0;
     int tls_applied = 0, listen_named = 0;
     const void *ids[CONFIG_SET_MAX];
     char name[128], err[512], (*old)[1024];
@@ -296,12 +296,6 @@ static void config_set_many(struct conn *c)
         }
         if (!strcasecmp(name, "maxclients") && maxclients_fit(val, err, sizeof(err)))
             goto fail;
-        if (!strcasecmp(name, "oom-score-adj-values") && oom_values_parse(val, oomv)) {
-            snprintf(err, sizeof(err), "CONFIG SET failed (possibly related to argument '%s') "
-                     "- Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
-                     name);
-            goto fail;
-        }
         if (!strncasecmp(name, "oom-score-adj", 13))
             oom_named = i + 1;
         if (config_set(name, v, 1, 0, err, sizeof(err)))
@@ -740,7 +734,7 @@ static void info_command(struct conn *c)
             P("server_time_usec:%lld\r\n", (long long)util_now_us());
             P("uptime_in_seconds:%lld\r\n", (long long)((now - srv->start_ms) / 1000));
             P("uptime_in_days:%lld\r\n", (long long)((now - srv->start_ms) / 86400000));
-            P("hz:%d\r\nconfigured_hz:%d\r\n", cfg.hz, cfg.hz);
+            P("hz:%d\r\nconfigured_hz:%d\r\n", config_hz_now(), cfg.hz);
             P("lru_clock:%u\r\n", store_lru_now());
             P("executable:%s\r\n", srv->executable ? srv->executable : "");
             P("config_file:%s\r\n", srv->config_file ? srv->config_file : "");

@@ -953,6 +953,37 @@ static void maybe_start_sync(int64_t now)
     tc_unlock(&R.lock);
 }
 
+/* rdb-del-sync-files: the RDB file the last full sync wrote to disk (Redis's
+ * RDBGeneratedByReplication), under R.sync_lock */
+static int rdb_by_sync;
+
+/* Redis's removeRDBUsedToSyncReplicas: without persistence (no save points, appendonly no),
+ * the RDB file written only to feed replicas goes once none waits for it. Under
+ * R.sync_lock. */
+static void del_sync_file(void)
+{
+    char path[2048];
+    struct stat st;
+    int busy = R.sn.pid != 0;
+
+    if (!cfg.rdb_del_sync_files) {
+        rdb_by_sync = 0; /* (a later CONFIG SET yes must not find it set) */
+        return;
+    }
+    if (!rdb_by_sync || !config_str_empty(cfg.save) || cfg.appendonly)
+        return;
+    tc_lock(&R.lock);
+    for (int i = 0; i < R.nslaves; i++)
+        busy |= R.slaves[i]->state != RS_ONLINE;
+    tc_unlock(&R.lock);
+    sync_file_path(path, sizeof(path));
+    if (busy || lstat(path, &st) < 0)
+        return;
+    rdb_by_sync = 0;
+    log_notice("Removing the RDB file used to feed replicas in a persistence-less instance");
+    unlink(path);
+}
+
 static void reap_sync(int64_t now)
 {
     struct snapshot_result res;
@@ -960,6 +991,8 @@ static void reap_sync(int64_t now)
     if (!R.sn.pid || !snapshot_reap(&R.sn, 0, &res))
         return;
     atomic_store(&persist_repl_sync_running, 0);
+    if (res.ok && !R.sn_diskless && cfg.rdb_del_sync_files)
+        rdb_by_sync = 1;
     if (res.ok)
         log_notice("Background RDB transfer terminated with success");
     else
@@ -1025,6 +1058,7 @@ void repl_tick(int64_t now)
     pthread_mutex_lock(&R.sync_lock);
     reap_sync(now);
     maybe_start_sync(now);
+    del_sync_file();
     pthread_mutex_unlock(&R.sync_lock);
 
     tc_lock(&R.lock);

@@ -447,6 +447,18 @@ static int handshake(int fd, char id[41], uint64_t *off)
 
 #define RDB_WRITEBACK_STEP (8LL << 20) /* bytes received between writeback starts */
 
+/* rdb-del-sync-files: a replica without persistence (no save points, appendonly no) keeps no
+ * copy of the RDB file its primary sent once it is loaded or failed to (Redis: the end of
+ * readSyncBulkPayload). */
+static void del_sync_file(const char *path)
+{
+    if (!cfg.rdb_del_sync_files || !config_str_empty(cfg.save) || cfg.appendonly)
+        return;
+    log_notice("Removing the RDB file obtained from the master. This replica has persistence "
+               "disabled");
+    unlink(path);
+}
+
 static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
 {
     char line[256], d[1024], f[256], tmp[1400];
@@ -886,6 +898,7 @@ static void *link_main(void *arg)
                     if (lrc) {
                         log_warn("Failed trying to load the MASTER synchronization DB from "
                                  "disk: %s", err);
+                        del_sync_file(path);
                         rc = -1;
                     } else {
                         tracking_flush();
@@ -900,6 +913,7 @@ static void *link_main(void *arg)
                         pthread_mutex_lock(&L.lock);
                         L.read_off = off;
                         pthread_mutex_unlock(&L.lock);
+                        del_sync_file(path);
                         log_notice("MASTER <-> REPLICA sync: Finished with success");
                     }
                     pthread_mutex_unlock(&L.apply);

@@ -102,6 +102,8 @@ int cmd_rename(const char *from, const char *to, char *err, size_t errcap)
         snprintf(err, errcap, "Target command name is too long");
         return -1;
     }
+    for (char *p = copy; p && *p; p++) /* the table's names are lowercase (util_eq_nocase) */
+        *p = (char)tolower((unsigned char)*p);
     /* the table again without `from`, with `to` (open addressing has no removal) */
     memcpy(old, table, sizeof(table));
     memset(table, 0, sizeof(table));

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "core/config.h"
+#include "core/config_int.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -52,16 +53,9 @@ static int add_user_line(const char **argv, int argc, char *err, size_t errcap)
 int (*config_tls_apply)(char *err, size_t errcap);
 int (*config_listen_apply)(char *err, size_t errcap);
 
-enum ctype { C_INT, C_LL, C_MEM, C_STR, C_BOOL, C_ENUM, C_LOGLEVEL, C_COBL, C_NOTIFY,
-             C_OCTAL,   /* an int written and read in octal (unixsocketperm) */
-             C_MEMPCT,  /* a memory size or "N%" (stored as -N), maxmemory-clients */
-             C_FLAGS }; /* several enum words OR-ed (shutdown-on-sigterm) */
-
-/* setting flags */
-#define F_HIDDEN 1   /* CONFIG GET names it only exactly (Redis's HIDDEN_CONFIG) */
-#define F_ONLY_NO 2  /* a bool whose "yes" is refused (deny_msg says why) */
-
 static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* string settings (leaf lock) */
+static int save_loaded;  /* a save line was read: the next ones add to it */
+int config_save_reading; /* Redis's reading_config_file (config_int.h) */
 
 void config_str(const char *field, char *out, size_t cap)
 {
@@ -77,18 +71,6 @@ int config_str_empty(const char *field)
     pthread_mutex_unlock(&str_lock);
     return r;
 }
-
-struct setting {
-    const char *name;
-    enum ctype type;
-    void *ptr;
-    size_t cap;        /* for strings */
-    long long min, max;
-    int mutable_;
-    const char *const *enums;
-    int flags;           /* F_* */
-    const char *deny_msg; /* F_ONLY_NO: why "yes" is refused */
-};
 
 static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu",
                                         "allkeys-random", "volatile-lru", "volatile-lfu",
@@ -115,36 +97,38 @@ static const char no_cluster[] =
     "cluster mode is not supported by this server yet (the cluster bus is not built)";
 
 #define S(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL}
+/* a string whose "" is unset (F_NULLSTR) */
+#define SN(n, p, mut) {n, C_STR, cfg.p, sizeof(cfg.p), 0, 0, mut, NULL, F_NULLSTR, NULL}
 /* flags and deny_msg are left out where they are 0 */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static struct setting settings[] = {
+struct setting config_settings[] = {
     {"port", C_INT, &cfg.port, 0, 0, 65535, 1, NULL},
     {"memcache-port", C_INT, &cfg.memcache_port, 0, 0, 65535, 1, NULL},
     /* the Prometheus endpoint: set at start-up only (docs/metrics.md) */
     {"metrics-port", C_INT, &cfg.metrics_port, 0, 0, 65535, 0, NULL, F_HIDDEN, NULL},
     S("bind", bind, 1),
-    S("unixsocket", unixsocket, 0),
+    SN("unixsocket", unixsocket, 0),
     {"unixsocketperm", C_OCTAL, &cfg.unixsocketperm, 0, 0, 0777, 0, NULL},
     /* twincache's own settings fixed at start-up are hidden from CONFIG GET * (as Redis hides
      * some of its own): a client that sets back every listed value finds none it cannot set */
-    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL, F_HIDDEN, NULL},
     {"io-threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL},
+    {"threads", C_INT, &cfg.threads, 0, 1, 128, 0, NULL, F_HIDDEN, NULL},
     {"databases", C_INT, &cfg.databases, 0, 1, 1024, 0, NULL},
     {"stripes", C_INT, &cfg.stripes, 0, 1, 65536, 0, NULL, F_HIDDEN, NULL},
-    S("requirepass", requirepass, 1),
+    SN("requirepass", requirepass, 1),
     S("aclfile", aclfile, 0),
-    {"acllog-max-len", C_INT, &cfg.acllog_max_len, 0, 0, 0x7fffffff, 1, NULL},
+    {"acllog-max-len", C_INT, &cfg.acllog_max_len, 0, 0, LONG_MAX, 1, NULL},
     {"acl-pubsub-default", C_ENUM, &cfg.acl_pubsub_default, 0, 0, 0, 1, acl_pubsub},
     {"timeout", C_INT, &cfg.timeout, 0, 0, 0x7fffffff, 1, NULL},
     {"tcp-keepalive", C_INT, &cfg.tcp_keepalive, 0, 0, 0x7fffffff, 1, NULL},
     {"tcp-backlog", C_INT, &cfg.tcp_backlog, 0, 0, 0x7fffffff, 0, NULL},
-    {"maxclients", C_INT, &cfg.maxclients, 0, 1, 0x7fffffff, 1, NULL},
+    {"maxclients", C_INT, &cfg.maxclients, 0, 1, UINT_MAX, 1, NULL},
     {"loglevel", C_LOGLEVEL, &cfg.loglevel, 0, 0, 0, 1, loglevels},
     S("logfile", logfile, 0),
     S("dir", dir, 1),
     S("dbfilename", dbfilename, 1),
-    S("pidfile", pidfile, 0),
+    SN("pidfile", pidfile, 0),
     S("save", save, 1),
     {"appendonly", C_BOOL, &cfg.appendonly, 0, 0, 1, 1, NULL},
     {"rdbcompression", C_BOOL, &cfg.rdbcompression, 0, 0, 1, 1, NULL},
@@ -156,14 +140,14 @@ static struct setting settings[] = {
     {"appendfsync", C_ENUM, &cfg.appendfsync, 0, 0, 0, 1, fsyncs},
     S("appenddirname", appenddirname, 0),
     {"auto-aof-rewrite-percentage", C_INT, &cfg.auto_aof_rewrite_percentage, 0, 0, 0x7fffffff, 1, NULL},
-    {"auto-aof-rewrite-min-size", C_MEM, &cfg.auto_aof_rewrite_min_size, 0, 0, 1LL << 50, 1, NULL},
+    {"auto-aof-rewrite-min-size", C_MEM, &cfg.auto_aof_rewrite_min_size, 0, 0, LLONG_MAX, 1, NULL},
     {"aof-load-truncated", C_BOOL, &cfg.aof_load_truncated, 0, 0, 1, 1, NULL},
     {"aof-use-rdb-preamble", C_BOOL, &cfg.aof_use_rdb_preamble, 0, 0, 1, 1, NULL},
     {"no-appendfsync-on-rewrite", C_BOOL, &cfg.no_appendfsync_on_rewrite, 0, 0, 1, 1, NULL},
-    {"proto-max-bulk-len", C_MEM, &cfg.proto_max_bulk_len, 0, 1024 * 1024, 1LL << 40, 1, NULL},
+    {"proto-max-bulk-len", C_MEM, &cfg.proto_max_bulk_len, 0, 1024 * 1024, LONG_MAX, 1, NULL},
     {"client-query-buffer-limit", C_MEM, &cfg.client_query_buffer_limit, 0, 1024 * 1024,
-     1LL << 40, 1, NULL},
-    {"maxmemory", C_MEM, &cfg.maxmemory, 0, 0, 1LL << 50, 1, NULL},
+     LONG_MAX, 1, NULL},
+    {"maxmemory", C_MEM, &cfg.maxmemory, 0, 0, LLONG_MAX, 1, NULL},
     {"maxmemory-policy", C_ENUM, &cfg.maxmemory_policy, 0, 0, 0, 1, policies},
     {"maxmemory-samples", C_INT, &cfg.maxmemory_samples, 0, 1, 0x7fffffff, 1, NULL},
     {"lfu-log-factor", C_INT, &cfg.lfu_log_factor, 0, 0, 0x7fffffff, 1, NULL},
@@ -180,10 +164,10 @@ static struct setting settings[] = {
     {"lua-time-limit", C_LL, &cfg.busy_reply_threshold, 0, 0, LLONG_MAX, 1, NULL},
     {"lua-enable-deprecated-api", C_BOOL, &cfg.lua_enable_deprecated_api, 0, 0, 1, 0, NULL,
      F_HIDDEN, NULL},
-    {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, 0x7fffffff, 1, NULL},
+    {"slowlog-max-len", C_INT, &cfg.slowlog_max_len, 0, 0, LONG_MAX, 1, NULL},
     {"client-output-buffer-limit", C_COBL, cfg.cobl, 0, 0, 0, 1, NULL},
-    {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, 1LL << 50, 1, NULL},
-    {"repl-backlog-ttl", C_INT, &cfg.repl_backlog_ttl, 0, 0, 0x7fffffff, 1, NULL},
+    {"repl-backlog-size", C_MEM, &cfg.repl_backlog_size, 0, 1, LLONG_MAX, 1, NULL},
+    {"repl-backlog-ttl", C_INT, &cfg.repl_backlog_ttl, 0, 0, LONG_MAX, 1, NULL},
     {"repl-diskless-sync", C_BOOL, &cfg.repl_diskless_sync, 0, 0, 1, 1, NULL},
     {"repl-diskless-sync-delay", C_INT, &cfg.repl_diskless_sync_delay, 0, 0, 0x7fffffff, 1, NULL},
     {"repl-diskless-sync-max-replicas", C_INT, &cfg.repl_diskless_sync_max_replicas, 0, 0, 0x7fffffff, 1, NULL},
@@ -196,8 +180,8 @@ static struct setting settings[] = {
     {"min-slaves-to-write", C_INT, &cfg.min_replicas_to_write, 0, 0, 0x7fffffff, 1, NULL},
     {"min-replicas-max-lag", C_INT, &cfg.min_replicas_max_lag, 0, 0, 0x7fffffff, 1, NULL},
     {"min-slaves-max-lag", C_INT, &cfg.min_replicas_max_lag, 0, 0, 0x7fffffff, 1, NULL},
-    S("masterauth", masterauth, 1),
-    S("masteruser", masteruser, 1),
+    SN("masterauth", masterauth, 1),
+    SN("masteruser", masteruser, 1),
     {"replica-read-only", C_BOOL, &cfg.replica_read_only, 0, 0, 1, 1, NULL},
     {"slave-read-only", C_BOOL, &cfg.replica_read_only, 0, 0, 1, 1, NULL},
     {"replica-serve-stale-data", C_BOOL, &cfg.replica_serve_stale_data, 0, 0, 1, 1, NULL},
@@ -205,8 +189,8 @@ static struct setting settings[] = {
     {"replica-priority", C_INT, &cfg.replica_priority, 0, 0, 0x7fffffff, 1, NULL},
     {"slave-priority", C_INT, &cfg.replica_priority, 0, 0, 0x7fffffff, 1, NULL},
     {"replica-announced", C_BOOL, &cfg.replica_announced, 0, 0, 1, 1, NULL},
-    S("replica-announce-ip", replica_announce_ip, 1),
-    S("slave-announce-ip", replica_announce_ip, 1),
+    SN("replica-announce-ip", replica_announce_ip, 1),
+    SN("slave-announce-ip", replica_announce_ip, 1),
     {"replica-announce-port", C_INT, &cfg.replica_announce_port, 0, 0, 65535, 1, NULL},
     {"slave-announce-port", C_INT, &cfg.replica_announce_port, 0, 0, 65535, 1, NULL},
     {"replica-lazy-flush", C_BOOL, &cfg.replica_lazy_flush, 0, 0, 1, 1, NULL},
@@ -218,39 +202,39 @@ static struct setting settings[] = {
     {"daemonize", C_BOOL, &cfg.daemonize, 0, 0, 1, 0, NULL},
     {"io-uring", C_BOOL, &cfg.io_uring, 0, 0, 1, 0, NULL, F_HIDDEN, NULL},
     {"protected-mode", C_BOOL, &cfg.protected_mode, 0, 0, 1, 1, NULL},
-    {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
-    {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
-    {"hash-max-ziplist-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
-    {"hash-max-ziplist-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
-    {"set-max-intset-entries", C_INT, &cfg.set_max_intset_entries, 0, 0, 0x7fffffff, 1, NULL},
+    {"hash-max-listpack-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, LONG_MAX, 1, NULL},
+    {"hash-max-listpack-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, LONG_MAX, 1, NULL, F_MEM, NULL},
+    {"hash-max-ziplist-entries", C_INT, &cfg.hash_max_listpack_entries, 0, 0, LONG_MAX, 1, NULL},
+    {"hash-max-ziplist-value", C_INT, &cfg.hash_max_listpack_value, 0, 0, LONG_MAX, 1, NULL, F_MEM, NULL},
+    {"set-max-intset-entries", C_INT, &cfg.set_max_intset_entries, 0, 0, LONG_MAX, 1, NULL},
     {"set-max-listpack-entries", C_INT, &cfg.set_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
-    {"set-max-listpack-value", C_INT, &cfg.set_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
-    {"zset-max-listpack-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
-    {"zset-max-listpack-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
-    {"zset-max-ziplist-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, 0x7fffffff, 1, NULL},
-    {"zset-max-ziplist-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, 0x7fffffff, 1, NULL},
-    {"list-max-listpack-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
-    {"list-max-ziplist-size", C_INT, &cfg.list_max_listpack_size, 0, -5, 0x7fffffff, 1, NULL},
+    {"set-max-listpack-value", C_INT, &cfg.set_max_listpack_value, 0, 0, LONG_MAX, 1, NULL, F_MEM, NULL},
+    {"zset-max-listpack-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, LONG_MAX, 1, NULL},
+    {"zset-max-listpack-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, LONG_MAX, 1, NULL, F_MEM, NULL},
+    {"zset-max-ziplist-entries", C_INT, &cfg.zset_max_listpack_entries, 0, 0, LONG_MAX, 1, NULL},
+    {"zset-max-ziplist-value", C_INT, &cfg.zset_max_listpack_value, 0, 0, LONG_MAX, 1, NULL, F_MEM, NULL},
+    {"list-max-listpack-size", C_INT, &cfg.list_max_listpack_size, 0, INT_MIN, INT_MAX, 1, NULL},
+    {"list-max-ziplist-size", C_INT, &cfg.list_max_listpack_size, 0, INT_MIN, INT_MAX, 1, NULL},
     {"list-compress-depth", C_INT, &cfg.list_compress_depth, 0, 0, 0x7fffffff, 1, NULL},
-    {"stream-node-max-bytes", C_MEM, &cfg.stream_node_max_bytes, 0, 0, LLONG_MAX, 1, NULL},
+    {"stream-node-max-bytes", C_MEM, &cfg.stream_node_max_bytes, 0, 0, LONG_MAX, 1, NULL},
     {"stream-node-max-entries", C_LL, &cfg.stream_node_max_entries, 0, 0, LLONG_MAX, 1, NULL},
     {"notify-keyspace-events", C_NOTIFY, &cfg.notify_keyspace_events, 0, 0, 0, 1, NULL},
-    {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, 0x7fffffff, 1, NULL},
+    {"tracking-table-max-keys", C_INT, &cfg.tracking_table_max_keys, 0, 0, LONG_MAX, 1, NULL},
     {"tls-port", C_INT, &cfg.tls_port, 0, 0, 65535, 1, NULL},
     {"tls-memcache-port", C_INT, &cfg.tls_memcache_port, 0, 0, 65535, 1, NULL},
-    S("tls-cert-file", tls_cert_file, 1),
-    S("tls-key-file", tls_key_file, 1),
-    S("tls-key-file-pass", tls_key_file_pass, 1),
-    S("tls-client-cert-file", tls_client_cert_file, 1),
-    S("tls-client-key-file", tls_client_key_file, 1),
-    S("tls-client-key-file-pass", tls_client_key_file_pass, 1),
-    S("tls-ca-cert-file", tls_ca_cert_file, 1),
-    S("tls-ca-cert-dir", tls_ca_cert_dir, 1),
-    S("tls-dh-params-file", tls_dh_params_file, 1),
+    SN("tls-cert-file", tls_cert_file, 1),
+    SN("tls-key-file", tls_key_file, 1),
+    SN("tls-key-file-pass", tls_key_file_pass, 1),
+    SN("tls-client-cert-file", tls_client_cert_file, 1),
+    SN("tls-client-key-file", tls_client_key_file, 1),
+    SN("tls-client-key-file-pass", tls_client_key_file_pass, 1),
+    SN("tls-ca-cert-file", tls_ca_cert_file, 1),
+    SN("tls-ca-cert-dir", tls_ca_cert_dir, 1),
+    SN("tls-dh-params-file", tls_dh_params_file, 1),
     {"tls-auth-clients", C_ENUM, &cfg.tls_auth_clients, 0, 0, 0, 1, tls_auth},
-    S("tls-protocols", tls_protocols, 1),
-    S("tls-ciphers", tls_ciphers, 1),
-    S("tls-ciphersuites", tls_ciphersuites, 1),
+    SN("tls-protocols", tls_protocols, 1),
+    SN("tls-ciphers", tls_ciphers, 1),
+    SN("tls-ciphersuites", tls_ciphersuites, 1),
     {"tls-prefer-server-ciphers", C_BOOL, &cfg.tls_prefer_server_ciphers, 0, 0, 1, 1, NULL},
     {"tls-session-caching", C_BOOL, &cfg.tls_session_caching, 0, 0, 1, 1, NULL},
     {"tls-session-cache-size", C_INT, &cfg.tls_session_cache_size, 0, 0, 0x7fffffff, 1, NULL},
@@ -278,7 +262,7 @@ static struct setting settings[] = {
     S("oom-score-adj-values", oom_score_adj_values, 1),
     B("disable-thp", disable_thp, 0),
     B("aof-timestamp-enabled", aof_timestamp_enabled, 1),
-    {"hll-sparse-max-bytes", C_MEM, &cfg.hll_sparse_max_bytes, 0, 0, LLONG_MAX, 1, NULL},
+    {"hll-sparse-max-bytes", C_MEM, &cfg.hll_sparse_max_bytes, 0, 0, LONG_MAX, 1, NULL},
     B("activerehashing", activerehashing, 1),
     B("dynamic-hz", dynamic_hz, 1),
     B("aof-rewrite-incremental-fsync", aof_rewrite_incremental_fsync, 1),
@@ -296,7 +280,7 @@ static struct setting settings[] = {
     {"key-load-delay", C_INT, &cfg.key_load_delay, 0, INT_MIN, INT_MAX, 1, NULL, F_HIDDEN, NULL},
     {"loading-process-events-interval-bytes", C_LL, &cfg.loading_process_events_interval_bytes,
      0, 1024, INT_MAX, 1, NULL, F_HIDDEN, NULL},
-    S("bind-source-addr", bind_source_addr, 1),
+    SN("bind-source-addr", bind_source_addr, 1),
     B("crash-log-enabled", crash_log_enabled, 1),
     B("crash-memcheck-enabled", crash_memcheck_enabled, 1),
     B("aof-disable-auto-gc", aof_disable_auto_gc, 1),
@@ -312,10 +296,10 @@ static struct setting settings[] = {
     S("syslog-ident", syslog_ident, 0),
     E("syslog-facility", syslog_facility, 0, facilities),
     E("supervised", supervised, 0, supervised_modes),
-    S("server_cpulist", server_cpulist, 0),
-    S("bio_cpulist", bio_cpulist, 0),
-    S("aof_rewrite_cpulist", aof_rewrite_cpulist, 0),
-    S("bgsave_cpulist", bgsave_cpulist, 0),
+    SN("server_cpulist", server_cpulist, 0),
+    SN("bio_cpulist", bio_cpulist, 0),
+    SN("aof_rewrite_cpulist", aof_rewrite_cpulist, 0),
+    SN("bgsave_cpulist", bgsave_cpulist, 0),
     {"socket-mark-id", C_LL, &cfg.socket_mark_id, 0, 0, UINT_MAX, 0, NULL},
     S("ignore-warnings", ignore_warnings, 1),
     {"cluster-enabled", C_BOOL, &cfg.cluster_enabled, 0, 0, 1, 0, NULL, F_ONLY_NO, no_cluster},
@@ -325,8 +309,8 @@ static struct setting settings[] = {
     I("cluster-announce-port", cluster_announce_port, 0, 65535, 1),
     I("cluster-announce-bus-port", cluster_announce_bus_port, 0, 65535, 1),
     I("cluster-announce-tls-port", cluster_announce_tls_port, 0, 65535, 1),
-    S("cluster-announce-ip", cluster_announce_ip, 1),
-    S("cluster-announce-hostname", cluster_announce_hostname, 1),
+    SN("cluster-announce-ip", cluster_announce_ip, 1),
+    SN("cluster-announce-hostname", cluster_announce_hostname, 1),
     E("cluster-preferred-endpoint-type", cluster_preferred_endpoint_type, 1, endpoint_types),
     I("cluster-migration-barrier", cluster_migration_barrier, 0, INT_MAX, 1),
     I("cluster-replica-validity-factor", cluster_replica_validity_factor, 0, INT_MAX, 1),
@@ -346,9 +330,10 @@ static struct setting settings[] = {
 #undef E
 };
 #pragma GCC diagnostic pop
-#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+const size_t config_nsettings = sizeof(config_settings) / sizeof(config_settings[0]);
+#define NSETTINGS config_nsettings
 
-static struct config defaults; /* as config_defaults left them (CONFIG REWRITE) */
+struct config config_default_values; /* as config_defaults left them (CONFIG REWRITE) */
 
 void config_defaults(void)
 {
@@ -360,6 +345,7 @@ void config_defaults(void)
     config_user_lines = NULL;
     config_user_nlines = 0;
     memset(&cfg, 0, sizeof(cfg));
+    save_loaded = 0;
     cfg.port = 6379;
     cfg.memcache_port = 11211;
     strcpy(cfg.bind, "* -::*"); /* Redis 7.0: every IPv4 address, IPv6 when there is some */
@@ -466,7 +452,35 @@ void config_defaults(void)
     cfg.cluster_replica_validity_factor = 10;
     cfg.cluster_require_full_coverage = 1;
     cfg.cluster_allow_replica_migration = 1;
-    defaults = cfg;
+    cfg.cluster_allow_pubsubshard_when_down = 1;
+    config_default_values = cfg;
+}
+
+static int hz_now; /* config_hz_for's last rate, 0 before (relaxed atomics) */
+
+int config_hz_for(int clients)
+{
+    int hz = __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);
+
+    if (hz < 1)
+        hz = 1;
+    if (__atomic_load_n(&cfg.dynamic_hz, __ATOMIC_RELAXED)) {
+        while (clients / hz > 200) { /* Redis's MAX_CLIENTS_PER_CLOCK_TICK */
+            hz *= 2;
+            if (hz > 500) { /* CONFIG_MAX_HZ */
+                hz = 500;
+                break;
+            }
+        }
+    }
+    __atomic_store_n(&hz_now, hz, __ATOMIC_RELAXED);
+    return hz;
+}
+
+int config_hz_now(void)
+{
+    int hz = __atomic_load_n(&hz_now, __ATOMIC_RELAXED);
+    return hz ? hz : __atomic_load_n(&cfg.hz, __ATOMIC_RELAXED);
 }
 
 const char *config_policy_name(int policy)
@@ -474,17 +488,17 @@ const char *config_policy_name(int policy)
     return policies[policy];
 }
 
-static struct setting *find(const char *name)
+struct setting *config_find(const char *name)
 {
     for (size_t i = 0; i < NSETTINGS; i++)
-        if (!strcasecmp(settings[i].name, name))
-            return &settings[i];
+        if (!strcasecmp(config_settings[i].name, name))
+            return &config_settings[i];
     return NULL;
 }
 
 int config_describe(const char *name, const void **id, int *mutable_)
 {
-    struct setting *s = find(name);
+    struct setting *s = config_find(name);
 
     if (!s)
         return -1;
@@ -559,7 +573,6 @@ int config_reading;
  * the list. CONFIG SET replaces it. Pairs: seconds >= 1, changes >= 0. */
 static int set_save(const char *v, char *err, size_t errcap)
 {
-    static int save_loaded;
     char copy[1024], out[sizeof(cfg.save)], *words[128], *sv = NULL, *t;
     size_t n = 0;
     int nw = 0;
@@ -573,7 +586,7 @@ static int set_save(const char *v, char *err, size_t errcap)
     if (nw & 1)
         goto invalid;
     out[0] = '\0';
-    if (config_reading && save_loaded && nw) { /* save "": none, whatever came before */
+    if (config_save_reading && save_loaded && nw) { /* save "": none, whatever came before */
         pthread_mutex_lock(&str_lock);
         n = (size_t)snprintf(out, sizeof(out), "%s", cfg.save);
         pthread_mutex_unlock(&str_lock);
@@ -594,7 +607,7 @@ static int set_save(const char *v, char *err, size_t errcap)
             return -1;
         }
     }
-    if (config_reading)
+    if (config_save_reading)
         save_loaded = 1;
     pthread_mutex_lock(&str_lock);
     strcpy(cfg.save, out);
@@ -606,6 +619,132 @@ invalid:
     return -1;
 }
 
+/* Redis's memtoull: digits and a unit (b, k, kb, m, mb, g, gb), "" is 0; 0 or -1. A value
+ * past LLONG_MAX is -1, which the range check refuses as Redis's (wrapped) value is, except
+ * for Redis's unsigned long long settings, which take it: LLONG_MAX here. */
+static int mem_parse(const char *v, long long *out)
+{
+    const char *u = v;
+    unsigned long long val, mul;
+    char digits[128];
+
+    if (*u == '-')
+        return -1;
+    while (*u >= '0' && *u <= '9')
+        u++;
+    if (!*u || !strcasecmp(u, "b"))
+        mul = 1;
+    else if (!strcasecmp(u, "k"))
+        mul = 1000;
+    else if (!strcasecmp(u, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(u, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(u, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(u, "g"))
+        mul = 1000ULL * 1000 * 1000;
+    else if (!strcasecmp(u, "gb"))
+        mul = 1024ULL * 1024 * 1024;
+    else
+        return -1;
+    if ((size_t)(u - v) >= sizeof(digits))
+        return -1;
+    memcpy(digits, v, (size_t)(u - v));
+    digits[u - v] = '\0';
+    errno = 0;
+    val = strtoull(digits, NULL, 10);
+    /* too large: Redis's value wraps and the range check refuses it; here it is refused */
+    if (errno == ERANGE || (mul > 1 && val > ULLONG_MAX / mul) || val * mul > LLONG_MAX)
+        *out = -1;
+    else
+        *out = (long long)(val * mul);
+    return 0;
+}
+
+/* A file name that is no path (Redis's pathIsBaseName). */
+static int base_name(const char *v)
+{
+    return !strchr(v, '/') && !strchr(v, '\\');
+}
+
+/* Redis's checks of dbfilename, appendfilename and appenddirname. 0, or -1 with err. */
+static int str_check(const struct setting *s, const char *v, char *err, size_t errcap)
+{
+    const char *why = NULL;
+
+    if (s->ptr == cfg.dbfilename && !base_name(v))
+        why = "dbfilename can't be a path, just a filename";
+    else if (s->ptr == cfg.appendfilename && !v[0])
+        why = "appendfilename can't be empty";
+    else if (s->ptr == cfg.appendfilename && !base_name(v))
+        why = "appendfilename can't be a path, just a filename";
+    else if (s->ptr == cfg.appenddirname && !v[0])
+        why = "appenddirname can't be empty";
+    else if (s->ptr == cfg.appenddirname && !base_name(v))
+        why = "appenddirname can't be a path, just a dirname";
+    if (!why)
+        return 0;
+    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - %s",
+             s->name, why);
+    return -1;
+}
+
+/* dir: as Redis, the process's working directory becomes it (relative paths in the rest of
+ * the configuration, include lines too, are then relative to it); kept absolute. */
+static int set_dir(const char *v, char *err, size_t errcap)
+{
+    char now[sizeof(cfg.dir)];
+
+    if (chdir(v) || !getcwd(now, sizeof(now))) {
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument 'dir') - %s",
+                 strerror(errno));
+        return -1;
+    }
+    pthread_mutex_lock(&str_lock);
+    strcpy(cfg.dir, now);
+    pthread_mutex_unlock(&str_lock);
+    return 0;
+}
+
+/* oom-score-adj-values: three numbers in -2000..2000 (master, replica, background child). */
+static int set_oom_values(const char **argv, int argc, char *err, size_t errcap)
+{
+    char copy[256], *words[4], *sv = NULL, out[sizeof(cfg.oom_score_adj_values)];
+    int n = 0, vals[3];
+
+    if (argc == 1) { /* one word "a b c" (CONFIG SET): its words */
+        snprintf(copy, sizeof(copy), "%s", argv[0]);
+        for (char *t = strtok_r(copy, " ", &sv); t && n < 4; t = strtok_r(NULL, " ", &sv))
+            words[n++] = t;
+    } else {
+        for (int i = 0; i < argc && n < 4; i++)
+            words[n++] = (char *)argv[i];
+        n = argc > 4 ? 4 : argc;
+    }
+    if (n != 3) {
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument "
+                 "'oom-score-adj-values') - wrong number of arguments");
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        long long v = strtoll(words[i], &end, 10);
+        if (*end || v < -2000 || v > 2000) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument "
+                     "'oom-score-adj-values') - Invalid oom-score-adj-values, elements must be "
+                     "between -2000 and 2000.");
+            return -1;
+        }
+        vals[i] = (int)v;
+    }
+    snprintf(out, sizeof(out), "%d %d %d", vals[0], vals[1], vals[2]);
+    pthread_mutex_lock(&str_lock);
+    strcpy(cfg.oom_score_adj_values, out);
+    pthread_mutex_unlock(&str_lock);
+    return 0;
+}
+
 int config_set(const char *name, const char **argv, int argc, int boot, char *err, size_t errcap)
 {
     struct setting *s;
@@ -615,7 +754,7 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
 
     if (boot && !strcasecmp(name, "user"))
         return add_user_line(argv, argc, err, errcap);
-    s = find(name);
+    s = config_find(name);
     if (!s) {
         snprintf(err, errcap, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;
@@ -664,7 +803,7 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
     switch (s->type) {
     case C_INT:
     case C_LL:
-        if (!util_str2ll(v, strlen(v), &ll))
+        if ((s->flags & F_MEM) ? mem_parse(v, &ll) : !util_str2ll(v, strlen(v), &ll))
             goto bad;
         if (ll < s->min || ll > s->max) {
             snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
@@ -677,19 +816,33 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
         /* given in the configuration, or changed by CONFIG SET: a busy port is an error */
         if (s->ptr == &cfg.memcache_port && (config_reading || (!boot && ll != cfg.memcache_port)))
             cfg.memcache_port_given = 1;
-        if (s->type == C_INT)
-            __atomic_store_n((int *)s->ptr, (int)ll, __ATOMIC_RELAXED);
+        if (s->type == C_INT) /* (Redis's wider types: kept within an int here) */
+            __atomic_store_n((int *)s->ptr, ll > INT_MAX ? INT_MAX : (int)ll, __ATOMIC_RELAXED);
         else
             __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     case C_MEM:
-        if (!util_parse_memsize(v, &ll) || ll < s->min || ll > s->max)
+        if (mem_parse(v, &ll))
             goto bad;
+        if (ll < 0 && (s->ptr == &cfg.maxmemory || s->ptr == &cfg.cluster_link_sendbuf_limit))
+            ll = LLONG_MAX;
+        if (ll < s->min || ll > s->max) {
+            snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
+                     "argument must be between %lld and %lld inclusive", s->name,
+                     (long long)s->min, (long long)s->max);
+            return -1;
+        }
         __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     case C_STR:
         if (strlen(v) >= s->cap)
             goto bad;
+        if (str_check(s, v, err, errcap))
+            return -1;
+        if (s->ptr == cfg.dir)
+            return set_dir(v, err, errcap);
+        if (s->ptr == cfg.oom_score_adj_values)
+            return set_oom_values(argv, argc, err, errcap);
         if (s->ptr == cfg.latency_tracking_info_percentiles) {
             /* (conn) as Redis: numbers 0..100, kept as it prints doubles ("0.0" is "0") */
             char norm[sizeof(cfg.latency_tracking_info_percentiles)];
@@ -702,8 +855,18 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                 if (!*q)
                     break;
                 d = strtod(q, &end);
-                if (end == q || (*end && *end != ' ') || d < 0 || d > 100)
-                    goto bad;
+                if (end == q || (*end && *end != ' ')) {
+                    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument "
+                             "'%s') - Invalid latency-tracking-info-percentiles parameters",
+                             s->name);
+                    return -1;
+                }
+                if (d < 0 || d > 100) {
+                    snprintf(err, errcap, "CONFIG SET failed (possibly related to argument "
+                             "'%s') - latency-tracking-info-percentiles parameters should sit "
+                             "between [0.0,100.0]", s->name);
+                    return -1;
+                }
                 /* Redis prints "%f" without its trailing zeros (and dot): 99.9, 50 */
                 char num[64];
                 int k = snprintf(num, sizeof(num), "%f", d);
@@ -774,15 +937,17 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                 return -1;
             }
             ll = -ll;
-        } else if (!util_parse_memsize(v, &ll) || ll < 0) {
+        } else if (mem_parse(v, &ll)) {
             goto bad;
+        } else if (ll < 0) {
+            ll = LLONG_MAX; /* (Redis: the ssize_t wraps to a percentage; kept unlimited) */
         }
         __atomic_store_n((long long *)s->ptr, ll, __ATOMIC_RELAXED);
         break;
     }
     case C_FLAGS: {
-        /* words of s->enums; "default" (the first) alone means no flag */
-        int f = 0;
+        /* words of s->enums; "default" (the first) alone means no flag; none is an error */
+        int f = 0, words = 0;
         for (int i = 0; i < argc; i++) {
             char copy[256], *save = NULL;
             snprintf(copy, sizeof(copy), "%s", argv[i]);
@@ -793,13 +958,16 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
                         break;
                 if (!s->enums[k])
                     goto bad;
+                words++;
                 if (k > 0)
                     f |= 1 << (k - 1);
             }
         }
+        if (!words)
+            goto bad;
         if ((f & SHUTDOWN_ON_SIG_SAVE) && (f & SHUTDOWN_ON_SIG_NOSAVE)) {
             snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - "
-                     "shutdown can't have both 'save' and 'nosave'", s->name);
+                     "shutdown options SAVE and NOSAVE can't be used simultaneously", s->name);
             return -1;
         }
         __atomic_store_n((int *)s->ptr, f, __ATOMIC_RELAXED);
@@ -815,6 +983,8 @@ int config_set(const char *name, const char **argv, int argc, int boot, char *er
             words[nw++] = t;
         /* (conn) Redis's reasons in the error */
         const char *why = NULL;
+        if (nw == 0 && !boot)
+            return 0; /* CONFIG SET ... "": no class, no change (Redis's) */
         if (nw == 0 || nw % 4 || nw > 60)
             why = "Wrong number of arguments in buffer limit configuration.";
         for (int i = 0; !why && i < nw; i += 4) {
@@ -875,15 +1045,17 @@ bad:
                                   s->enums[i]);
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument(s) must be one of the following: %s",
                  s->name, s->enums == policies ? "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
-                          : s->enums == fsyncs ? "always, everysec, no"
-                          : s->enums == loglevels ? "debug, verbose, notice, warning, nothing"
+                          : s->enums == fsyncs ? "everysec, always, no"
+                          : s->enums == acl_pubsub ? "allchannels, resetchannels"
                                                : list);
     } else if (s->type == C_MEMPCT)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory or percent value", s->name);
-    else if (s->type == C_MEM)
+    else if (s->type == C_MEM || (s->flags & F_MEM))
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument must be a memory value", s->name);
     else if (s->type == C_STR)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - value is too long", s->name);
+    else if (s->type == C_OCTAL)
+        snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - argument couldn't be parsed as an octal number", s->name);
     else if (s->type == C_COBL)
         snprintf(err, errcap, "CONFIG SET failed (possibly related to argument '%s') - Invalid argument", s->name);
     else
@@ -892,7 +1064,7 @@ bad:
 }
 
 /* The value of setting s read from the config struct at base (cfg, or the defaults). */
-static void format_at(const struct setting *s, const struct config *base, char *out, size_t cap)
+void config_format_at(const struct setting *s, const struct config *base, char *out, size_t cap)
 {
     const void *ptr = (const char *)base + ((const char *)s->ptr - (const char *)&cfg);
 
@@ -909,6 +1081,9 @@ static void format_at(const struct setting *s, const struct config *base, char *
             config_str((const char *)ptr, out, cap);
         else
             snprintf(out, cap, "%s", (const char *)ptr);
+        if (s->ptr == cfg.dir && out[0] != '/' && base == &cfg) /* as Redis: getcwd() */
+            if (!getcwd(out, cap))
+                out[0] = '\0';
         break;
     case C_BOOL:
         snprintf(out, cap, "%s", *(const int *)ptr ? "yes" : "no");
@@ -953,11 +1128,11 @@ static void format_at(const struct setting *s, const struct config *base, char *
 
 int config_format(const char *name, char *out, size_t cap)
 {
-    struct setting *s = find(name);
+    struct setting *s = config_find(name);
 
     if (!s)
         return -1;
-    format_at(s, &cfg, out, cap);
+    config_format_at(s, &cfg, out, cap);
     return 0;
 }
 
@@ -967,380 +1142,14 @@ int config_get(const char *pattern, config_visit_fn *cb, void *arg)
     int n = 0;
 
     for (size_t i = 0; i < NSETTINGS; i++) {
-        if (util_glob_match(pattern, strlen(pattern), settings[i].name, strlen(settings[i].name), 1)) {
-            if ((settings[i].flags & F_HIDDEN) && strcasecmp(pattern, settings[i].name))
+        const struct setting *s = &config_settings[i];
+        if (util_glob_match(pattern, strlen(pattern), s->name, strlen(s->name), 1)) {
+            if ((s->flags & F_HIDDEN) && strcasecmp(pattern, s->name))
                 continue;
-            config_format(settings[i].name, val, sizeof(val));
-            cb(settings[i].name, val, arg);
+            config_format(s->name, val, sizeof(val));
+            cb(s->name, val, arg);
             n++;
         }
     }
     return n;
-}
-
-char **config_renames; /* rename-command pairs, applied by the server after the table */
-int config_nrenames;
-
-static int add_rename(const char *from, const char *to)
-{
-    char **nr = realloc(config_renames, sizeof(*nr) * (size_t)(config_nrenames + 2));
-    if (!nr)
-        return -1;
-    config_renames = nr;
-    nr[config_nrenames] = strdup(from);
-    nr[config_nrenames + 1] = strdup(to);
-    if (!nr[config_nrenames] || !nr[config_nrenames + 1])
-        return -1;
-    config_nrenames += 2;
-    return 0;
-}
-
-static int load_file(const char *path, int depth, char *err, size_t errcap);
-
-/* One line of a config file (or of the command line's "--name value" pairs, joined). */
-static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
-                      size_t errcap);
-
-/* One line of a config file: comments and blank lines skipped, then split as Redis splits. */
-static int load_line(char *line, const char *path, int lineno, int depth, char *err,
-                     size_t errcap)
-{
-    char *words[1024];
-    size_t len = strlen(line);
-    int n;
-
-    while (len && isspace((unsigned char)line[len - 1]))
-        line[--len] = '\0';
-    while (isspace((unsigned char)*line))
-        line++;
-    if (!*line || *line == '#')
-        return 0;
-    size_t cap = 2 * len + 2; /* each word's bytes and its NUL */
-    char *buf = malloc(cap);
-    char why[1024];
-    int r;
-    if (!buf) {
-        snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
-        return -1;
-    }
-    n = util_split_args(line, buf, cap, words, 1024);
-    if (n < 0)
-        snprintf(why, sizeof(why), "Unbalanced quotes in configuration line");
-    r = n <= 0 ? (n < 0 ? -1 : 0) : load_words(words, n, path, lineno, depth, why, sizeof(why));
-    free(buf);
-    if (r == -1) {
-        /* as Redis reports it; a setting's own text without CONFIG SET's preamble */
-        static const char pre[] = "CONFIG SET failed (possibly related to argument '";
-        const char *tail = why;
-        if (!strncmp(tail, pre, sizeof(pre) - 1) &&
-            strstr(tail, "') - "))
-            tail = strstr(tail, "') - ") + 5;
-        snprintf(err, errcap, "Reading the configuration file, at line %d\n>>> '%s'\n%s",
-                 lineno, line, tail);
-    } else if (r == -2) {
-        snprintf(err, errcap, "%s", why); /* an included file's, already in that form */
-        r = -1;
-    }
-    return r;
-}
-static int load_words(char **words, int n, const char *path, int lineno, int depth, char *err,
-                      size_t errcap)
-{
-    char e[512];
-
-    for (char *c = words[0]; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    if (!strcmp(words[0], "include") && n == 2) {
-        if (depth >= 16) {
-            snprintf(err, errcap, "%s:%d: include nested too deeply", path, lineno);
-            return -1;
-        }
-        return load_file(words[1], depth + 1, err, errcap) ? -2 : 0;
-    }
-    if (!strcmp(words[0], "rename-command") && n == 3) {
-        if (add_rename(words[1], words[2])) {
-            snprintf(err, errcap, "%s:%d: out of memory", path, lineno);
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(words[0], "loadmodule") || !strcmp(words[0], "sentinel")) {
-        snprintf(err, errcap, "%s:%d: '%s': %s", path, lineno, words[0],
-                 words[0][0] == 'l' ? "Redis modules (the C module API) are not supported"
-                                    : "sentinel directive while not in sentinel mode");
-        return -1;
-    }
-    if (config_set(words[0], (const char **)words + 1, n - 1, 1, e, sizeof(e))) {
-        snprintf(err, errcap, "%s", e);
-        return -1;
-    }
-    return 0;
-}
-
-int config_load_string(const char *text, char *err, size_t errcap)
-{
-    char *copy = strdup(text), *save = NULL;
-    int lineno = 0, r = 0;
-
-    if (!copy) {
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
-    for (char *l = copy, *nl; l && !r; l = nl) {
-        nl = strchr(l, '\n');
-        if (nl)
-            *nl++ = '\0';
-        lineno++;
-        r = load_line(l, "(command line)", lineno, 0, err, errcap);
-    }
-    (void)save;
-    free(copy);
-    return r;
-}
-
-static int load_file(const char *path, int depth, char *err, size_t errcap)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t linecap = 0;
-    int lineno = 0, ret = 0;
-
-    if (!f) {
-        snprintf(err, errcap, "Fatal error, can't open config file '%s': %s", path,
-                 strerror(errno));
-        return -1;
-    }
-    /* getline, not a fixed buffer: the tail of a long line must not be read as a new one */
-    while (getline(&line, &linecap, f) >= 0) {
-        lineno++;
-        if (load_line(line, path, lineno, depth, err, errcap)) {
-            ret = -1;
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return ret;
-}
-
-int config_load_file(const char *path, char *err, size_t errcap)
-{
-    return load_file(path, 0, err, errcap);
-}
-
-/* ---- CONFIG REWRITE ---- */
-
-/* A value as a config-file word: quoted when empty or holding spaces, quotes or controls. */
-static void quote_word(const char *v, char *out, size_t cap)
-{
-    int plain = v[0] != '\0';
-    size_t n = 0;
-
-    for (const char *p = v; *p; p++)
-        if (*p <= ' ' || *p == '"' || *p == '\'' || *p == '\\' || (unsigned char)*p >= 127)
-            plain = 0;
-    if (plain) {
-        snprintf(out, cap, "%s", v);
-        return;
-    }
-    if (n + 1 < cap)
-        out[n++] = '"';
-    for (const char *p = v; *p && n + 5 < cap; p++) {
-        if (*p == '"' || *p == '\\') {
-            out[n++] = '\\';
-            out[n++] = *p;
-        } else if ((unsigned char)*p < ' ' || (unsigned char)*p >= 127) {
-            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", (unsigned char)*p);
-        } else {
-            out[n++] = *p;
-        }
-    }
-    if (n + 1 < cap)
-        out[n++] = '"';
-    out[n] = '\0';
-}
-
-/* The lines setting s to its current value, appended to b (save: one line per pair;
- * client-output-buffer-limit: one per class, as Redis writes them). */
-static void setting_lines(const struct setting *s, struct buf *b)
-{
-    char v[1100], q[2300], line[2400];
-    int n;
-
-    format_at(s, &cfg, v, sizeof(v));
-    if (!strcmp(s->name, "save") && v[0]) {
-        char *save = NULL, *a = strtok_r(v, " ", &save), *c2;
-        while (a && (c2 = strtok_r(NULL, " ", &save)) != NULL) {
-            n = snprintf(line, sizeof(line), "save %s %s\n", a, c2);
-            buf_append(b, line, (size_t)n);
-            a = strtok_r(NULL, " ", &save);
-        }
-        return;
-    }
-    if (s->type == C_COBL) {
-        static const char *cls[] = {"normal", "replica", "pubsub"};
-        for (int i = 0; i < 3; i++) {
-            n = snprintf(line, sizeof(line), "client-output-buffer-limit %s %lld %lld %lld\n",
-                         cls[i], cfg.cobl[i][0], cfg.cobl[i][1], cfg.cobl[i][2]);
-            buf_append(b, line, (size_t)n);
-        }
-        return;
-    }
-    if (!strcmp(s->name, "replicaof") || !strcmp(s->name, "slaveof")) {
-        if (v[0]) { /* "host port" as two words; no line for a primary, as Redis */
-            n = snprintf(line, sizeof(line), "replicaof %s\n", v);
-            buf_append(b, line, (size_t)n);
-        }
-        return;
-    }
-    if (!strcmp(s->name, "bind")) { /* several addresses: several words */
-        n = snprintf(line, sizeof(line), "bind %s\n", v);
-        buf_append(b, line, (size_t)n);
-        return;
-    }
-    quote_word(v, q, sizeof(q));
-    n = snprintf(line, sizeof(line), "%s %s\n", s->name, q);
-    buf_append(b, line, (size_t)n);
-}
-
-/* The setting a config-file line sets, or NULL (comments, blank lines, unknown names). The
- * aliases (lua-time-limit, hash-max-ziplist-*) count as their settings. */
-static const struct setting *line_setting(const char *line)
-{
-    char name[128];
-    size_t n = 0;
-
-    while (*line == ' ' || *line == '\t')
-        line++;
-    if (*line == '#' || *line == '\0' || *line == '\n')
-        return NULL;
-    while (line[n] && line[n] != ' ' && line[n] != '\t' && line[n] != '\n' &&
-           line[n] != '\r' && n < sizeof(name) - 1) {
-        name[n] = line[n];
-        n++;
-    }
-    name[n] = '\0';
-    return find(name);
-}
-
-static int same_value(const struct setting *a, const struct setting *b)
-{
-    return a->ptr == b->ptr;
-}
-
-void (*config_users_hook)(struct buf *out);
-
-/* A `user` line of the config file (CONFIG REWRITE writes the current users instead). */
-static int is_user_line(const char *line)
-{
-    while (*line == ' ' || *line == '\t')
-        line++;
-    return !strncasecmp(line, "user", 4) && (line[4] == ' ' || line[4] == '\t');
-}
-
-int config_rewrite(const char *path, int force_all, char *err, size_t errcap)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL, tmp[4096];
-    size_t linecap = 0;
-    struct buf out = {0};
-    unsigned char done[NSETTINGS];
-    int fd, generated = 0, ret = -1;
-    const char *marker = "# Generated by CONFIG REWRITE";
-
-    memset(done, 0, sizeof(done));
-    if (f) {
-        while (getline(&line, &linecap, f) >= 0) {
-            const struct setting *s = line_setting(line);
-            if (config_users_hook && is_user_line(line))
-                continue; /* the users are written below, as they are now */
-            if (!strncmp(line, marker, strlen(marker))) {
-                generated = 1;
-                continue; /* written again below, before what is added */
-            }
-            if (!s) {
-                buf_append(&out, line, strlen(line));
-                if (line[0] && line[strlen(line) - 1] != '\n')
-                    buf_append(&out, "\n", 1);
-                continue;
-            }
-            /* a setting's first line becomes its current value; its other lines (and those
-             * of its aliases) go */
-            size_t idx = (size_t)(s - settings);
-            int seen = 0;
-            for (size_t i = 0; i < NSETTINGS; i++)
-                if (done[i] && same_value(&settings[i], s))
-                    seen = 1;
-            if (seen)
-                continue;
-            done[idx] = 1;
-            setting_lines(s, &out);
-        }
-        free(line);
-        fclose(f);
-    } else if (errno != ENOENT) {
-        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
-        return -1;
-    }
-    /* then the settings not in the file whose value is not the default */
-    for (size_t i = 0; i < NSETTINGS; i++) {
-        char now[1100], dflt[1100];
-        int seen = 0;
-        for (size_t j = 0; j < NSETTINGS; j++)
-            if (done[j] && same_value(&settings[j], &settings[i]))
-                seen = 1;
-        if (seen)
-            continue;
-        format_at(&settings[i], &cfg, now, sizeof(now));
-        format_at(&settings[i], &defaults, dflt, sizeof(dflt));
-        if (!strcmp(now, dflt) &&
-            (!force_all || (settings[i].ptr == &cfg.memcache_port && !cfg.memcache_port_given)))
-            continue; /* (a memcache-port never given stays so: a busy default is skipped) */
-        done[i] = 1;
-        if (!generated) {
-            buf_append(&out, marker, strlen(marker));
-            buf_append(&out, "\n", 1);
-            generated = 1;
-        }
-        setting_lines(&settings[i], &out);
-    }
-    /* the users, when they are not kept in an aclfile (Redis: rewriteConfigUserOption) */
-    if (config_users_hook && !cfg.aclfile[0]) {
-        struct buf users = {0};
-        config_users_hook(&users);
-        if (buf_len(&users) && !generated) {
-            buf_append(&out, marker, strlen(marker));
-            buf_append(&out, "\n", 1);
-            generated = 1;
-        }
-        buf_append(&out, users.data ? users.data + users.rpos : "", buf_len(&users));
-        buf_deinit(&users);
-    }
-    /* written to a temporary file beside it, then renamed over it */
-    snprintf(tmp, sizeof(tmp), "%s.tmp-rewrite-%d", path, (int)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
-        goto out;
-    }
-    size_t off = 0, len = buf_len(&out);
-    while (off < len) {
-        ssize_t w = write(fd, out.data + off, len - off);
-        if (w <= 0) {
-            snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
-            close(fd);
-            unlink(tmp);
-            goto out;
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd) || close(fd) || rename(tmp, path)) {
-        snprintf(err, errcap, "Rewriting config file: %s", strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    ret = 0;
-out:
-    buf_deinit(&out);
-    return ret;
 }

@@ -1049,7 +1049,7 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), tname);
     uring_init(w);
     w->now_ms = util_now_ms();
-    w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
+    w->next_tick_ms = w->now_ms + 1000 / config_hz_for(atomic_load(&srv->nclients));
     while (!atomic_load_explicit(&srv->shutdown, memory_order_relaxed)) {
         int64_t until = w->next_tick_ms;
         int nrecv = 0;
@@ -1130,7 +1130,8 @@ static void *worker_main(void *arg)
             w->srv->on_timer(w);
         if (w->now_ms >= w->next_tick_ms) {
             tick(w);
-            w->next_tick_ms = w->now_ms + 1000 / cfg.hz;
+            /* dynamic-hz: faster with many clients, as Redis's serverCron */
+            w->next_tick_ms = w->now_ms + 1000 / config_hz_for(atomic_load(&srv->nclients));
         }
         end_turn(w);
     }

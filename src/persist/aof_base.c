@@ -290,7 +290,8 @@ int aof_base_write_resp(struct store *s, const char *path, int64_t now)
 {
     char tmp[2100];
     FILE *f;
-    int rc = -1;
+    int rc = -1, sync_err = 0;
+    long long synced = 0; /* aof-rewrite-incremental-fsync: bytes handed to the disk */
 
     (void)now;
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
@@ -318,10 +319,14 @@ int aof_base_write_resp(struct store *s, const char *path, int64_t now)
                     selected = 1;
                 }
                 w_item(f, it, item_expire(it));
+                if (cfg.aof_rewrite_incremental_fsync && !sync_err &&
+                    ftello(f) - synced >= RDB_AUTOSYNC_BYTES)
+                    sync_err = fflush(f) || rdb_autosync(fileno(f), ftello(f), &synced,
+                                                         RDB_AUTOSYNC_BYTES);
             }
         }
     }
-    if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+    if (sync_err || fflush(f) || ferror(f) || fsync(fileno(f))) {
         log_warn("Write error writing append only file on disk: %s", strerror(errno));
         fclose(f);
         unlink(tmp);

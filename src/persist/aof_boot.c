@@ -298,7 +298,9 @@ int aof_boot(void)
 int aof_boot_create(void)
 {
     char d[1400], p[2048];
-    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
+    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum,
+                              .autosync = cfg.aof_rewrite_incremental_fsync ? RDB_AUTOSYNC_BYTES
+                                                                            : 0};
 
     if (aof_make_dir())
         return -1;

@@ -112,7 +112,9 @@ static int rewrite_prepare(void *arg)
 static int rewrite_write(void *arg)
 {
     struct rewrite_job *j = arg;
-    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
+    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum,
+                              .autosync = cfg.aof_rewrite_incremental_fsync ? RDB_AUTOSYNC_BYTES
+                                                                            : 0};
 
     if (aof_base_is_resp(j->base_path))
         return aof_base_write_resp(persist_host.store, j->base_path, j->now) ? 1 : 0;

@@ -86,7 +86,9 @@ static void update_misconf(void)
 
 static struct rdb_save_opts save_opts(void)
 {
-    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum};
+    struct rdb_save_opts o = {.compress = cfg.rdbcompression, .checksum = cfg.rdbchecksum,
+                              .autosync = cfg.rdb_save_incremental_fsync ? RDB_AUTOSYNC_BYTES
+                                                                         : 0};
     return o;
 }
 

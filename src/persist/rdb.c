@@ -51,6 +51,7 @@ struct wr {
     uint64_t crc;
     int err;       /* errno of the first failure */
     const struct rdb_save_opts *o;
+    long long written, synced; /* a file: bytes written, and handed to the disk (autosync) */
     unsigned char *tmp; /* LZF output */
     size_t tmpcap;
 };
@@ -110,7 +111,26 @@ static void w_flush(struct wr *w)
         }
         off += (size_t)r;
     }
+    w->written += (long long)w->n;
     w->n = 0;
+    if (w->o->autosync && rdb_autosync(w->fd, w->written, &w->synced, w->o->autosync))
+        w->err = errno;
+}
+
+int rdb_autosync(int fd, long long written, long long *synced, long long step)
+{
+    while (written - *synced >= step) {
+        long long at = *synced;
+        if (sync_file_range(fd, at, step, SYNC_FILE_RANGE_WRITE) < 0)
+            return -1;
+        /* the step before this one must be on disk now: at most two in flight */
+        if (at >= step &&
+            sync_file_range(fd, at - step, step, SYNC_FILE_RANGE_WAIT_BEFORE |
+                            SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+            return -1;
+        *synced = at + step;
+    }
+    return 0;
 }
 
 static void w_put(struct wr *w, const void *p, size_t n)
@@ -729,7 +749,7 @@ static int w_packed(struct wr *w, struct item *it)
 
 int rdb_dump(struct item *it, char **out, size_t *outn)
 {
-    static const struct rdb_save_opts o = {1, 1};
+    static const struct rdb_save_opts o = {1, 1, 0};
     struct wr w = {.fd = -1, .o = &o, .cap = 256};
     unsigned char b[10];
 

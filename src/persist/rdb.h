@@ -26,7 +26,19 @@ struct store;
 struct rdb_save_opts {
     int compress; /* LZF for strings longer than 20 bytes */
     int checksum; /* CRC64 trailer (0 written when off) */
+    long long autosync; /* a file: to disk every this many bytes while written, 0 only at
+                         * the end (rdb-save-incremental-fsync, aof-rewrite-incremental-fsync) */
 };
+
+/* Redis's REDIS_AUTOSYNC_BYTES (7.0: the same for RDB files and AOF rewrites). */
+#define RDB_AUTOSYNC_BYTES (4LL << 20)
+
+/* Incremental fsync of a file being written, as Redis's rio with autosync: each time the
+ * bytes written pass another step, the writeout of that step starts (sync_file_range) and
+ * the one of the step before it is waited for, so the page cache never holds more than two
+ * steps of it. *synced: the bytes handed to the disk so far (0 at first). Any thread. 0, or
+ * -1 with errno. */
+int rdb_autosync(int fd, long long written, long long *synced, long long step);
 
 struct rdb_load_info {
     uint64_t keys;    /* keys loaded */

@@ -177,10 +177,6 @@ static int read_args(int argc, char **argv, const char **config_file)
         /* absolute: CONFIG REWRITE writes it back whatever the working directory is then */
         char *abs = realpath(argv[1], NULL);
         *config_file = abs ? abs : argv[1];
-        if (config_load_file(argv[1], err, sizeof(err))) {
-            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n%s\n", err);
-            return -1;
-        }
         i = 2;
     }
     for (; i < argc; i++) {
@@ -213,8 +209,15 @@ static int read_args(int argc, char **argv, const char **config_file)
         }
     }
     buf_append(&opts, "", 1);
-    r = config_load_string(opts.data ? opts.data + opts.rpos : "", err, sizeof(err));
+    /* the file's lines, then the options' (as Redis: one text, one line count) */
+    r = config_load(*config_file ? argv[1] : NULL,
+                    buf_len(&opts) > 1 ? opts.data + opts.rpos : NULL,
+                    err, sizeof(err));
     buf_deinit(&opts);
+    if (r == -2) { /* a log line, as Redis's serverLog before exit(1) */
+        printf("%s\n", err);
+        return -1;
+    }
     if (r) {
         fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n%s\n", err);
         return -1;
@@ -492,8 +495,8 @@ int main(int argc, char **argv)
     for (int i = 0; i + 1 < config_nrenames; i += 2) { /* rename-command lines */
         char rerr[128];
         if (cmd_rename(config_renames[i], config_renames[i + 1], rerr, sizeof(rerr))) {
-            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR ***\n>>> 'rename-command %s %s'\n%s\n",
-                    config_renames[i], config_renames[i + 1], rerr);
+            fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n%s\n%s\n",
+                    config_rename_where[i / 2], rerr);
             return 1;
         }
     }

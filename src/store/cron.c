@@ -31,7 +31,7 @@ void store_cron_worker(struct store *s, struct store_cron *sc, uint32_t first, u
     if (cfg.maxmemory > 0)
         store_make_room(s);
     /* Active expiry: a small slice of time, more while many sampled keys were expired. */
-    budget = 1000000 / cfg.hz / 40; /* 2.5% of the tick */
+    budget = 1000000 / config_hz_now() / 40; /* 2.5% of the tick (dynamic-hz: its rate) */
     if (sc->expire_effort > 10)
         budget *= 10;
     if (!atomic_load_explicit(&store_active_expire, memory_order_relaxed))

@@ -142,15 +142,37 @@ static void mode_set(const uint8_t *data, size_t size, int boot)
     free(copy);
 }
 
+/* A file with an include of a pattern may read any file of the machine (/proc/kcore): not
+ * fuzzed. Plain includes are (a missing file, or the memfd itself, nested). */
+static int includes_pattern(const uint8_t *data, size_t size)
+{
+    int inc = 0, pat = 0;
+    for (size_t i = 0; i < size; i++) {
+        if (i + 7 <= size && !strncasecmp((const char *)data + i, "include", 7))
+            inc = 1;
+        if (data[i] == '*' || data[i] == '?' || data[i] == '[')
+            pat = 1;
+    }
+    return inc && pat;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    static char cwd[4096];
+
+    if (size < 1 || includes_pattern(data, size))
         return 0;
+    /* a dir line changes the working directory (as Redis's): back to where the fuzzer runs
+     * (its relative corpus and artifact paths) */
+    if (!cwd[0] && !getcwd(cwd, sizeof(cwd)))
+        abort();
     if (data[0] & 1)
         mode_set(data + 1, size - 1, data[0] & 2);
     else
         mode_file(data + 1, size - 1);
     /* keep the logger quiet and at its default between runs */
     log_setup(LOG_NOTICE, NULL);
+    if (chdir(cwd))
+        abort();
     return 0;
 }

@@ -90,8 +90,13 @@ def packaged(tmp_path_factory):
     """A twincache with the packaged file; the paths the test cannot use overridden."""
     tcharness.require_twincache()
     d = tmp_path_factory.mktemp("packaged")
-    srv = tcharness.start_twincache("--dir", d, "--logfile", "", "--pidfile", d / "tc.pid",
-                                    config_file=CONF, dir=d, threads=None)
+    # dir is a chdir read in the file's order, as redis-server reads it: the packaged
+    # /var/lib/twincache must exist before a later --dir could apply, so the copy names d
+    conf = d / "twincache.conf"
+    conf.write_text("".join("dir %s\n" % d if line.startswith("dir ") else line
+                            for line in CONF.read_text().splitlines(keepends=True)))
+    srv = tcharness.start_twincache("--logfile", "", "--pidfile", d / "tc.pid",
+                                    config_file=conf, dir=d, threads=None)
     yield srv
     srv.stop()
 

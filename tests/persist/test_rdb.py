@@ -385,7 +385,12 @@ def test_failed_bgsave_sets_misconf(tc_factory, tmp_path):
     tc = tc_factory("--save", "3600 1000000", "--enable-protected-configs", "yes")
     r = tc.client()
     r.set("a", 1)
-    r.config_set("dir", "/nonexistent-dir-for-twincache-test")
+    # as Redis, CONFIG SET dir is a chdir and refuses a directory that does not exist: the
+    # directory goes after it was set
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r.config_set("dir", str(gone))
+    gone.rmdir()
     try:
         r.bgsave()
     except Exception:
