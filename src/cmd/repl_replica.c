@@ -31,6 +31,7 @@
 #include "cmd/repl_parse.h"
 #include "cmd/tracking.h"
 #include "core/log.h"
+#include "core/oom.h"
 #include "core/util.h"
 #include "persist/persist.h"
 #include "net/tls.h"
@@ -1009,6 +1010,7 @@ static void promote(struct conn *keep)
         }
         atomic_store(&repl_is_replica, 0);
         repl_update_gate();
+        oom_score_apply(OOM_CLASS_MASTER); /* as Redis: the class follows the role */
         char nid[41], old[41];
         uint64_t off;
         repl_get_id(old, &off);
@@ -1106,6 +1108,7 @@ int repl_replicaof_apply(const char *host, int port)
         repl_reset_backlog(off);
     atomic_store(&repl_is_replica, 1);
     repl_update_gate();
+    oom_score_apply(OOM_CLASS_REPLICA);
     block_unblock_all_role_change(repl_srv); /* as Redis: nothing served from the stream */
     repl_drop_replicas();
     char val[300];

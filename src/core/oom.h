@@ -14,5 +14,10 @@ int oom_values_parse(const char *s, int out[3]);
  * after a warning in the log (the file could not be read or written). Any thread; callers
  * serialize (CONFIG SET, start-up, a forked child). */
 int oom_score_apply(int cls);
+/* A background child's value (the bgchild class), computed in the parent before its fork:
+ * INT_MIN when oom-score-adj is off. oom_score_child_apply writes it in the child (open and
+ * write only: safe after a threaded process's fork). */
+int oom_score_child_value(void);
+void oom_score_child_apply(int val);
 
 #endif

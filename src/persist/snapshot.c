@@ -24,6 +24,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/oom.h"
 #include "core/proctitle.h"
 #include "core/util.h"
 #include "persist/rdb.h"
@@ -99,12 +100,15 @@ static void close_sockets(const struct snapshot_job *job)
     closedir(d);
 }
 
+static int job_oom; /* the child's oom_score_adj (oom_score_child_value), set before a fork */
+
 static void child_main(const struct snapshot_job *job, int wfd)
 {
     int rc;
 
     prctl(PR_SET_NAME, job->title);
     proctitle_apply_child(job->title); /* ps: "tc-rdb-bgsave 127.0.0.1:6379" */
+    oom_score_child_apply(job_oom); /* as Redis's children: the first the kernel kills */
     {
         /* memcached's command line blocks SIGUSR1 in every thread for its graceful stop
          * (main.c): snapshot_kill's SIGUSR1 must reach this child */
@@ -793,6 +797,7 @@ static int start_snapshot(struct snapshot *sn, struct store *s, const struct sna
         close(p[1]);
         return SNAPSHOT_ERR_PREPARE;
     }
+    job_oom = oom_score_child_value();
     t1 = util_mono_us();
     pid = fork();
     t2 = util_mono_us();

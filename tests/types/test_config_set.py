@@ -2,8 +2,12 @@
 name is checked before anything changes (unknown, immutable, given twice), values apply all
 together or not at all (a refused value puts back those set before it), hz is kept within
 1..500, and small integers report Redis's shared-object refcount."""
+import os
+import time
+
 import pytest
 
+import tcharness
 from conftest import call
 
 SETTINGS = ("maxmemory-samples", "lfu-log-factor", "hz", "slowlog-max-len", "maxmemory",
@@ -101,3 +105,59 @@ def test_cobl_errors_as_redis(tc_server, redis_server):
     got = [[call(srv.client(), "CONFIG", "SET", "client-output-buffer-limit", v) for v in bad]
            for srv in (tc_server, redis_server)]
     assert got[0] == got[1]
+
+
+def child_pids(pid):
+    out = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def test_oom_score_adj_follows_role_and_child():
+    """As Redis's setOOMScoreAdj: REPLICAOF moves the server to the replica class and
+    REPLICAOF NO ONE back; a forked background child (BGSAVE with snapshot-fork yes here,
+    every BGSAVE in Redis) takes the bgchild class. Side by side with redis-server."""
+    seen = {}
+    servers = [("twincache", tcharness.start_twincache("--snapshot-fork", "yes")),
+               ("redis", tcharness.start_redis())]
+    try:
+        for name, srv in servers:
+            c = srv.client()
+
+            def adj(pid=srv.pid):
+                with open("/proc/%d/oom_score_adj" % pid) as f:
+                    return int(f.read())
+
+            base = adj()
+            c.execute_command("CONFIG", "SET", "oom-score-adj-values", "10 20 30")
+            c.execute_command("CONFIG", "SET", "oom-score-adj", "yes")
+            row = [adj() - base]
+            c.execute_command("REPLICAOF", "localhost", "1")
+            row.append(adj() - base)
+            c.execute_command("REPLICAOF", "NO", "ONE")
+            row.append(adj() - base)
+            c.set("key-a", "value-a")
+            c.execute_command("CONFIG", "SET", "rdb-key-save-delay", "1000000")
+            c.execute_command("BGSAVE")
+            child = None
+            for _ in range(200):
+                kids = child_pids(srv.pid)
+                if kids and adj(kids[0]) - base == 30:
+                    child = kids[0]
+                    break
+                time.sleep(0.01)
+            row.append(adj(child) - base if child else None)
+            c.execute_command("CONFIG", "SET", "rdb-key-save-delay", "0")
+            if child:
+                os.kill(child, 9)
+            c.execute_command("CONFIG", "SET", "oom-score-adj", "no")
+            seen[name] = row
+    finally:
+        for _, srv in servers:
+            srv.stop()
+    assert seen["twincache"] == seen["redis"] == [10, 20, 10, 30]
