@@ -152,11 +152,12 @@ struct config {
     int set_proc_title;          /* the process title from proc-title-template (proctitle.c) */
     char proc_title_template[256]; /* {title} {listen-addr} ...: core/proctitle.h */
     int rdb_del_sync_files;      /* persistence off: a disk sync's RDB file is removed */
-    int lazyfree_lazy_eviction;  /* inert: values are freed by the thread that drops them */
-    int lazyfree_lazy_expire;    /* inert: same */
-    int lazyfree_lazy_server_del; /* inert: same */
-    int lazyfree_lazy_user_del;  /* inert: same */
-    int lazyfree_lazy_user_flush; /* inert: same */
+    /* costly values freed by the lazy free thread (store/lazyfree.c) when dropped by: */
+    int lazyfree_lazy_eviction;  /* eviction (store/evict.c) */
+    int lazyfree_lazy_expire;    /* expiry */
+    int lazyfree_lazy_server_del; /* the server's own deletes (a SET over a key, RENAME...) */
+    int lazyfree_lazy_user_del;  /* DEL (as UNLINK) */
+    int lazyfree_lazy_user_flush; /* FLUSHALL / FLUSHDB without SYNC or ASYNC */
     int oom_score_adj;           /* 0 no, 1 yes, 2 relative, 3 absolute: /proc/self/oom_score_adj */
     char oom_score_adj_values[64]; /* "master replica bgchild" */
     int disable_thp;             /* prctl(PR_SET_THP_DISABLE) at start-up */
