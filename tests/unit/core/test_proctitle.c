@@ -81,6 +81,8 @@ static void test_apply(void)
     v[0] = "{config-file}";
     config_set("proc-title-template", v, 1, 0, err, sizeof(err));
     is_str(area, "/etc/tc.conf", "config-file");
+    for (int i = 0; i < 3; i++)
+        free(argv[i]); /* the copies: a process keeps them in its argv for good */
 }
 
 static void test_apply_single_arg(void)
