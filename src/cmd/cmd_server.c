@@ -491,6 +491,21 @@ static int want(const char *sec, const char *name, int dflt)
     return !strcasecmp(sec, name);
 }
 
+/* Whether any of INFO's arguments asks for the section name (none: the default ones). */
+static int want_any(struct conn *c, const char *name, int dflt)
+{
+    char sec[64];
+
+    if (c->argc < 2)
+        return dflt;
+    for (int a = 1; a < c->argc; a++) {
+        arg_cstr(c, a, sec, sizeof(sec));
+        if (want(sec, name, dflt))
+            return 1;
+    }
+    return 0;
+}
+
 #define P(...) do { int _n = snprintf(line, sizeof(line), __VA_ARGS__); buf_append(&b, line, (size_t)_n); } while (0)
 
 /* ---- MEMORY ---- */
@@ -680,7 +695,7 @@ static void info_command(struct conn *c)
 {
     struct srv *srv = c->w->srv;
     struct buf b = {0};
-    char line[1024], sec[64] = "", h1[32], h2[32];
+    char line[1024], h1[32], h2[32];
     struct store_totals t;
     uint64_t cmds = 0, net_in = 0, net_out = 0, conns = 0, rejected = 0;
     double ops = 0;
@@ -703,10 +718,9 @@ static void info_command(struct conn *c)
         if (m0 && m1 > m0 && c1 >= c0)
             ops += (double)(c1 - c0) * 1000.0 / (double)(m1 - m0);
     }
-    for (int a = 1; a < (c->argc > 1 ? c->argc : 2); a++) {
-        if (c->argc > 1)
-            arg_cstr(c, a, sec, sizeof(sec));
-        if (want(sec, "server", 1)) {
+    /* as Redis's genInfoSectionDict: the sections asked for, each once, in the usual order */
+    for (int once = 0; once < 1; once++) {
+        if (want_any(c, "server", 1)) {
             struct utsname u;
             uname(&u);
             P("# Server\r\n");
@@ -757,7 +771,7 @@ static void info_command(struct conn *c)
             P("io_uring_workers:%d\r\n", atomic_load(&srv->uring_workers));
             P("\r\n");
         }
-        if (want(sec, "clients", 1)) {
+        if (want_any(c, "clients", 1)) {
             P("# Clients\r\n");
             /* as Redis: the replicas' connections are not counted */
             int ncl = atomic_load(&srv->nclients) - repl_online_replicas();
@@ -768,7 +782,7 @@ static void info_command(struct conn *c)
             P("blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:0\r\n", block_nclients(), (long)atomic_load(&tracking_nclients));
             P("\r\n");
         }
-        if (want(sec, "memory", 1)) {
+        if (want_any(c, "memory", 1)) {
             struct alloc_stats as;
             size_t rss = alloc_rss(), used;
             int64_t dataset = store_mem_used();
@@ -840,10 +854,10 @@ static void info_command(struct conn *c)
                 cmd_info_memory_hook(&b);
             P("\r\n");
         }
-        if (want(sec, "persistence", 1)) {
+        if (want_any(c, "persistence", 1)) {
             persist_info(&b);
         }
-        if (want(sec, "stats", 1)) {
+        if (want_any(c, "stats", 1)) {
             P("# Stats\r\n");
             P("total_connections_received:%llu\r\n", (unsigned long long)conns);
             P("total_commands_processed:%llu\r\n", (unsigned long long)cmds);
@@ -899,11 +913,11 @@ static void info_command(struct conn *c)
             P("total_error_replies:%llu\r\n", (unsigned long long)errs);
             P("\r\n");
         }
-        if (want(sec, "replication", 1)) {
+        if (want_any(c, "replication", 1)) {
             repl_info(&b);
             P("\r\n");
         }
-        if (want(sec, "cpu", 1)) {
+        if (want_any(c, "cpu", 1)) {
             getrusage(RUSAGE_SELF, &ru);
             P("# CPU\r\n");
             P("used_cpu_sys:%ld.%06ld\r\n", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
@@ -917,22 +931,22 @@ static void info_command(struct conn *c)
             P("used_cpu_user_main_thread:%ld.%06ld\r\n", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
             P("\r\n");
         }
-        if (want(sec, "commandstats", 0)) {
+        if (want_any(c, "commandstats", 0)) {
             cmdstats_info_commands(&b);
             P("\r\n");
         }
-        if (want(sec, "errorstats", 1)) {
+        if (want_any(c, "errorstats", 1)) {
             cmdstats_info_errors(&b);
             P("\r\n");
         }
-        if (want(sec, "latencystats", 0)) {
+        if (want_any(c, "latencystats", 0)) {
             cmdstats_info_latency(&b);
             P("\r\n");
         }
-        if (want(sec, "cluster", 1)) {
+        if (want_any(c, "cluster", 1)) {
             P("# Cluster\r\ncluster_enabled:0\r\n\r\n"); /* cluster-enabled only takes no */
         }
-        if (want(sec, "keyspace", 1)) {
+        if (want_any(c, "keyspace", 1)) {
             P("# Keyspace\r\n");
             for (int d = 0; d < cfg.databases; d++) {
                 uint64_t keys = store_dbsize(srv->store, d);

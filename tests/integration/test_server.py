@@ -80,6 +80,11 @@ def test_info_single_and_multiple_sections(r):
         for section in INFO_FIELDS:
             assert section in info, (arg, section)
     assert info_text(r, "nosuchsection") == ""
+    # as Redis's section set: each section once, in the usual order, whatever the arguments
+    heads = lambda *a: re.findall(r"^# (\w+)\r$", info_text(r, *a), re.M)  # noqa: E731
+    assert heads("keyspace", "server", "server") == ["Server", "Keyspace"]
+    assert heads("cpu", "all").count("CPU") == 1
+    assert heads("cpu", "default") == heads("default")
 
 
 def test_info_counters(server, r):
