@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -460,9 +461,14 @@ static void del_sync_file(const char *path)
     unlink(path);
 }
 
-static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
+/* The full sync's RDB from fd: to a temporary file renamed to dbfilename (0, path names it),
+ * or, with repl-diskless-load on-empty-db or swapdb, to an anonymous memory file (*mem its
+ * descriptor, path /proc/self/fd/N): as Redis loads such a transfer straight from the socket,
+ * nothing of it reaches the disk and the old dbfilename stays. -1 on failure. */
+static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap, int *mem)
 {
     char line[256], d[1024], f[256], tmp[1400];
+    int diskless = __atomic_load_n(&cfg.repl_diskless_load, __ATOMIC_RELAXED) != 0;
     int tmo = cfg.repl_timeout * 1000;
     long long len = -1;
     char mark[41] = {0};
@@ -490,14 +496,20 @@ static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
     config_str(cfg.dbfilename, f, sizeof(f));
     snprintf(tmp, sizeof(tmp), "%s/temp-%lld.%d.rdb", d, (long long)util_now_ms(), (int)getpid());
     rdb_path(path, cap, d, f);
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    *mem = -1;
+    int out = diskless ? memfd_create("twincache-sync-rdb", MFD_CLOEXEC)
+                       : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (out < 0) {
         log_warn("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
                  strerror(errno));
         return -1;
     }
-    log_notice("MASTER <-> REPLICA sync: receiving %s from master to disk",
-               mark[0] ? "streamed RDB" : "the RDB");
+    if (mark[0])
+        log_notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s",
+                   diskless ? "to parser" : "to disk");
+    else
+        log_notice("MASTER <-> REPLICA sync: receiving %lld bytes from master %s", len,
+                   diskless ? "to parser" : "to disk");
     pthread_mutex_lock(&L.lock);
     L.sync_total = len;
     L.sync_read = 0;
@@ -554,19 +566,26 @@ static int receive_rdb(int fd, uint64_t gen, char *path, size_t cap)
             goto out;
         }
         long long written = got - (mark[0] ? (long long)tailn : 0); /* in the file */
-        if (written - flushed >= RDB_WRITEBACK_STEP) {
+        if (!diskless && written - flushed >= RDB_WRITEBACK_STEP) {
             /* start writing back what came so far, as Redis does, so the fsync at the end
              * has little left to wait for */
             sync_file_range(out, flushed, written - flushed, SYNC_FILE_RANGE_WRITE);
             flushed = written;
         }
     }
-    /* repl-diskless-load on-empty-db / swapdb: Redis keeps nothing of the transfer on disk,
-     * so this copy, loaded at once, needs no fsync (which took seconds on a busy disk) */
-    if (!__atomic_load_n(&cfg.repl_diskless_load, __ATOMIC_RELAXED) && fsync(out) < 0)
+    if (!diskless && fsync(out) < 0)
         goto out;
     rc = 0;
 out:
+    if (diskless) {
+        if (rc == 0) {
+            *mem = out;
+            snprintf(path, cap, "/proc/self/fd/%d", out);
+        } else {
+            close(out);
+        }
+        return rc;
+    }
     close(out);
     if (rc == 0 && rename(tmp, path) < 0) {
         log_warn("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA "
@@ -881,7 +900,8 @@ static void *link_main(void *arg)
         if (rc == 1 && !stopped(a.gen)) {
             char path[2100];
             set_state(a.gen, LS_SYNC);
-            if (receive_rdb(fd, a.gen, path, sizeof(path)) == 0 && !stopped(a.gen)) {
+            int mem = -1;
+            if (receive_rdb(fd, a.gen, path, sizeof(path), &mem) == 0 && !stopped(a.gen)) {
                 char err[256];
                 pthread_mutex_lock(&L.apply);
                 if (stopped(a.gen)) {
@@ -898,8 +918,9 @@ static void *link_main(void *arg)
                     repl_update_gate();
                     if (lrc) {
                         log_warn("Failed trying to load the MASTER synchronization DB from "
-                                 "disk: %s", err);
-                        del_sync_file(path);
+                                 "%s: %s", mem >= 0 ? "socket" : "disk", err);
+                        if (mem < 0)
+                            del_sync_file(path);
                         rc = -1;
                     } else {
                         tracking_flush();
@@ -914,7 +935,8 @@ static void *link_main(void *arg)
                         pthread_mutex_lock(&L.lock);
                         L.read_off = off;
                         pthread_mutex_unlock(&L.lock);
-                        del_sync_file(path);
+                        if (mem < 0)
+                            del_sync_file(path);
                         log_notice("MASTER <-> REPLICA sync: Finished with success");
                     }
                     pthread_mutex_unlock(&L.apply);
@@ -922,6 +944,8 @@ static void *link_main(void *arg)
             } else {
                 rc = -1;
             }
+            if (mem >= 0)
+                close(mem);
         } else if (rc == 0) {
             char myid[41];
             uint64_t myoff;
