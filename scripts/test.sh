@@ -30,6 +30,9 @@ section "conformance: Redis 7.0.15's and memcached 1.6.18's own suites (Debian's
 # Redis: normal mode (the harness starts build/twincache as src/redis-server), TLS mode, external
 # mode; memcached: t/*.t with twincache as memcached. A unit that fails is rerun once alone;
 # tests/conformance/expected-failures.txt lists what does not pass yet, each with its reason.
+# (sync first: the builds' dirty pages written back now, not under the suites' fsyncs, which
+# the replication units time)
+sync
 $PY tests/conformance/run.py --bin build/twincache --jobs 2
 
 section "tests/harness: the one Python test harness (tests/tcharness.py) itself"
