@@ -211,6 +211,26 @@ static char *read_all(FILE *f)
     return out;
 }
 
+/* The whole file at path in *t (malloc'd, NUL-terminated): 0, -2 (it cannot be opened: err
+ * says so as Redis does) or -1 (out of memory). */
+static int read_file(const char *path, char **t, char *err, size_t errcap)
+{
+    FILE *f = fopen(path, "r");
+
+    if (!f) {
+        snprintf(err, errcap, "Fatal error, can't open config file '%s': %s", path,
+                 strerror(errno));
+        return -2;
+    }
+    *t = read_all(f);
+    fclose(f);
+    if (!*t) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* A config file, or the files a pattern matches (include with * ? [: none is no error).
  * Relative paths are relative to the working directory (which dir lines change). */
 static int load_path(const char *path, int depth, char *err, size_t errcap)
@@ -244,19 +264,9 @@ static int load_path(const char *path, int depth, char *err, size_t errcap)
         buf_deinit(&all);
         return r;
     }
-    FILE *f = fopen(path, "r");
     char *t;
-    if (!f) {
-        snprintf(err, errcap, "Fatal error, can't open config file '%s': %s", path,
-                 strerror(errno));
-        return -2;
-    }
-    t = read_all(f);
-    fclose(f);
-    if (!t) {
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
+    if ((r = read_file(path, &t, err, errcap)))
+        return r;
     r = load_text(t, depth, err, errcap);
     free(t);
     return r;
@@ -279,19 +289,9 @@ int config_load(const char *path, const char *options, char *err, size_t errcap)
 
     module_config_seen = 0;
     if (path) {
-        FILE *f = fopen(path, "r");
         char *t;
-        if (!f) {
-            snprintf(err, errcap, "Fatal error, can't open config file '%s': %s", path,
-                     strerror(errno));
-            return -2;
-        }
-        t = read_all(f);
-        fclose(f);
-        if (!t) {
-            snprintf(err, errcap, "out of memory");
-            return -1;
-        }
+        if ((r = read_file(path, &t, err, errcap)))
+            return r;
         if (*t) /* (an empty file: nothing, buf_append would copy to NULL) */
             buf_append(&all, t, strlen(t));
         free(t);

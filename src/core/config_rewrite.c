@@ -219,30 +219,6 @@ static void rewrite_line(struct rw_state *st, int opt, char *line, int force)
     add_line(st, line, INT_MIN);
 }
 
-/* Redis's sdscatrepr: the value in double quotes, escaped. */
-static void repr(struct buf *b, const char *v)
-{
-    buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-        char e[8];
-        int n;
-        switch (*p) {
-        case '\\': n = snprintf(e, sizeof(e), "\\\\"); break;
-        case '"': n = snprintf(e, sizeof(e), "\\\""); break;
-        case '\n': n = snprintf(e, sizeof(e), "\\n"); break;
-        case '\r': n = snprintf(e, sizeof(e), "\\r"); break;
-        case '\t': n = snprintf(e, sizeof(e), "\\t"); break;
-        case '\a': n = snprintf(e, sizeof(e), "\\a"); break;
-        case '\b': n = snprintf(e, sizeof(e), "\\b"); break;
-        default:
-            n = (*p >= 32 && *p < 127) ? snprintf(e, sizeof(e), "%c", *p)
-                                        : snprintf(e, sizeof(e), "\\x%02x", *p);
-        }
-        buf_append(b, e, (size_t)n);
-    }
-    buf_append(b, "\"", 1);
-}
-
 static char *buf_str(struct buf *b)
 {
     char *s = strndup(b->data ? b->data + b->rpos : "", buf_len(b));
@@ -309,7 +285,7 @@ static void rewrite_setting(struct rw_state *st, int i)
     if (s->ptr == cfg.dir) {
         struct buf b = {0};
         buf_append(&b, "dir ", 4);
-        repr(&b, now);
+        buf_append_repr(&b, now, strlen(now));
         rewrite_line(st, i, buf_str(&b), 1);
         return;
     }
@@ -361,7 +337,7 @@ static void rewrite_setting(struct rw_state *st, int i)
         }
         buf_append(&b, name, strlen(name));
         buf_append(&b, " ", 1);
-        repr(&b, now);
+        buf_append_repr(&b, now, strlen(now));
         rewrite_line(st, i, buf_str(&b), (s->flags & F_NULLSTR) ? 1 : force);
         return;
     }
@@ -369,7 +345,7 @@ static void rewrite_setting(struct rw_state *st, int i)
         struct buf b = {0};
         buf_append(&b, name, strlen(name));
         buf_append(&b, " ", 1);
-        repr(&b, now);
+        buf_append_repr(&b, now, strlen(now));
         rewrite_line(st, i, buf_str(&b), now[0] != '\0');
         return;
     }

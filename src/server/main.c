@@ -140,29 +140,6 @@ static void register_commands(void)
     cmd_aof_setup();
 }
 
-/* sdscatrepr: arg quoted, as Redis writes an option's value into its configuration line */
-static void append_repr(struct buf *b, const char *p)
-{
-    buf_append(b, "\"", 1);
-    for (; *p; p++) {
-        unsigned char ch = (unsigned char)*p;
-        char e[8];
-        int n;
-        switch (ch) {
-        case '\\': case '"': n = snprintf(e, sizeof(e), "\\%c", ch); break;
-        case '\n': n = snprintf(e, sizeof(e), "\\n"); break;
-        case '\r': n = snprintf(e, sizeof(e), "\\r"); break;
-        case '\t': n = snprintf(e, sizeof(e), "\\t"); break;
-        case '\a': n = snprintf(e, sizeof(e), "\\a"); break;
-        case '\b': n = snprintf(e, sizeof(e), "\\b"); break;
-        default:
-            n = isprint(ch) ? snprintf(e, sizeof(e), "%c", ch) : snprintf(e, sizeof(e), "\\x%02x", ch);
-        }
-        buf_append(b, e, (size_t)n);
-    }
-    buf_append(b, "\"", 1);
-}
-
 /* The config file, then the command line's options turned into configuration lines as Redis
  * 7.0 does: "--name" starts a line (its value may be in the same argument: "--port 6380"),
  * the arguments after it are its values (quoted; one starting with "--" too while the name
@@ -203,7 +180,7 @@ static int read_args(int argc, char **argv, const char **config_file)
                 have_value = 1;
             }
         } else {
-            append_repr(&opts, a);
+            buf_append_repr(&opts, a, strlen(a));
             buf_append(&opts, " ", 1);
             have_value = 1;
         }
