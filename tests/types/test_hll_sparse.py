@@ -8,12 +8,12 @@ either server and read by the other, keep the sparse bytes."""
 import os
 import random
 import shutil
-import struct
 
 import pytest
 
 import tcharness
 from conftest import CLIENT
+from test_hll import hll_sparse, xzero
 
 HDR = 16
 DENSE_LEN = HDR + 12288
@@ -56,15 +56,9 @@ def both(d, cmds):
 
 
 def hll(ops, card=0, invalid=True, enc=1, magic=b"HYLL"):
-    """A HYLL string with these register bytes (sparse opcodes by default)."""
-    hdr = magic + bytes([enc, 0, 0, 0]) + struct.pack("<Q", card)
-    if invalid:
-        hdr = hdr[:15] + bytes([hdr[15] | 0x80])
-    return hdr + bytes(ops)
-
-
-def xzero(n):
-    return [0x40 | ((n - 1) >> 8), (n - 1) & 0xFF]
+    """A HYLL string with these register bytes (sparse opcodes by default), its cached
+    cardinality marked invalid unless told otherwise."""
+    return hll_sparse(ops, card, invalid, enc, magic)
 
 
 def val(v, n):
