@@ -7,6 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
@@ -39,6 +43,10 @@ struct blk {
     const struct block_spec *spec; /* how it blocks: cmd->block, or postponed (CLIENT PAUSE) */
     int64_t deadline;        /* ms, 0 = forever */
     _Atomic int ready;       /* set by a signaling thread under block_lock */
+    /* the command that made it ready waits for its retry (block_settle), or NULL; set with
+     * ready and taken with its clearing, under block_lock */
+    struct wake_scope *_Atomic scope;
+    int served;              /* served by a helping worker (settle): its unblock is pending */
     int argc;
     struct slice *argv;      /* copy of the command */
     int oargc;               /* the command as sent when argv differs (XREAD's "$"), for the */
@@ -56,6 +64,49 @@ static struct bbucket buckets[NBUCKETS];                        /* under block_l
 long block_nclients(void)
 {
     return atomic_load_explicit(&block_clients, memory_order_relaxed);
+}
+
+/* ---- serving the woken inside the waking command (Redis's handleClientsBlockedOnKeys) ----
+ *
+ * Redis serves the clients a command unblocked before the next command runs: a client that
+ * pushes and then reads the list sees it popped. Here the woken client's worker retries it,
+ * so the waking command's worker waits for those retries before it runs anything else. Each
+ * ready waiter holds the scope of the command that woke it; its owner releases the scope once
+ * the retry is over, after the retries that retry woke in turn (its own scope, one level
+ * down). A worker that waits serves its own woken clients meanwhile (two workers waking each
+ * other's clients do not wait for each other). Scopes are per worker and level, never freed:
+ * a wait given up (a long script, or a second) leaves nothing dangling. */
+#define SCOPE_LEVELS 8
+
+static struct wake_scope scopes[1024][SCOPE_LEVELS];
+__thread struct wake_scope *block_scope; /* this thread's current level, NULL: no waiting */
+
+static void scope_attach(struct blk *b)
+{
+    struct wake_scope *s = block_scope;
+
+    if (!s)
+        return;
+    atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
+    atomic_store_explicit(&b->scope, s, memory_order_relaxed);
+}
+
+static void scope_release(struct wake_scope *s)
+{
+    if (s && atomic_fetch_sub_explicit(&s->n, 1, memory_order_acq_rel) == 1)
+        syscall(SYS_futex, &s->n, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Take b's readiness and its scope (owner). */
+static struct wake_scope *take_ready(struct blk *b)
+{
+    struct wake_scope *s;
+
+    pthread_mutex_lock(&block_lock);
+    s = atomic_exchange_explicit(&b->scope, NULL, memory_order_relaxed);
+    atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&block_lock);
+    return s;
 }
 
 static uint64_t key_hash(int db, const char *p, size_t n)
@@ -83,8 +134,10 @@ static void signal_locked(int db, const char *p, size_t n)
                 continue;
             consumer = 1;
         }
-        if (!atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
+        if (!atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed)) {
+            scope_attach(x->b);
             worker_wake(x->b->c->w);
+        }
     }
 }
 
@@ -154,8 +207,10 @@ void block_signal_flush(int db)
     for (int i = 0; i < NBUCKETS; i++)
         for (struct bnode *x = buckets[i].head; x; x = x->next)
             if ((db < 0 || x->db == db) &&
-                !atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed))
+                !atomic_exchange_explicit(&x->b->ready, 1, memory_order_relaxed)) {
+                scope_attach(x->b);
                 worker_wake(x->b->c->w);
+            }
     pthread_mutex_unlock(&block_lock);
 }
 
@@ -214,10 +269,9 @@ static void update_deadline(struct worker *w)
 
 /* Forget b: its registrations, the worker list, the client's state. Re-signals its keys when
  * it was woken but never retried, so the next waiter is not forgotten. */
-static void blk_destroy(struct blk *b)
+static void blk_unregister(struct blk *b)
 {
-    struct conn *c = b->c;
-    struct worker *w = c->w;
+    struct wake_scope *s;
 
     pthread_mutex_lock(&block_lock);
     for (int i = 0; i < b->nnodes; i++) {
@@ -235,11 +289,24 @@ static void blk_destroy(struct blk *b)
     if (atomic_load_explicit(&b->ready, memory_order_relaxed))
         for (int i = 0; i < b->nnodes; i++)
             signal_locked(b->nodes[i]->db, b->nodes[i]->key, b->nodes[i]->n);
+    s = atomic_exchange_explicit(&b->scope, NULL, memory_order_relaxed);
+    atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
     pthread_mutex_unlock(&block_lock);
+    scope_release(s);
     atomic_fetch_sub_explicit(&block_waiters, b->nnodes, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&block_clients, 1, memory_order_relaxed);
     for (int i = 0; i < b->nnodes; i++)
         free(b->nodes[i]);
+    b->nnodes = 0;
+}
+
+static void blk_destroy(struct blk *b)
+{
+    struct conn *c = b->c;
+    struct worker *w = c->w;
+
+    blk_unregister(b);
+    if (!b->served)
+        atomic_fetch_sub_explicit(&block_clients, 1, memory_order_relaxed);
     free(b->nodes);
     if (b->prev)
         b->prev->next = b->next;
@@ -811,23 +878,35 @@ static void finish(struct blk *b, int error)
     worker_conn_resume(w, c);
 }
 
-/* Retry b's command. Served: unblock, pass the keys on, run its input. */
-static void retry(struct blk *b)
+static void settle(struct worker *w, struct wake_scope *s);
+
+/* Retry b's command. Served: unblock, pass the keys on (and wait for the retries that wakes),
+ * run its input. helping: from a wait (settle), in the middle of another client's input: the
+ * unblock and the input wait for the worker's next wake-up (b->served). */
+static void retry(struct blk *b, int helping)
 {
     struct conn *c = b->c;
     struct worker *w = c->w;
     int sc = c->argc, done;
+    struct wake_scope *parent = take_ready(b), *outer = block_scope;
 
-    atomic_store_explicit(&b->ready, 0, memory_order_relaxed);
     /* the arguments go into c's own array (EXEC reloads its queue into it, growing it): b's
      * is sized for the blocked command alone */
     if (b->argc > c->argv_cap) {
         struct slice *a = realloc(c->argv, sizeof(*a) * (size_t)b->argc);
-        if (!a)
+        if (!a) {
+            scope_release(parent);
             return; /* out of memory: tried again at the next wake-up */
+        }
         c->argv = a;
         c->argv_cap = b->argc;
     }
+    /* what this retry wakes is waited for one level down */
+    if (outer && w->idx < 1024 && outer >= scopes[w->idx] &&
+        outer < scopes[w->idx] + SCOPE_LEVELS - 1)
+        block_scope = outer + 1;
+    else
+        block_scope = NULL;
     memcpy(c->argv, b->argv, sizeof(*c->argv) * (size_t)b->argc);
     c->argc = b->argc;
     retrying = 1;
@@ -849,10 +928,17 @@ static void retry(struct blk *b)
             cmdstats_fail(b->cmd);
     }
     c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
-    if (!done)
+    if (!done) {
+        block_scope = outer;
+        scope_release(parent);
         return;
+    }
     if (spec->postpone) {
         blk_destroy(b); /* the command ran through cmd_call: counted, signalled, logged */
+        if (block_scope)
+            settle(w, block_scope);
+        block_scope = outer;
+        scope_release(parent);
         worker_conn_resume(w, c);
         return;
     }
@@ -866,7 +952,16 @@ static void retry(struct blk *b)
             blk_slowlog(b, util_ticks_us(util_ticks() - t0));
         /* unregister first, so the signal goes to the next waiter (and to destinations) */
         b->argv = NULL;
-        blk_destroy(b);
+        if (helping) { /* unblocked now (INFO, CLIENT LIST, CLIENT UNBLOCK see it so) */
+            blk_unregister(b);
+            b->served = 1;
+            b->deadline = 0;
+            update_deadline(w);
+            atomic_fetch_sub_explicit(&block_clients, 1, memory_order_relaxed);
+            atomic_store(&c->blocked, 0);
+        } else {
+            blk_destroy(b);
+        }
         c->argv = keep;
         c->argc = kc;
         if ((cmd->flags & CMD_WRITE) &&
@@ -879,7 +974,64 @@ static void retry(struct blk *b)
         free(keep);
     }
     notify_flush(w->idx); /* the served command's keyspace events */
-    worker_conn_resume(w, c);
+    if (block_scope)
+        settle(w, block_scope);
+    block_scope = outer;
+    scope_release(parent);
+    if (helping)
+        worker_wake(w); /* its unblock and input: at the next wake-up */
+    else
+        worker_conn_resume(w, c);
+}
+
+/* One woken client of w's that a command waits for, retried: 1, or 0 if there is none. */
+static int help(struct worker *w)
+{
+    for (struct blk *b = w->blocked; b; b = b->next)
+        if (!b->served && !b->spec->postpone && !b->spec->acks &&
+            atomic_load_explicit(&b->scope, memory_order_relaxed)) {
+            retry(b, 1);
+            return 1;
+        }
+    return 0;
+}
+
+/* Wait until every retry s waits for is over, serving w's own woken clients meanwhile. Gives
+ * up while a script runs past its busy time (its worker answers nothing else) or after a
+ * second (a worker asleep in DEBUG SLEEP): the retries then come later, as they come. */
+static void settle(struct worker *w, struct wake_scope *s)
+{
+    int64_t t0 = 0;
+    int v;
+
+    if (store_held)
+        return; /* a command of another client's run while a script holds stripes */
+    while ((v = atomic_load_explicit(&s->n, memory_order_acquire)) > 0) {
+        if (atomic_load_explicit(&cmd_script_busy, memory_order_relaxed))
+            break;
+        if (help(w))
+            continue;
+        int64_t now = util_now_ms();
+        if (!t0)
+            t0 = now;
+        else if (now - t0 > 1000)
+            break;
+        /* a short wait: a client of w's woken meanwhile does not wake this futex */
+        struct timespec ts = {0, 200 * 1000};
+        syscall(SYS_futex, &s->n, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
+    }
+}
+
+void block_settle(struct worker *w)
+{
+    if (block_scope)
+        settle(w, block_scope);
+}
+
+void block_scope_enter(struct worker *w)
+{
+    if (!block_scope && w->idx < 1024)
+        block_scope = &scopes[w->idx][0];
 }
 
 /* CLIENT UNPAUSE: every worker retries its postponed clients at its next wake-up. */
@@ -891,6 +1043,7 @@ static unsigned long acks_seen[1024];
 
 static void on_wakeup(struct worker *w)
 {
+    block_scope_enter(w);
     unsigned long gen = atomic_load(&unpause_gen);
     if (TC_UNLIKELY(w->idx < 1024 && unpause_seen[w->idx] != gen)) {
         unpause_seen[w->idx] = gen;
@@ -908,23 +1061,31 @@ static void on_wakeup(struct worker *w)
     for (;;) {
         struct blk *b;
         for (b = w->blocked; b; b = b->next)
-            if (atomic_load_explicit(&b->ready, memory_order_relaxed) ||
+            if (b->served || atomic_load_explicit(&b->ready, memory_order_relaxed) ||
                 atomic_load_explicit(&b->c->unblock_req, memory_order_relaxed))
                 break;
         if (!b)
             return;
+        if (b->served) { /* served by a wait: unblocked now, its input runs */
+            struct conn *c = b->c;
+            atomic_store(&c->unblock_req, 0);
+            blk_destroy(b);
+            worker_conn_resume(w, c);
+            continue;
+        }
         int req = atomic_exchange(&b->c->unblock_req, 0);
         if (req && b->spec->postpone && req == 3)
             continue; /* a role change leaves postponed commands alone */
         if (req)
             finish(b, req == 1 ? 0 : req);
         else
-            retry(b);
+            retry(b, 0);
     }
 }
 
 static void on_timer(struct worker *w)
 {
+    block_scope_enter(w);
     for (;;) {
         struct blk *b;
         for (b = w->blocked; b; b = b->next)
@@ -938,7 +1099,7 @@ static void on_timer(struct worker *w)
                 b->deadline = until; /* the pause was extended */
                 continue;
             }
-            retry(b);
+            retry(b, 0);
             continue;
         }
         finish(b, 0);

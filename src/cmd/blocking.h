@@ -17,6 +17,24 @@ struct conn;
 struct cmd;
 struct srv;
 
+struct worker;
+
+/* The retries a command woke, that its worker waits for before it runs the next one (as
+ * Redis serves the clients a command unblocked before the next command): blocking.c. */
+struct wake_scope {
+    _Atomic int n; /* retries still to come */
+};
+extern __thread struct wake_scope *block_scope;
+/* A worker thread's commands wait for the retries they wake (once per input batch). */
+void block_scope_enter(struct worker *w);
+/* After a command: wait for the retries it woke (the worker's own woken clients are served
+ * meanwhile). Owner worker, no stripe held. */
+void block_settle(struct worker *w);
+static inline int block_settle_due(void)
+{
+    return block_scope && atomic_load_explicit(&block_scope->n, memory_order_relaxed) != 0;
+}
+
 /* Registrations (client, key) of all blocked clients: 0 lets writes skip signaling. */
 extern _Atomic long block_waiters;
 

@@ -772,6 +772,8 @@ void cmd_resp_input(struct conn *c)
     struct ahead ah;
 
     ah.n = ah.next = 0;
+    if (TC_UNLIKELY(!block_scope) && c->fd >= 0)
+        block_scope_enter(c->w);
     while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) && !c->blk) {
         char *base = c->rbuf.data + c->rbuf.rpos;
         const struct resp_arg *args;
@@ -851,6 +853,8 @@ void cmd_resp_input(struct conn *c)
             c->argv_cap = 0;
             resp_parser_deinit(&c->rp);
         }
+        if (TC_UNLIKELY(block_settle_due()))
+            block_settle(c->w); /* the clients it unblocked are served before what follows */
         if (TC_UNLIKELY(c->rp.unauth) && conn_pending(c) > 1024) {
             /* as Redis: a client that has not authenticated gets 1 KiB of unread replies */
             log_warn("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of "
