@@ -124,9 +124,23 @@ static int set_args(struct conn *c, int argc, const char **argv, const size_t *l
     return 0;
 }
 
-static void run_and_drop(struct conn *c, int64_t *clk)
+/* After a replayed command (the AOF, from_aof 1, or the replica's link): an error reply means
+ * the datasets may differ now (repl_applied_error logs it, and may panic, as Redis does). */
+static void check_error(struct conn *c, int from_aof, const char *name, size_t namelen)
+{
+    if (TC_LIKELY(!buf_len(&c->wbuf) || c->wbuf.data[c->wbuf.rpos] != '-'))
+        return;
+    const char *e = c->wbuf.data + c->wbuf.rpos + 1;
+    const char *end = memchr(e, '\r', buf_len(&c->wbuf) - 1);
+    const struct cmd *cmd = cmd_lookup(name, namelen);
+    repl_applied_error(from_aof, cmd ? cmd->name : NULL, e,
+                       end ? (size_t)(end - e) : buf_len(&c->wbuf) - 1);
+}
+
+static void run_and_drop(struct conn *c, int64_t *clk, const char *name, size_t namelen)
 {
     cmd_call_clk(c, clk);
+    check_error(c, 1, name, namelen);
     c->argc = 0;
     conn_reset_output(c);
 }
@@ -145,7 +159,7 @@ int cmd_aof_replay(void *rctx, int argc, const char **argv, const size_t *lens)
     }
     c->w->now_ms = util_now_ms();
     store_no_expire = 1; /* nothing expires while loading (a later command may extend a TTL) */
-    run_and_drop(c, &clk);
+    run_and_drop(c, &clk, argv[0], lens[0]);
     store_no_expire = 0;
     return 0;
 }
@@ -159,14 +173,7 @@ void cmd_aof_replay_batch(void *rctx, int argc, const char **argv, const size_t 
         return;
     c->w->now_ms = now_ms;
     cmd_call_clk(c, clk);
-    if (TC_UNLIKELY(buf_len(&c->wbuf) && c->wbuf.data[c->wbuf.rpos] == '-')) {
-        /* the primary's command failed here: the datasets may differ now (Redis logs it) */
-        const char *e = c->wbuf.data + c->wbuf.rpos + 1;
-        const char *end = memchr(e, '\r', buf_len(&c->wbuf) - 1);
-        const struct cmd *cmd = cmd_lookup(argv[0], lens[0]);
-        repl_applied_error(cmd ? cmd->name : NULL, e,
-                           end ? (size_t)(end - e) : buf_len(&c->wbuf) - 1);
-    }
+    check_error(c, 0, argv[0], lens[0]);
     c->argc = 0;
     conn_reset_output(c);
 }

@@ -900,7 +900,8 @@ static void info_command(struct conn *c)
               tracking_total_keys(), tracking_total_items(), tracking_total_prefixes());
             uint64_t errs, rej;
             cmdstats_totals(&errs, &rej);
-            P("unexpected_error_replies:0\r\n");
+            P("unexpected_error_replies:%llu\r\n",
+              (unsigned long long)atomic_load(&repl_unexpected_errors));
             P("dump_payload_sanitizations:%llu\r\n",
               (unsigned long long)atomic_load(&cmd_dump_sanitizations));
             P("total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n",

@@ -56,9 +56,14 @@ uint64_t repl_feed_frame(const char *recs, size_t n, int db, const char *f, size
 /* One command of no database to the stream alone (DEBUG REPLICATE): not applied here. */
 struct slice;
 void repl_feed_argv(int argc, const struct slice *argv);
-/* The replica's link applied a command that answered the error e (n bytes, no CRLF): logged
- * as Redis's replica does ("== CRITICAL == ..."); name is the command's, NULL unknown. */
-void repl_applied_error(const char *name, const char *e, size_t n);
+/* The replica's link (from_aof 0) or the AOF's loading (1) applied a command that answered
+ * the error e (n bytes, no CRLF): logged as Redis's afterErrorReply does ("== CRITICAL ==
+ * ..."), counted in INFO's unexpected_error_replies, and, as propagation-error-behavior
+ * says (panic: both; panic-on-replicas: a read-only replica's link), the server panics.
+ * name is the command's, NULL unknown. */
+void repl_applied_error(int from_aof, const char *name, const char *e, size_t n);
+/* INFO stats unexpected_error_replies. */
+extern _Atomic uint64_t repl_unexpected_errors;
 /* Bytes exactly as received from the primary (the replica's link thread). */
 void repl_feed_raw(const char *p, size_t n);
 /* min-replicas-to-write: 1 when enough good replicas are attached (or it is off, or this is

@@ -393,11 +393,39 @@ void repl_feed_argv(int argc, const struct slice *argv)
     buf_deinit(&b);
 }
 
-void repl_applied_error(const char *name, const char *e, size_t n)
+_Atomic uint64_t repl_unexpected_errors;
+
+void repl_applied_error(int from_aof, const char *name, const char *e, size_t n)
 {
-    log_warn("== CRITICAL == This replica is sending an error to its master: '%.*s' after "
-             "processing the command '%s'", (int)(n > 256 ? 256 : n), e,
-             name ? name : "<unknown>");
+    const char *from = from_aof ? "server" : "replica";
+    const char *to = from_aof ? "AOF-loading-client" : "master";
+    int beh = __atomic_load_n(&cfg.propagation_error_behavior, __ATOMIC_RELAXED);
+
+    if (!name)
+        name = "<unknown>";
+    /* the text as Redis's callers give it: an ERR error without its code, another with its
+     * dash ("-WRONGTYPE ...", a shared error object) */
+    const char *dash = "-";
+    if (n >= 4 && !memcmp(e, "ERR ", 4)) {
+        e += 4;
+        n -= 4;
+        dash = "";
+    }
+    log_warn("== CRITICAL == This %s is sending an error to its %s: '%s%.*s' after processing "
+             "the command '%s'", from, to, dash, (int)(n > 4096 ? 4096 : n), e, name);
+    atomic_fetch_add_explicit(&repl_unexpected_errors, 1, memory_order_relaxed);
+    if (from_aof ? beh == 1
+                 : (beh == 1 || beh == 2) && __atomic_load_n(&cfg.replica_read_only,
+                                                             __ATOMIC_RELAXED)) {
+        /* as Redis's serverPanic; the crash report (SIGABRT's handler) follows */
+        log_warn("------------------------------------------------");
+        log_warn("!!! Software Failure. Press left mouse button to continue");
+        log_warn("Guru Meditation: This %s panicked sending an error to its %s after "
+                 "processing the command '%s' #%s:%d", from, to, name, __FILE__, __LINE__);
+        if (cfg.use_exit_on_panic)
+            _exit(1);
+        abort();
+    }
 }
 
 /* Under R.lock: a stream command that changes no key (PING, REPLCONF GETACK). */

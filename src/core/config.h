@@ -168,7 +168,7 @@ struct config {
     int aof_rewrite_incremental_fsync; /* an AOF rewrite to disk every 4 MB written */
     int rdb_save_incremental_fsync; /* an RDB file to disk every 4 MB written */
     int jemalloc_bg_thread;      /* inert */
-    int propagation_error_behavior; /* 0 ignore, 1 panic, 2 panic-on-replicas: inert */
+    int propagation_error_behavior; /* 0 ignore, 1 panic, 2 panic-on-replicas (repl.h) */
     int replica_ignore_disk_write_errors; /* inert */
     long long maxmemory_clients; /* client eviction; <0: percent of maxmemory (inert) */
     int maxmemory_clients_pct;   /* maxmemory-clients was given as a percentage */
