@@ -349,14 +349,14 @@ int aof_debug_loadaof(void)
         return -1;
     }
     store_flush(s, -1);
+    if (rdb_funcs.clear)
+        rdb_funcs.clear(); /* as Redis's emptyData(-1, EMPTYDB_NO_FLAGS): the functions too */
     atomic_store(&persist_loading, 1); /* other clients are answered LOADING */
     aof_replaying = 1;
     store_no_expire = 1;
     rc = read_manifest();
-    rdb_funcs.replace = 1; /* the functions stay: the base's libraries replace them */
     if (rc == 0 && (aof_st.m.base[0] || aof_st.m.nincr))
         rc = load_files() < 0 ? -1 : 0;
-    rdb_funcs.replace = 0;
     store_no_expire = 0;
     aof_replaying = 0;
     atomic_store(&persist_loading, 0);

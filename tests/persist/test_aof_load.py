@@ -247,3 +247,33 @@ def test_debug_loadaof_replays_transactions(tc_factory):
     r2 = tc.client(socket_timeout=10)
     assert r2.execute_command("DEBUG", "LOADAOF") in (b"OK", "OK", True)
     assert (r2.xinfo_groups("s"), r2.mget("a", "b")) == before
+
+
+def test_debug_loadaof_functions(tc_factory, redis_factory, tmp_path):
+    """DEBUG LOADAOF empties the functions with the keys before replaying (Redis's
+    emptyData(-1, EMPTYDB_NO_FLAGS)): a FUNCTION LOAD in the AOF loads again, a FUNCTION DELETE
+    or FLUSH leaves none, and no replayed command fails (with propagation-error-behavior panic,
+    as Redis's test suite runs, a failing one stops the server). Beside redis-server."""
+    code = "#!lua name=test\nredis.register_function('test', function() return 'hello' end)"
+    args = ("--appendonly", "yes", "--enable-debug-command", "yes",
+            "--propagation-error-behavior", "panic")
+    lists = []
+    for factory, name in ((tc_factory, "tc"), (redis_factory, "redis")):
+        d = str(tmp_path / name)
+        os.makedirs(d)
+        r = factory(*args, dir=d).client()
+        seen = []
+        r.execute_command("FUNCTION", "LOAD", code)
+        r.execute_command("DEBUG", "LOADAOF")
+        seen.append(r.execute_command("FCALL", "test", 0))
+        seen.append(len(r.execute_command("FUNCTION", "LIST")))
+        r.execute_command("FUNCTION", "DELETE", "test")
+        r.execute_command("DEBUG", "LOADAOF")
+        seen.append(len(r.execute_command("FUNCTION", "LIST")))
+        r.execute_command("FUNCTION", "LOAD", code)
+        r.execute_command("FUNCTION", "FLUSH")
+        r.execute_command("DEBUG", "LOADAOF")
+        seen.append(len(r.execute_command("FUNCTION", "LIST")))
+        seen.append(r.execute_command("INFO", "errorstats").get("errorstat_ERR"))
+        lists.append(seen)
+    assert lists[0] == lists[1] == [b"hello", 1, 0, 0, None]
