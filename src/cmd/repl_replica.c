@@ -780,6 +780,13 @@ static void stream_loop(int fd, uint64_t gen, void *ctx)
                 bad = 1;
                 break;
             }
+            if (argc > 0 &&
+                TC_UNLIKELY(atomic_load_explicit(&cmd_script_busy, memory_order_relaxed))) {
+                /* a script is busy: the primary's stream is read on and waits (Redis's
+                 * processInputBuffer stops at its master client), it is not answered -BUSY */
+                held = 1;
+                break;
+            }
             if (argc >= 2 && lens[0] == 8 && lens[1] == 6 &&
                 util_eq_nocase(argv[0], lens[0], "replconf") &&
                 util_eq_nocase(argv[1], lens[1], "getack")) {

@@ -85,7 +85,12 @@ def load_expected():
         parts = line.split("\t")
         if len(parts) != 4 or not parts[3].strip():
             sys.exit("%s:%d: want suite<TAB>unit<TAB>test<TAB>reason" % (EXPECTED, n))
-        exp.setdefault((parts[0], parts[1]), {})[parts[2]] = parts[3]
+        name = parts[2]
+        m = re.fullmatch(r"\(aborted after (\d+)\)", name)
+        if m:  # the abort comes after at least that many passing tests
+            exp.setdefault((parts[0], parts[1]), {})["(aborted-min)"] = m.group(1)
+            name = "(aborted)"
+        exp.setdefault((parts[0], parts[1]), {})[name] = parts[3]
     return exp
 
 
@@ -302,10 +307,15 @@ def judge_redis(mode, unit, out, exp, ref):
             problems.append("FAILED  %s\n        %s" % (name, detail.replace("\n", "\n        ")))
     if aborted and not whole and "(aborted)" not in listed:
         problems.append("ABORTED\n        " + aborted.replace("\n", "\n        "))
+    elif aborted and not whole and len(ok) < int(listed.get("(aborted-min)", 0)):
+        problems.append("ABORTED after %d passing tests, earlier than the %s listed\n        %s"
+                        % (len(ok), listed["(aborted-min)"],
+                           aborted.replace("\n", "\n        ")))
     for name, why in listed.items():
         if why.startswith("flaky"):
             continue  # fails here only some of the time (the reason says why)
-        if name not in ("*", "(aborted)", "(count)") and name in okset and name not in failed:
+        if name not in ("*", "(aborted)", "(aborted-min)", "(count)") and name in okset and \
+                name not in failed:
             problems.append("NOW PASSES (remove it from expected-failures.txt)  %s" % name)
         if name == "(aborted)" and not aborted and not whole:
             problems.append("NOW RUNS TO THE END (remove its (aborted) entry)")
