@@ -4,9 +4,11 @@
 `panic` (both) or `panic-on-replicas` (a read-only replica's link) ends the server with
 Redis's panic lines; a writable replica only logs."""
 import re
+import threading
 import time
 
 import pytest
+import redis
 
 from test_replication import cli, follow, info, wait_for
 
@@ -115,3 +117,39 @@ def test_aof_load_error(servers, tmp_path, behavior):
     assert alive == (behavior == "ignore")
     if alive:
         assert count == 1 and last == b"1"
+
+
+
+def busy_now(srv):
+    try:
+        cli(srv).execute_command("PING")
+    except redis.ResponseError as e:
+        return str(e).startswith("BUSY")
+    return False
+
+
+def test_stream_waits_while_a_script_is_busy(servers):
+    """A script past busy-reply-threshold on the replica: the primary's commands are not
+    answered -BUSY (each one lost, and a panic under propagation-error-behavior panic) but
+    read on and applied once the script ends, as Redis's replica does."""
+    spin = ("local t = redis.call('time') local s = t[1] * 1000000 + t[2] "
+            "while true do t = redis.call('time') "
+            "if t[1] * 1000000 + t[2] - s > 1500000 then break end end return 1")
+    seen = {}
+    for kind in KINDS:
+        p = start(servers, kind)
+        r = start(servers, kind, "--propagation-error-behavior", "panic",
+                  "--busy-reply-threshold", "100")
+        follow(r, p)
+        runner = redis.Redis(host="127.0.0.1", port=r.port, socket_timeout=30)
+        done = []
+        t = threading.Thread(target=lambda: done.append(runner.eval(spin, 0)))
+        t.start()
+        wait_for(lambda: busy_now(r), what="the script busy")
+        for i in range(20):
+            cli(p).set("k%d" % i, i)
+        t.join(30)
+        wait_for(lambda: cli(r).get("k19") == b"19", what="the primary's writes applied")
+        seen[kind] = (done, r.alive(), critical_lines(r), cli(r).dbsize(),
+                      int(info(r, "stats")["unexpected_error_replies"]))
+    assert seen["twincache"] == seen["redis"] == ([1], True, [], 20, 0), seen
