@@ -632,10 +632,15 @@ static int snapshot_walk(int (*out)(void *w, const void *p, size_t n), void *w)
             pace(&ran); /* between the copy and its serialization too (see below) */
         int delay = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
         if (TC_UNLIKELY(delay) && have && cp.nkeys) { /* tests: a slow save, no lock held */
-            /* as Redis: delay us per key; negative, 1 us per -delay keys */
+            /* as Redis: delay us per key; negative, 1 us per -delay keys. In slices: an
+             * abort, or CONFIG SET rdb-key-save-delay 0, ends the wait */
             int64_t us = delay > 0 ? (int64_t)delay * cp.nkeys : cp.nkeys / -(int64_t)delay;
-            if (us)
-                usleep((useconds_t)(us > 1000000 ? 1000000 : us));
+            int64_t end = util_mono_us() + us;
+            while (us > 0 && !atomic_load_explicit(&e->abort, memory_order_relaxed) &&
+                   __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED) != 0) {
+                usleep((useconds_t)(us > 10000 ? 10000 : us));
+                us = end - util_mono_us();
+            }
         }
         if (have)
             emit(e, &cp, out, w, &ran);
