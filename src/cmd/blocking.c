@@ -880,6 +880,16 @@ static void finish(struct blk *b, int error)
 
 static void settle(struct worker *w, struct wake_scope *s);
 
+/* The end of a retry: wait for what it woke (its own level), back to the outer level, and
+ * the command that woke it may go on (its scope released). */
+static void retry_end(struct worker *w, struct wake_scope *outer, struct wake_scope *parent)
+{
+    if (block_scope)
+        settle(w, block_scope);
+    block_scope = outer;
+    scope_release(parent);
+}
+
 /* Retry b's command. Served: unblock, pass the keys on (and wait for the retries that wakes),
  * run its input. helping: from a wait (settle), in the middle of another client's input: the
  * unblock and the input wait for the worker's next wake-up (b->served). */
@@ -929,16 +939,12 @@ static void retry(struct blk *b, int helping)
     }
     c->argc = sc; /* c->argv stays c's own array (the command may have grown it) */
     if (!done) {
-        block_scope = outer;
-        scope_release(parent);
+        retry_end(w, outer, parent);
         return;
     }
     if (spec->postpone) {
         blk_destroy(b); /* the command ran through cmd_call: counted, signalled, logged */
-        if (block_scope)
-            settle(w, block_scope);
-        block_scope = outer;
-        scope_release(parent);
+        retry_end(w, outer, parent);
         worker_conn_resume(w, c);
         return;
     }
@@ -974,10 +980,7 @@ static void retry(struct blk *b, int helping)
         free(keep);
     }
     notify_flush(w->idx); /* the served command's keyspace events */
-    if (block_scope)
-        settle(w, block_scope);
-    block_scope = outer;
-    scope_release(parent);
+    retry_end(w, outer, parent);
     if (helping)
         worker_wake(w); /* its unblock and input: at the next wake-up */
     else
